@@ -1,0 +1,2 @@
+//! cubefleet binary.
+fn main() {}

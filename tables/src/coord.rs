@@ -1,0 +1,273 @@
+//! The coordinate level: numbers that describe part of a cube's state.
+//!
+//! Every coordinate is 0 for the solved cube. Ranges (derived from each other):
+//!
+//! | coordinate | range | meaning |
+//! | --- | --- | --- |
+//! | twist | `0..3^7 = 2187` | orientations of corners URF..DLF (DRB's follows) |
+//! | flip | `0..2^11 = 2048` | orientations of edges UR..BL (BR's follows) |
+//! | slice_sorted | `0..12*11*10*9 = 11880` | positions and order of the UD-slice edges FR FL BL BR |
+//! | slice | `0..C(12,4) = 495` | positions of the UD-slice edges, `slice_sorted / 24` |
+//! | u_edges, d_edges | `0..11880` | positions and order of UR UF UL UB, resp. DR DF DL DB |
+//! | corners | `0..8! = 40320` | corner permutation |
+//! | ud_edges | `0..8! = 40320` | permutation of the 8 U and D edges; meaningful in phase 2 only |
+//!
+//! A coordinate of 4 edges is `24 * combination + permutation`: the combination says which 4 of
+//! the 12 positions they occupy (0 when they occupy positions 8..=11), the permutation their order
+//! (Lehmer code). In phase 2 the slice edges are in the slice, so `slice_sorted < 24`.
+
+use crate::cubie::CubieCube;
+
+/// Number of twist values.
+pub const N_TWIST: usize = 2187;
+/// Number of flip values.
+pub const N_FLIP: usize = 2048;
+/// Orders of 4 pieces.
+pub const N_PERM_4: usize = 24;
+/// Ordered placements of 4 edges in 12 positions.
+pub const N_SLICE_SORTED: usize = 11880;
+/// Unordered placements of the 4 slice edges: `N_SLICE_SORTED / N_PERM_4`.
+pub const N_SLICE: usize = N_SLICE_SORTED / N_PERM_4;
+/// Placements (with order) of the U edges or the D edges.
+pub const N_U_EDGES: usize = N_SLICE_SORTED;
+/// Corner permutations.
+pub const N_CORNERS: usize = 40320;
+/// Permutations of the 8 U and D edges (phase 2).
+pub const N_UD_EDGES: usize = 40320;
+/// Raw FlipUDSlice values: `N_SLICE * N_FLIP`, as `slice * N_FLIP + flip`.
+pub const N_FLIPSLICE: usize = N_SLICE * N_FLIP;
+
+/// Binomial coefficient C(n, k) for the small values used here.
+const fn binomial(n: usize, k: usize) -> usize {
+    if k > n {
+        return 0;
+    }
+    let mut r = 1;
+    let mut i = 0;
+    while i < k {
+        r = r * (n - i) / (i + 1);
+        i += 1;
+    }
+    r
+}
+
+/// Lehmer code of a permutation of `0..n` (n <= 8): 0 for the identity.
+fn perm_index(p: &[u8]) -> usize {
+    let mut idx = 0;
+    for i in 0..p.len() {
+        let smaller = p[i + 1..].iter().filter(|&&x| x < p[i]).count();
+        idx = idx * (p.len() - i) + smaller;
+    }
+    idx
+}
+
+/// The permutation of `0..n` with Lehmer code `idx` (inverse of [`perm_index`]).
+fn perm_from_index(mut idx: usize, out: &mut [u8]) {
+    let n = out.len();
+    let mut digits = [0usize; 12];
+    for i in (0..n).rev() {
+        let base = n - i;
+        digits[i] = idx % base;
+        idx /= base;
+    }
+    let mut avail = [0u8; 12];
+    for (i, a) in avail.iter_mut().enumerate() {
+        *a = i as u8;
+    }
+    let mut left = n;
+    for i in 0..n {
+        let d = digits[i];
+        out[i] = avail[d];
+        avail.copy_within(d + 1..left, d);
+        left -= 1;
+    }
+}
+
+/// The 4-edge coordinate of the edges `base..base+4`: `24 * combination + permutation`.
+fn get_edge4(ep: &[u8; 12], base: u8) -> usize {
+    let mut comb = 0;
+    let mut found = 0;
+    let mut order = [0u8; 4];
+    for j in (0..12).rev() {
+        let e = ep[j];
+        if (base..base + 4).contains(&e) {
+            comb += binomial(11 - j, found + 1);
+            order[3 - found] = e - base;
+            found += 1;
+        }
+    }
+    N_PERM_4 * comb + perm_index(&order)
+}
+
+/// Places edges `base..base+4` as [`get_edge4`] describes; the other edges fill the remaining
+/// positions in increasing order.
+fn set_edge4(ep: &mut [u8; 12], idx: usize, base: u8) {
+    let mut order = [0u8; 4];
+    perm_from_index(idx % N_PERM_4, &mut order);
+    let mut comb = idx / N_PERM_4;
+    let mut occupied = [false; 12];
+    let mut found = 4;
+    // decode the combination: scanning j from 0 up, position j is taken when
+    // comb >= C(11 - j, found) with `found` edges still to place
+    for j in 0..12 {
+        if found > 0 && comb >= binomial(11 - j, found) {
+            comb -= binomial(11 - j, found);
+            occupied[j] = true;
+            found -= 1;
+        }
+    }
+    let mut k = 0;
+    let mut others = (0..12u8).filter(|e| !(base..base + 4).contains(e));
+    for j in 0..12 {
+        if occupied[j] {
+            ep[j] = base + order[k];
+            k += 1;
+        } else {
+            ep[j] = others.next().expect("8 other edges");
+        }
+    }
+}
+
+impl CubieCube {
+    /// Twist, `0 <= twist < 2187`.
+    pub fn twist(&self) -> usize {
+        self.co[..7].iter().fold(0, |t, &o| 3 * t + o as usize)
+    }
+
+    /// Sets the corner orientations to `twist` (DRB's follows from the others).
+    pub fn set_twist(&mut self, mut twist: usize) {
+        let mut sum = 0;
+        for i in (0..7).rev() {
+            self.co[i] = (twist % 3) as u8;
+            sum += self.co[i] as usize;
+            twist /= 3;
+        }
+        self.co[7] = ((3 - sum % 3) % 3) as u8;
+    }
+
+    /// Flip, `0 <= flip < 2048`.
+    pub fn flip(&self) -> usize {
+        self.eo[..11].iter().fold(0, |f, &o| 2 * f + o as usize)
+    }
+
+    /// Sets the edge orientations to `flip` (BR's follows from the others).
+    pub fn set_flip(&mut self, mut flip: usize) {
+        let mut sum = 0;
+        for i in (0..11).rev() {
+            self.eo[i] = (flip % 2) as u8;
+            sum += self.eo[i];
+            flip /= 2;
+        }
+        self.eo[11] = sum % 2;
+    }
+
+    /// UDSliceSorted, `0 <= slice_sorted < 11880`.
+    pub fn slice_sorted(&self) -> usize {
+        get_edge4(&self.ep, 8)
+    }
+
+    /// Places the slice edges as `slice_sorted` says (other edges in increasing order).
+    pub fn set_slice_sorted(&mut self, idx: usize) {
+        set_edge4(&mut self.ep, idx, 8)
+    }
+
+    /// UDSlice, `0 <= slice < 495`: which positions the slice edges occupy.
+    pub fn slice(&self) -> usize {
+        self.slice_sorted() / N_PERM_4
+    }
+
+    /// U edges coordinate, `0 <= u_edges < 11880`.
+    pub fn u_edges(&self) -> usize {
+        get_edge4(&self.ep, 0)
+    }
+
+    /// Places the U edges as `u_edges` says.
+    pub fn set_u_edges(&mut self, idx: usize) {
+        set_edge4(&mut self.ep, idx, 0)
+    }
+
+    /// D edges coordinate, `0 <= d_edges < 11880`.
+    pub fn d_edges(&self) -> usize {
+        get_edge4(&self.ep, 4)
+    }
+
+    /// Places the D edges as `d_edges` says.
+    pub fn set_d_edges(&mut self, idx: usize) {
+        set_edge4(&mut self.ep, idx, 4)
+    }
+
+    /// Corner permutation, `0 <= corners < 40320`.
+    pub fn corners(&self) -> usize {
+        perm_index(&self.cp)
+    }
+
+    /// Sets the corner permutation.
+    pub fn set_corners(&mut self, idx: usize) {
+        perm_from_index(idx, &mut self.cp)
+    }
+
+    /// Permutation of the U and D edges, `0 <= ud_edges < 40320`. Only meaningful when the slice
+    /// edges are in the slice (phase 2); otherwise `None`.
+    pub fn ud_edges(&self) -> Option<usize> {
+        if self.ep[..8].iter().any(|&e| e >= 8) {
+            return None;
+        }
+        Some(perm_index(&self.ep[..8]))
+    }
+
+    /// Sets the U and D edges' permutation; the slice edges go home.
+    pub fn set_ud_edges(&mut self, idx: usize) {
+        perm_from_index(idx, &mut self.ep[..8]);
+        for i in 8..12 {
+            self.ep[i] = i as u8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solved_is_zero() {
+        let c = CubieCube::SOLVED;
+        assert_eq!(
+            (
+                c.twist(),
+                c.flip(),
+                c.slice_sorted(),
+                c.corners(),
+                c.ud_edges()
+            ),
+            (0, 0, 0, 0, Some(0))
+        );
+        assert_eq!(binomial(12, 4), N_SLICE);
+    }
+
+    #[test]
+    fn get_set_round_trips() {
+        let mut c = CubieCube::SOLVED;
+        for t in 0..N_TWIST {
+            c.set_twist(t);
+            assert_eq!(c.twist(), t);
+        }
+        for f in 0..N_FLIP {
+            c.set_flip(f);
+            assert_eq!(c.flip(), f);
+        }
+        for s in 0..N_SLICE_SORTED {
+            c.set_slice_sorted(s);
+            assert_eq!(c.slice_sorted(), s);
+            c.set_u_edges(s);
+            assert_eq!(c.u_edges(), s);
+            c.set_d_edges(s);
+            assert_eq!(c.d_edges(), s);
+        }
+        for p in 0..N_CORNERS {
+            c.set_corners(p);
+            assert_eq!(c.corners(), p);
+            c.set_ud_edges(p);
+            assert_eq!(c.ud_edges(), Some(p));
+        }
+    }
+}

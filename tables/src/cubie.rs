@@ -1,0 +1,208 @@
+//! The cubie level: where each of the 8 corners and 12 edges sits and how it is turned.
+//!
+//! A [`CubieCube`] uses the "is replaced by" convention of Kociemba's papers: `cp[i]` is the corner
+//! that sits in position `i`, `co[i]` its orientation there. Multiplication `a * b` is "apply `a`,
+//! then `b`". Corner orientations 0..=2 are rotations; 3..=5 appear only in the mirrored cubes that
+//! represent the symmetries containing a reflection.
+
+use std::fmt;
+
+/// Number of corners.
+pub const N_CORNERS: usize = 8;
+/// Number of edges.
+pub const N_EDGES: usize = 12;
+
+/// Corner positions / pieces, in Kociemba's order.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Corner {
+    URF,
+    UFL,
+    ULB,
+    UBR,
+    DFR,
+    DLF,
+    DBL,
+    DRB,
+}
+
+/// Edge positions / pieces, in Kociemba's order. `FR, FL, BL, BR` (8..=11) are the UD-slice edges.
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Edge {
+    UR,
+    UF,
+    UL,
+    UB,
+    DR,
+    DF,
+    DL,
+    DB,
+    FR,
+    FL,
+    BL,
+    BR,
+}
+
+/// A cube at the cubie level. Invariant for a real cube: `cp` and `ep` are permutations,
+/// `co[i] < 3`, `eo[i] < 2` (mirrored symmetry cubes use `co[i]` in `3..6`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CubieCube {
+    /// Corner permutation: `cp[i]` is the corner in position `i`.
+    pub cp: [u8; N_CORNERS],
+    /// Corner orientation at each position.
+    pub co: [u8; N_CORNERS],
+    /// Edge permutation: `ep[i]` is the edge in position `i`.
+    pub ep: [u8; N_EDGES],
+    /// Edge orientation at each position.
+    pub eo: [u8; N_EDGES],
+}
+
+impl Default for CubieCube {
+    fn default() -> Self {
+        Self::SOLVED
+    }
+}
+
+impl fmt::Debug for CubieCube {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CubieCube {{ cp: {:?}, co: {:?}, ep: {:?}, eo: {:?} }}",
+            self.cp, self.co, self.ep, self.eo
+        )
+    }
+}
+
+/// Combines two corner orientations, including the mirrored ones (3..=5) of reflections.
+#[inline]
+fn combine_corner_orientation(a: u8, b: u8) -> u8 {
+    match (a < 3, b < 3) {
+        (true, true) => (a + b) % 3,
+        // a rotation followed by a reflection gives a reflection
+        (true, false) => 3 + (a + b - 3) % 3,
+        // a reflection followed by a rotation: orientations turn the other way
+        (false, true) => 3 + (a + 3 - b) % 3,
+        // two reflections give a rotation
+        (false, false) => (a + 3 - b) % 3,
+    }
+}
+
+impl CubieCube {
+    /// The solved cube (and the identity of the cube group).
+    pub const SOLVED: CubieCube = CubieCube {
+        cp: [0, 1, 2, 3, 4, 5, 6, 7],
+        co: [0; 8],
+        ep: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+        eo: [0; 12],
+    };
+
+    /// True when every piece is home and untwisted.
+    pub fn is_solved(&self) -> bool {
+        *self == Self::SOLVED
+    }
+
+    /// The corner part of `self * b`.
+    #[inline]
+    pub fn corner_multiply(&self, b: &CubieCube) -> ([u8; 8], [u8; 8]) {
+        let mut cp = [0u8; 8];
+        let mut co = [0u8; 8];
+        for i in 0..8 {
+            let from = b.cp[i] as usize;
+            cp[i] = self.cp[from];
+            co[i] = combine_corner_orientation(self.co[from], b.co[i]);
+        }
+        (cp, co)
+    }
+
+    /// The edge part of `self * b`.
+    #[inline]
+    pub fn edge_multiply(&self, b: &CubieCube) -> ([u8; 12], [u8; 12]) {
+        let mut ep = [0u8; 12];
+        let mut eo = [0u8; 12];
+        for i in 0..12 {
+            let from = b.ep[i] as usize;
+            ep[i] = self.ep[from];
+            eo[i] = (self.eo[from] + b.eo[i]) & 1;
+        }
+        (ep, eo)
+    }
+
+    /// `self * b`: the cube `self`, then the permutation `b` applied to it.
+    #[inline]
+    pub fn multiply(&self, b: &CubieCube) -> CubieCube {
+        let (cp, co) = self.corner_multiply(b);
+        let (ep, eo) = self.edge_multiply(b);
+        CubieCube { cp, co, ep, eo }
+    }
+
+    /// The inverse: `self * self.inverse() == SOLVED`.
+    pub fn inverse(&self) -> CubieCube {
+        let mut r = CubieCube::SOLVED;
+        for i in 0..12 {
+            r.ep[self.ep[i] as usize] = i as u8;
+        }
+        for i in 0..12 {
+            r.eo[i] = self.eo[r.ep[i] as usize];
+        }
+        for i in 0..8 {
+            r.cp[self.cp[i] as usize] = i as u8;
+        }
+        for i in 0..8 {
+            let o = self.co[r.cp[i] as usize];
+            r.co[i] = if o >= 3 { o } else { (3 - o) % 3 };
+        }
+        r
+    }
+
+    /// Parity of the corner permutation (0 even, 1 odd).
+    pub fn corner_parity(&self) -> u8 {
+        permutation_parity(&self.cp)
+    }
+
+    /// Parity of the edge permutation (0 even, 1 odd).
+    pub fn edge_parity(&self) -> u8 {
+        permutation_parity(&self.ep)
+    }
+}
+
+/// Parity of a permutation given as a slice of distinct indices `0..len`: 0 even, 1 odd.
+pub fn permutation_parity(p: &[u8]) -> u8 {
+    let mut s = 0u8;
+    for i in 0..p.len() {
+        for j in i + 1..p.len() {
+            if p[j] < p[i] {
+                s ^= 1;
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::moves::Move;
+
+    #[test]
+    fn inverse_gives_identity() {
+        for m in Move::ALL {
+            let c = m.cubie();
+            assert!(c.multiply(&c.inverse()).is_solved(), "{m}");
+            assert!(c.inverse().multiply(c).is_solved(), "{m}");
+        }
+    }
+
+    #[test]
+    fn mirrored_orientations_compose() {
+        // reflection * reflection is a rotation, its orientations back in 0..3
+        for a in 0..6u8 {
+            for b in 0..6u8 {
+                let c = combine_corner_orientation(a, b);
+                assert_eq!(c >= 3, (a >= 3) != (b >= 3), "{a} {b}");
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The one error type of the crate: bad cube input and bad table files.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in `cubefleet-tables`.
+///
+/// Messages are meant for the user: they say what was wrong in the words a cuber uses and, for
+/// table files, what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A move sequence has a token that is not a move.
+    #[error("unknown move `{token}` (token {position}); moves are U R F D L B with optional 2 or ', wide moves Rw/r, slices M E S, rotations x y z")]
+    UnknownMove {
+        /// The token as written.
+        token: String,
+        /// 1-based place of the token in the sequence.
+        position: usize,
+    },
+    /// A facelet string does not have 54 stickers.
+    #[error("a facelet string has 54 stickers, this one has {0}; expected order: U1..U9 R1..R9 F1..F9 D1..D9 L1..L9 B1..B9, e.g. UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB")]
+    WrongLength(usize),
+    /// The six centre stickers do not show six different colours.
+    #[error("the six centres (stickers 5, 14, 23, 32, 41, 50) must show six different colours, they show {0}")]
+    CentresNotDistinct(String),
+    /// A sticker has a colour that no centre has.
+    #[error("sticker {position} has colour `{letter}`, which is the colour of no centre")]
+    UnknownColour {
+        /// The colour letter.
+        letter: char,
+        /// 1-based place of the sticker in the string.
+        position: usize,
+    },
+    /// A colour does not appear exactly nine times.
+    #[error("colour `{letter}` appears {count} times; every colour appears exactly 9 times")]
+    WrongStickerCount {
+        /// The colour letter.
+        letter: char,
+        /// How many times it appears.
+        count: usize,
+    },
+    /// Three corner stickers that no real corner piece has.
+    #[error("the stickers at corner {position} ({colours}) are no real corner piece")]
+    NoSuchCorner {
+        /// Corner position, e.g. `URF`.
+        position: String,
+        /// The colours found there, as faces.
+        colours: String,
+    },
+    /// Two edge stickers that no real edge piece has.
+    #[error("the stickers at edge {position} ({colours}) are no real edge piece")]
+    NoSuchEdge {
+        /// Edge position, e.g. `UR`.
+        position: String,
+        /// The colours found there, as faces.
+        colours: String,
+    },
+    /// The same corner piece appears twice.
+    #[error("corner piece {0} appears twice")]
+    DuplicateCorner(String),
+    /// The same edge piece appears twice.
+    #[error("edge piece {0} appears twice")]
+    DuplicateEdge(String),
+    /// The corner twists do not add up to 0 mod 3.
+    #[error("one corner is twisted (corner twists add up to {0} mod 3, a real cube has 0)")]
+    TwistedCorner(u8),
+    /// The edge flips do not add up to an even number.
+    #[error("one edge is flipped (an odd number of edges is flipped)")]
+    FlippedEdge,
+    /// Corner and edge permutation parities differ.
+    #[error("two pieces are swapped (corner and edge permutations have different parity)")]
+    ParityMismatch,
+    /// A colour net is not 9 lines of 3, 12 and 3 stickers.
+    #[error("a colour net is 9 lines: 3 lines of 3 stickers (U), 3 lines of 12 (L F R B), 3 lines of 3 (D); {0}")]
+    BadNet(String),
+    /// An empty line where a position was expected.
+    #[error("empty position")]
+    Empty,
+
+    /// A table file could not be read or written.
+    #[error("table file {path}: {message}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        message: String,
+    },
+    /// A table file exists but is not what this build expects.
+    #[error(
+        "table file {path} is unusable: {reason}; rebuild with `cubefleet tables build --force`"
+    )]
+    BadTable {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The huge table cannot be built by this version.
+    #[error("the huge table is not available in this version")]
+    HugeUnavailable,
+    /// A table that is needed has not been built.
+    #[error("table file {0} is missing; build it with `cubefleet tables build`")]
+    MissingTable(PathBuf),
+}
+
+impl Error {
+    /// Wraps an I/O error with the file it concerns.
+    pub fn io(path: impl Into<PathBuf>, e: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            message: e.to_string(),
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! The table file format and memory-mapped loading.
+//!
+//! A table file is a 64-byte header followed by the payload (so the payload is 64-byte aligned in
+//! a mapping, which starts page-aligned). All integers little-endian.
+//!
+//! | offset | size | field |
+//! | ---: | ---: | --- |
+//! | 0 | 8 | magic `CUBEFLT\0` |
+//! | 8 | 4 | format version ([`FORMAT_VERSION`]) |
+//! | 12 | 4 | table kind ([`TableKind`]) |
+//! | 16 | 8 | number of entries |
+//! | 24 | 8 | payload length in bytes |
+//! | 32 | 4 | CRC-32 of the payload |
+//! | 36 | 4 | entry encoding: bits per entry (8: the depth itself; 2: depth mod 3) |
+//! | 40 | 4 | endianness check `0x01020304` |
+//! | 44 | 16 | reserved, zero |
+//! | 60 | 4 | CRC-32 of bytes 0..60 |
+//!
+//! Files are written to `NAME.tmp`, synced, renamed over `NAME`, and the directory synced, so a
+//! crash never leaves a half-written file under the real name. Loading checks every field and the
+//! payload checksum and refuses anything that does not match.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use crate::error::Error;
+
+/// Magic bytes at the start of every table file.
+pub const MAGIC: [u8; 8] = *b"CUBEFLT\0";
+/// Bumped whenever a coordinate definition, table layout or encoding changes.
+pub const FORMAT_VERSION: u32 = 1;
+/// Size of the header; the payload starts here.
+pub const HEADER_LEN: usize = 64;
+const ENDIAN_CHECK: u32 = 0x0102_0304;
+
+/// The tables cubefleet stores in files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum TableKind {
+    /// Phase 1: FlipUDSlice class x twist, 140,908,410 entries.
+    Phase1 = 1,
+    /// Phase 2: corner-permutation class x UD-edge permutation, 111,605,760 entries.
+    Phase2 = 2,
+    /// Phase 2: corner permutation x UD-slice permutation, 967,680 entries.
+    Phase2Slice = 3,
+    /// Optimal solver: UDSliceSorted class x flip x twist, 3,529,433,088 entries.
+    Huge = 4,
+}
+
+impl TableKind {
+    /// Every kind, in build order.
+    pub const ALL: [TableKind; 4] = [
+        TableKind::Phase1,
+        TableKind::Phase2,
+        TableKind::Phase2Slice,
+        TableKind::Huge,
+    ];
+
+    /// The name used in file names, `tables info` and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            TableKind::Phase1 => "phase1",
+            TableKind::Phase2 => "phase2",
+            TableKind::Phase2Slice => "phase2_slice",
+            TableKind::Huge => "huge",
+        }
+    }
+
+    /// The file name inside the tables directory.
+    pub fn file_name(self) -> String {
+        format!("{}.cft", self.name())
+    }
+
+    fn from_u32(v: u32) -> Option<TableKind> {
+        TableKind::ALL.into_iter().find(|k| *k as u32 == v)
+    }
+}
+
+/// What the header says about a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Which table.
+    pub kind: TableKind,
+    /// Number of entries.
+    pub entries: u64,
+    /// Bits per entry.
+    pub bits: u32,
+    /// CRC-32 of the payload.
+    pub checksum: u32,
+    /// Payload length in bytes.
+    pub payload_len: u64,
+}
+
+impl Header {
+    fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        h[12..16].copy_from_slice(&(self.kind as u32).to_le_bytes());
+        h[16..24].copy_from_slice(&self.entries.to_le_bytes());
+        h[24..32].copy_from_slice(&self.payload_len.to_le_bytes());
+        h[32..36].copy_from_slice(&self.checksum.to_le_bytes());
+        h[36..40].copy_from_slice(&self.bits.to_le_bytes());
+        h[40..44].copy_from_slice(&ENDIAN_CHECK.to_le_bytes());
+        let crc = crc32fast::hash(&h[..60]);
+        h[60..64].copy_from_slice(&crc.to_le_bytes());
+        h
+    }
+
+    fn decode(bytes: &[u8], path: &Path) -> Result<Header, Error> {
+        let bad = |reason: String| Error::BadTable {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if bytes.len() < HEADER_LEN {
+            return Err(bad(format!(
+                "file is {} bytes, shorter than its header",
+                bytes.len()
+            )));
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
+        if bytes[0..8] != MAGIC {
+            return Err(bad("not a cubefleet table file (bad magic)".into()));
+        }
+        if crc32fast::hash(&bytes[..60]) != u32_at(60) {
+            return Err(bad("header checksum mismatch".into()));
+        }
+        if u32_at(40) != ENDIAN_CHECK {
+            return Err(bad("written on a machine of other endianness".into()));
+        }
+        let version = u32_at(8);
+        if version != FORMAT_VERSION {
+            return Err(bad(format!(
+                "format version {version}, this build reads version {FORMAT_VERSION}"
+            )));
+        }
+        let kind = TableKind::from_u32(u32_at(12))
+            .ok_or_else(|| bad(format!("unknown table kind {}", u32_at(12))))?;
+        Ok(Header {
+            kind,
+            entries: u64_at(16),
+            payload_len: u64_at(24),
+            checksum: u32_at(32),
+            bits: u32_at(36),
+        })
+    }
+}
+
+/// A table's bytes with its header: over a `Vec<u8>` just built, or over a read-only mapping.
+pub struct Table<B: AsRef<[u8]> = Mmap> {
+    header: Header,
+    bytes: B,
+    offset: usize,
+}
+
+impl<B: AsRef<[u8]>> Table<B> {
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The payload (the entries).
+    #[inline]
+    pub fn payload(&self) -> &[u8] {
+        &self.bytes.as_ref()[self.offset..]
+    }
+}
+
+impl Table<Vec<u8>> {
+    /// A table held in memory (offset 0: `bytes` is the payload).
+    pub fn in_memory(kind: TableKind, entries: u64, bits: u32, bytes: Vec<u8>) -> Self {
+        let header = Header {
+            kind,
+            entries,
+            bits,
+            checksum: crc32fast::hash(&bytes),
+            payload_len: bytes.len() as u64,
+        };
+        Table {
+            header,
+            bytes,
+            offset: 0,
+        }
+    }
+
+    /// Writes the table to `dir/<kind>.cft` atomically (temp file, fsync, rename, fsync dir).
+    pub fn write_to(&self, dir: &Path) -> Result<PathBuf, Error> {
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(self.header.kind.file_name());
+        // unique per process and call, so concurrent builders never write the same temp file
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(
+            "{}.{}-{serial}.tmp",
+            self.header.kind.file_name(),
+            std::process::id()
+        ));
+        let io = |e| Error::io(&tmp, e);
+        let mut f = File::create(&tmp).map_err(io)?;
+        f.write_all(&self.header.encode()).map_err(io)?;
+        f.write_all(self.payload()).map_err(io)?;
+        f.sync_all().map_err(io)?;
+        drop(f);
+        fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        if let Ok(d) = File::open(dir) {
+            // directory fsync makes the rename durable; not all platforms allow it
+            let _ = d.sync_all();
+        }
+        Ok(path)
+    }
+}
+
+impl Table<Mmap> {
+    /// Maps `dir/<kind>.cft` read-only and checks header, size and payload checksum.
+    pub fn open(dir: &Path, kind: TableKind) -> Result<Table<Mmap>, Error> {
+        let path = dir.join(kind.file_name());
+        let f = File::open(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::MissingTable(path.clone())
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
+        // SAFETY: the file is opened read-only and cubefleet never modifies a table file in
+        // place (rebuilds write a new file and rename it over the old one, which leaves existing
+        // mappings of the old inode intact).
+        let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?;
+        let table = Self::check(map, &path, kind, true)?;
+        Ok(table)
+    }
+
+    /// Reads only the header of a table file (for `tables info` without verifying).
+    pub fn read_header(dir: &Path, kind: TableKind) -> Result<Header, Error> {
+        let path = dir.join(kind.file_name());
+        let bytes = fs::read(&path)
+            .map_err(|e| Error::io(&path, e))
+            .map(|mut b| {
+                b.truncate(HEADER_LEN);
+                b
+            })?;
+        Header::decode(&bytes, &path)
+    }
+}
+
+impl<B: AsRef<[u8]>> Table<B> {
+    /// Validates `bytes` (a whole file) as a table of `kind`.
+    pub fn check(
+        bytes: B,
+        path: &Path,
+        kind: TableKind,
+        verify_checksum: bool,
+    ) -> Result<Self, Error> {
+        let data = bytes.as_ref();
+        let header = Header::decode(data, path)?;
+        let bad = |reason: String| Error::BadTable {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if header.kind != kind {
+            return Err(bad(format!(
+                "holds table `{}`, expected `{}`",
+                header.kind.name(),
+                kind.name()
+            )));
+        }
+        let have = (data.len() - HEADER_LEN) as u64;
+        if have != header.payload_len {
+            return Err(bad(format!(
+                "truncated or padded: payload is {have} bytes, header says {}",
+                header.payload_len
+            )));
+        }
+        if verify_checksum && crc32fast::hash(&data[HEADER_LEN..]) != header.checksum {
+            return Err(bad("payload checksum mismatch (corrupted)".into()));
+        }
+        Ok(Table {
+            header,
+            bytes,
+            offset: HEADER_LEN,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_sample(dir: &Path) -> PathBuf {
+        let t = Table::in_memory(TableKind::Phase2Slice, 100, 8, (0..100u8).collect());
+        t.write_to(dir).expect("writes")
+    }
+
+    #[test]
+    fn round_trip() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_sample(dir.path());
+        let t = Table::open(dir.path(), TableKind::Phase2Slice).expect("opens");
+        assert_eq!(t.payload(), (0..100u8).collect::<Vec<_>>().as_slice());
+        let leftovers = fs::read_dir(dir.path()).expect("dir").count();
+        assert_eq!(leftovers, 1, "only the table file remains");
+    }
+
+    #[test]
+    fn refuses_bad_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write_sample(dir.path());
+        let good = fs::read(&path).expect("read");
+        let expect_bad = |bytes: &[u8], what: &str| {
+            fs::write(&path, bytes).expect("write");
+            let e = Table::open(dir.path(), TableKind::Phase2Slice)
+                .err()
+                .expect(what);
+            assert!(e.to_string().contains("rebuild"), "{what}: {e}");
+        };
+        expect_bad(&good[..good.len() - 1], "truncated");
+        let mut corrupt = good.clone();
+        corrupt[HEADER_LEN + 5] ^= 1;
+        expect_bad(&corrupt, "corrupted");
+        let mut version = good.clone();
+        version[8] = 99;
+        let crc = crc32fast::hash(&version[..60]);
+        version[60..64].copy_from_slice(&crc.to_le_bytes());
+        expect_bad(&version, "wrong version");
+        expect_bad(&good[..10], "shorter than header");
+        fs::write(&path, &good).expect("write");
+        let e = Table::open(dir.path(), TableKind::Phase1)
+            .err()
+            .expect("missing");
+        assert!(matches!(e, Error::MissingTable(_)));
+        // wrong kind: a phase2_slice file renamed to phase1
+        fs::rename(&path, dir.path().join("phase1.cft")).expect("rename");
+        let e = Table::open(dir.path(), TableKind::Phase1)
+            .err()
+            .expect("wrong kind");
+        assert!(e.to_string().contains("expected `phase1`"));
+    }
+}

@@ -1,0 +1,117 @@
+//! The cube model of cubefleet and everything precomputed for its searches.
+//!
+//! Module map, from stickers to tables:
+//! - [`facelet`]: the 54 stickers, colour letters, the colour net, validation of real cubes;
+//! - [`moves`]: the 18 face turns and Singmaster notation;
+//! - [`cubie`]: permutation and orientation of the 8 corners and 12 edges, multiplication;
+//! - [`symmetry`]: the 48 symmetries, conjugation, canonical forms for deduplication;
+//! - [`coord`]: coordinates (numbers describing parts of the state) and their ranges;
+//! - [`movetable`]: move, conjugation and sym-reduction tables over the coordinates;
+//! - [`prune`]: building the pruning tables;
+//! - [`file`]: the table file format and memory-mapped loading;
+//! - [`Tables`]: all of it together, loaded from (or built into) a directory.
+//!
+//! Nothing here is built as a side effect of loading a module: tables are computed by explicit
+//! calls ([`Tables::build`], [`CoordTables::compute`]).
+
+pub mod coord;
+pub mod cubie;
+mod error;
+pub mod facelet;
+pub mod file;
+pub mod moves;
+pub mod movetable;
+pub mod prune;
+pub mod symmetry;
+
+use std::path::{Path, PathBuf};
+
+pub use cubie::CubieCube;
+pub use error::Error;
+pub use facelet::{parse_position, FaceletCube, InputFormat};
+use file::{Table, TableKind};
+pub use moves::{Face, Move, MoveSeq};
+pub use movetable::CoordTables;
+use prune::ProgressFn;
+
+/// The default tables directory: `$CUBEFLEET_TABLES`, else `$XDG_CACHE_HOME/cubefleet/tables`,
+/// else `~/.cache/cubefleet/tables`, else `./cubefleet-tables`.
+pub fn default_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("CUBEFLEET_TABLES") {
+        return PathBuf::from(d);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
+    match cache {
+        Some(c) => c.join("cubefleet").join("tables"),
+        None => PathBuf::from("cubefleet-tables"),
+    }
+}
+
+/// Everything the two-phase and optimal searches need: the coordinate tables (computed in
+/// memory) and the pruning tables (memory-mapped files).
+pub struct Tables {
+    /// Move, conjugation and sym-reduction tables.
+    pub coords: CoordTables,
+    /// Phase 1 pruning: depth of `2187 * flipslice_class + twist`.
+    pub phase1: Table,
+    /// Phase 2 pruning: depth of `40320 * corner_class + ud_edges`.
+    pub phase2: Table,
+    /// Phase 2 pruning: depth of `24 * corners + slice_sorted`.
+    pub phase2_slice: Table,
+}
+
+/// The two-phase tables, in build order.
+pub const TWO_PHASE_TABLES: [TableKind; 3] =
+    [TableKind::Phase1, TableKind::Phase2, TableKind::Phase2Slice];
+
+impl Tables {
+    /// Maps the tables in `dir`, checking every header and checksum.
+    pub fn load(dir: &Path) -> Result<Tables, Error> {
+        let phase1 = Table::open(dir, TableKind::Phase1)?;
+        let phase2 = Table::open(dir, TableKind::Phase2)?;
+        let phase2_slice = Table::open(dir, TableKind::Phase2Slice)?;
+        Ok(Tables {
+            coords: CoordTables::compute(),
+            phase1,
+            phase2,
+            phase2_slice,
+        })
+    }
+
+    /// Builds the tables of `kinds` that are missing in `dir` (or all of them with `force`),
+    /// returning the ones built. Each file appears atomically when complete.
+    pub fn build(
+        dir: &Path,
+        kinds: &[TableKind],
+        force: bool,
+        progress: ProgressFn<'_>,
+    ) -> Result<Vec<TableKind>, Error> {
+        let todo: Vec<TableKind> = kinds
+            .iter()
+            .copied()
+            .filter(|&k| force || !dir.join(k.file_name()).exists())
+            .collect();
+        if todo.is_empty() {
+            return Ok(todo);
+        }
+        let coords = CoordTables::compute();
+        for &kind in &todo {
+            let bytes = match kind {
+                TableKind::Phase1 => prune::build_phase1(&coords, progress),
+                TableKind::Phase2 => prune::build_phase2(&coords, progress),
+                TableKind::Phase2Slice => prune::build_phase2_slice(&coords, progress),
+                TableKind::Huge => return Err(Error::HugeUnavailable),
+            };
+            Table::in_memory(kind, bytes.len() as u64, 8, bytes).write_to(dir)?;
+        }
+        Ok(todo)
+    }
+
+    /// Loads the tables in `dir`, building missing ones first.
+    pub fn load_or_build(dir: &Path, progress: ProgressFn<'_>) -> Result<Tables, Error> {
+        Self::build(dir, &TWO_PHASE_TABLES, false, progress)?;
+        Self::load(dir)
+    }
+}

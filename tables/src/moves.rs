@@ -1,0 +1,480 @@
+//! The 18 face turns of the half-turn metric and Singmaster notation.
+//!
+//! Parsing accepts what users write: `R U R' U2`, `R3`, `R2'`, `R'2`, commas, no spaces
+//! (`RUR'U'`), wide turns (`Rw`, `r`), slice turns (`M E S`) and whole-cube rotations (`x y z`).
+//! Wide, slice and rotation tokens are reduced to face turns with the centres held fixed: the
+//! result is the same position relative to the centres. Printing always uses the standard form
+//! `U`, `U2`, `U'`.
+
+use std::fmt;
+
+use crate::cubie::CubieCube;
+use crate::error::Error;
+
+/// A face of the cube, in URFDLB order (the order of the facelet string).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Face {
+    U,
+    R,
+    F,
+    D,
+    L,
+    B,
+}
+
+impl Face {
+    /// All six faces in URFDLB order.
+    pub const ALL: [Face; 6] = [Face::U, Face::R, Face::F, Face::D, Face::L, Face::B];
+
+    /// The face's letter.
+    pub fn letter(self) -> char {
+        b"URFDLB"[self as usize] as char
+    }
+
+    /// The face for a letter of `URFDLB`.
+    pub fn from_letter(c: char) -> Option<Face> {
+        "URFDLB".find(c).map(|i| Face::ALL[i])
+    }
+
+    /// The opposite face.
+    pub fn opposite(self) -> Face {
+        Face::ALL[(self as usize + 3) % 6]
+    }
+}
+
+/// One of the 18 face turns: `3 * face + (quarter turns - 1)`, so `U1=0, U2=1, U3=2, R1=3, ...`.
+/// `X1` is clockwise as seen facing `X`, `X3` anticlockwise (`X'`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Move(u8);
+
+/// Number of face turns in the half-turn metric.
+pub const N_MOVE: usize = 18;
+
+impl Move {
+    /// All 18 turns in index order.
+    pub const ALL: [Move; N_MOVE] = {
+        let mut a = [Move(0); N_MOVE];
+        let mut i = 0;
+        while i < N_MOVE {
+            a[i] = Move(i as u8);
+            i += 1;
+        }
+        a
+    };
+
+    /// The turn of `face` by `quarter_turns` (1, 2 or 3) clockwise quarter turns.
+    pub fn new(face: Face, quarter_turns: u8) -> Move {
+        debug_assert!((1..=3).contains(&quarter_turns));
+        Move(face as u8 * 3 + quarter_turns - 1)
+    }
+
+    /// The turn with index `i < 18`.
+    pub fn from_index(i: usize) -> Move {
+        assert!(i < N_MOVE, "move index {i} out of range");
+        Move(i as u8)
+    }
+
+    /// Index `0 <= i < 18`.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The face turned.
+    #[inline]
+    pub fn face(self) -> Face {
+        Face::ALL[(self.0 / 3) as usize]
+    }
+
+    /// Clockwise quarter turns, 1..=3.
+    #[inline]
+    pub fn quarter_turns(self) -> u8 {
+        self.0 % 3 + 1
+    }
+
+    /// The turn that undoes this one.
+    pub fn inverse(self) -> Move {
+        Move::new(self.face(), 4 - self.quarter_turns())
+    }
+
+    /// Length of this turn in the quarter-turn metric (1, or 2 for a half turn).
+    pub fn qtm_length(self) -> u32 {
+        if self.quarter_turns() == 2 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The turn as a permutation at the cubie level.
+    pub fn cubie(self) -> &'static CubieCube {
+        &MOVE_CUBES[self.index()]
+    }
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let suffix = ["", "2", "'"][(self.0 % 3) as usize];
+        write!(f, "{}{}", self.face().letter(), suffix)
+    }
+}
+
+/// The six clockwise quarter turns U R F D L B at the cubie level.
+const BASIC: [CubieCube; 6] = [
+    // U
+    CubieCube {
+        cp: [3, 0, 1, 2, 4, 5, 6, 7],
+        co: [0; 8],
+        ep: [3, 0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11],
+        eo: [0; 12],
+    },
+    // R
+    CubieCube {
+        cp: [4, 1, 2, 0, 7, 5, 6, 3],
+        co: [2, 0, 0, 1, 1, 0, 0, 2],
+        ep: [8, 1, 2, 3, 11, 5, 6, 7, 4, 9, 10, 0],
+        eo: [0; 12],
+    },
+    // F
+    CubieCube {
+        cp: [1, 5, 2, 3, 0, 4, 6, 7],
+        co: [1, 2, 0, 0, 2, 1, 0, 0],
+        ep: [0, 9, 2, 3, 4, 8, 6, 7, 1, 5, 10, 11],
+        eo: [0, 1, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0],
+    },
+    // D
+    CubieCube {
+        cp: [0, 1, 2, 3, 5, 6, 7, 4],
+        co: [0; 8],
+        ep: [0, 1, 2, 3, 5, 6, 7, 4, 8, 9, 10, 11],
+        eo: [0; 12],
+    },
+    // L
+    CubieCube {
+        cp: [0, 2, 6, 3, 4, 1, 5, 7],
+        co: [0, 1, 2, 0, 0, 2, 1, 0],
+        ep: [0, 1, 10, 3, 4, 5, 9, 7, 8, 2, 6, 11],
+        eo: [0; 12],
+    },
+    // B
+    CubieCube {
+        cp: [0, 1, 3, 7, 4, 5, 2, 6],
+        co: [0, 0, 1, 2, 0, 0, 2, 1],
+        ep: [0, 1, 2, 11, 4, 5, 6, 10, 8, 9, 3, 7],
+        eo: [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 1],
+    },
+];
+
+/// All 18 turns at the cubie level, computed once.
+static MOVE_CUBES: std::sync::LazyLock<[CubieCube; N_MOVE]> = std::sync::LazyLock::new(|| {
+    let mut all = [CubieCube::SOLVED; N_MOVE];
+    for (f, basic) in BASIC.iter().enumerate() {
+        let mut c = CubieCube::SOLVED;
+        for q in 0..3 {
+            c = c.multiply(basic);
+            all[3 * f + q] = c;
+        }
+    }
+    all
+});
+
+impl CubieCube {
+    /// Applies one turn to this cube.
+    #[inline]
+    pub fn apply_move(&self, m: Move) -> CubieCube {
+        self.multiply(m.cubie())
+    }
+
+    /// Applies a sequence of turns to this cube.
+    pub fn apply_moves(&self, moves: &[Move]) -> CubieCube {
+        moves.iter().fold(*self, |c, &m| c.apply_move(m))
+    }
+
+    /// The position reached from the solved cube by `moves`.
+    pub fn from_moves(moves: &[Move]) -> CubieCube {
+        CubieCube::SOLVED.apply_moves(moves)
+    }
+}
+
+/// A sequence of face turns (a scramble or a solution).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MoveSeq(pub Vec<Move>);
+
+impl MoveSeq {
+    /// Number of turns (the half-turn metric length).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True for the empty sequence.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Length in the quarter-turn metric.
+    pub fn qtm_len(&self) -> u32 {
+        self.0.iter().map(|m| m.qtm_length()).sum()
+    }
+
+    /// The sequence that undoes this one.
+    pub fn inverse(&self) -> MoveSeq {
+        MoveSeq(self.0.iter().rev().map(|m| m.inverse()).collect())
+    }
+
+    /// Parses Singmaster notation; see the module documentation for what is accepted.
+    pub fn parse(text: &str) -> Result<MoveSeq, Error> {
+        parse_moves(text)
+    }
+}
+
+impl fmt::Display for MoveSeq {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, m) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{m}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for MoveSeq {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_moves(s)
+    }
+}
+
+/// What a token turns, before its amount is applied.
+#[derive(Clone, Copy)]
+enum Token {
+    /// A face turn.
+    Face(Face),
+    /// A wide turn: the face and the slice next to it.
+    Wide(Face),
+    /// A middle slice: `M` (follows L), `E` (follows D), `S` (follows F).
+    Slice(char),
+    /// A whole-cube rotation: `x` (follows R), `y` (follows U), `z` (follows F).
+    Rotation(char),
+}
+
+/// Which physical face (in the fixed-centre frame) is currently at each position.
+type Frame = [Face; 6];
+
+/// Rotates the frame by one clockwise quarter turn of `axis` (`x`, `y` or `z`).
+fn rotate_frame(frame: &mut Frame, axis: char) {
+    use Face::*;
+    // cycle (a <- b <- c <- d <- a): position a now holds what position b held
+    let cycle = match axis {
+        'x' => [U, F, D, B],
+        'y' => [F, R, B, L],
+        _ => [U, L, D, R],
+    };
+    let held = frame[cycle[0] as usize];
+    for i in 0..3 {
+        frame[cycle[i] as usize] = frame[cycle[i + 1] as usize];
+    }
+    frame[cycle[3] as usize] = held;
+}
+
+/// Emits the fixed-centre face turns for one quarter turn of `token` and updates the frame.
+fn expand_quarter(token: Token, frame: &mut Frame, out: &mut Vec<Move>) {
+    use Face::*;
+    let turn = |frame: &Frame, face: Face, q: u8, out: &mut Vec<Move>| {
+        out.push(Move::new(frame[face as usize], q));
+    };
+    match token {
+        Token::Face(f) => turn(frame, f, 1, out),
+        Token::Rotation(a) => rotate_frame(frame, a),
+        // r = L x, u = D y, f = B z, l = R x', d = U y', b = F z'
+        Token::Wide(f) => {
+            turn(frame, f.opposite(), 1, out);
+            let (axis, times) = match f {
+                R => ('x', 1),
+                L => ('x', 3),
+                U => ('y', 1),
+                D => ('y', 3),
+                F => ('z', 1),
+                B => ('z', 3),
+            };
+            for _ in 0..times {
+                rotate_frame(frame, axis);
+            }
+        }
+        // M = R L' x', E = U D' y', S = F' B z
+        Token::Slice(s) => {
+            let (a, qa, b, qb, axis, times) = match s {
+                'M' => (R, 1, L, 3, 'x', 3),
+                'E' => (U, 1, D, 3, 'y', 3),
+                _ => (F, 3, B, 1, 'z', 1),
+            };
+            turn(frame, a, qa, out);
+            turn(frame, b, qb, out);
+            for _ in 0..times {
+                rotate_frame(frame, axis);
+            }
+        }
+    }
+}
+
+/// Merges consecutive turns of the same face (`R R` -> `R2`, `R R'` -> nothing).
+fn push_merged(out: &mut Vec<Move>, m: Move) {
+    if let Some(&last) = out.last() {
+        if last.face() == m.face() {
+            out.pop();
+            let q = (last.quarter_turns() + m.quarter_turns()) % 4;
+            if q != 0 {
+                out.push(Move::new(m.face(), q));
+            }
+            return;
+        }
+    }
+    out.push(m);
+}
+
+fn parse_moves(text: &str) -> Result<MoveSeq, Error> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut frame: Frame = Face::ALL;
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut ordinal = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() || c == ',' || c == ';' || c == '(' || c == ')' {
+            i += 1;
+            continue;
+        }
+        ordinal += 1;
+        let start = i;
+        i += 1;
+        let token = match c {
+            'U' | 'R' | 'F' | 'D' | 'L' | 'B' => {
+                let face = Face::from_letter(c).expect("checked face letter");
+                if i < chars.len() && chars[i] == 'w' {
+                    i += 1;
+                    Token::Wide(face)
+                } else {
+                    Token::Face(face)
+                }
+            }
+            'u' | 'r' | 'f' | 'd' | 'l' | 'b' => {
+                let face = Face::from_letter(c.to_ascii_uppercase()).expect("checked face letter");
+                Token::Wide(face)
+            }
+            'M' | 'E' | 'S' => Token::Slice(c),
+            'x' | 'y' | 'z' => Token::Rotation(c),
+            _ => {
+                while i < chars.len() && !chars[i].is_whitespace() && chars[i] != ',' {
+                    i += 1;
+                }
+                return Err(Error::UnknownMove {
+                    token: chars[start..i].iter().collect(),
+                    position: ordinal,
+                });
+            }
+        };
+        // suffix: digits and primes in any order, e.g. 2, ', 3, 2', '2
+        let mut amount: u32 = 0;
+        let mut digits = false;
+        let mut primes = 0;
+        while i < chars.len() {
+            match chars[i] {
+                d @ '0'..='9' => {
+                    amount = amount * 10 + d.to_digit(10).unwrap_or(0);
+                    digits = true;
+                    if amount > 1000 {
+                        break;
+                    }
+                }
+                '\'' | '’' | '`' | '′' => primes += 1,
+                _ => break,
+            }
+            i += 1;
+        }
+        if !digits {
+            amount = 1;
+        }
+        if primes > 1 || amount > 1000 {
+            return Err(Error::UnknownMove {
+                token: chars[start..i].iter().collect(),
+                position: ordinal,
+            });
+        }
+        let mut quarters = amount % 4;
+        if primes == 1 {
+            quarters = (4 - quarters) % 4;
+        }
+        for _ in 0..quarters {
+            let mut turned = Vec::with_capacity(2);
+            expand_quarter(token, &mut frame, &mut turned);
+            for m in turned {
+                push_merged(&mut out, m);
+            }
+        }
+    }
+    Ok(MoveSeq(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pos(s: &str) -> CubieCube {
+        CubieCube::from_moves(&MoveSeq::parse(s).expect("parses").0)
+    }
+
+    #[test]
+    fn every_turn_has_order_four() {
+        for f in Face::ALL {
+            let m = Move::new(f, 1);
+            let c = CubieCube::from_moves(&[m, m, m, m]);
+            assert!(c.is_solved());
+            assert_eq!(CubieCube::from_moves(&[m, m]), *Move::new(f, 2).cubie());
+        }
+    }
+
+    #[test]
+    fn suffix_variants() {
+        assert_eq!(pos("R'"), pos("R3"));
+        assert_eq!(pos("R2'"), pos("R2"));
+        assert_eq!(pos("R'2"), pos("R2"));
+        assert_eq!(pos("R,U , R'"), pos("R U R'"));
+        assert_eq!(pos("RUR'U'"), pos("R U R' U'"));
+        assert_eq!(
+            MoveSeq::parse("R U2 F'").expect("ok").to_string(),
+            "R U2 F'"
+        );
+    }
+
+    #[test]
+    fn wide_slice_and_rotations_fix_centres() {
+        assert!(pos("x y z x' y2").is_solved());
+        assert_eq!(pos("r"), pos("L"));
+        assert_eq!(pos("Rw"), pos("L"));
+        assert_eq!(pos("M"), pos("R L'"));
+        assert_eq!(pos("E"), pos("U D'"));
+        assert_eq!(pos("S"), pos("F' B"));
+        // after x, the face in front is the old D
+        assert_eq!(pos("x F"), pos("D"));
+        assert_eq!(pos("y F"), pos("R"));
+        assert_eq!(pos("z U"), pos("L"));
+        assert_eq!(pos("M2 E2 S2"), pos("R2 L2 U2 D2 F2 B2"));
+        assert_eq!(pos("r U r'"), pos("L F L'"));
+    }
+
+    #[test]
+    fn unknown_token_names_place() {
+        let e = MoveSeq::parse("R U Q2 F").unwrap_err();
+        assert_eq!(
+            e,
+            Error::UnknownMove {
+                token: "Q2".into(),
+                position: 3
+            }
+        );
+        assert!(e.to_string().contains("Q2"));
+    }
+}

@@ -1,0 +1,395 @@
+//! Move tables and symmetry tables at the coordinate level: everything small that the searches
+//! and the pruning-table builds look up, computed in memory from the cubie level.
+//!
+//! Layout: `X_move[N_MOVE * x + m]` is coordinate `x` after move `m`; `X_conj[N_SYM_D4H * x + s]` is
+//! coordinate `x` of `S_s * c * S_s^-1`. Sym-coordinates are packed `class << 4 | sym` (see
+//! [`SymCoord`]) where `S_sym * raw * S_sym^-1 = representative(class)`.
+
+use crate::coord::*;
+use crate::cubie::CubieCube;
+use crate::moves::{Move, N_MOVE};
+use crate::symmetry::{N_SYM_D4H, SYMMETRIES};
+
+/// The 10 moves of phase 2 (which keep the cube in the subgroup G1 = <U, D, R2, F2, L2, B2>).
+pub const PHASE2_MOVES: [usize; 10] = [0, 1, 2, 4, 7, 9, 10, 11, 13, 16];
+
+/// True for moves that are allowed in phase 2.
+pub const fn is_phase2_move(m: usize) -> bool {
+    matches!(m, 0 | 1 | 2 | 4 | 7 | 9 | 10 | 11 | 13 | 16)
+}
+
+/// A packed sym-coordinate: `class << 4 | sym`, `sym < 16`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SymCoord(pub u32);
+
+impl SymCoord {
+    /// The equivalence class.
+    #[inline]
+    pub fn class(self) -> usize {
+        (self.0 >> 4) as usize
+    }
+    /// The symmetry that takes the raw coordinate to the class representative.
+    #[inline]
+    pub fn sym(self) -> usize {
+        (self.0 & 15) as usize
+    }
+}
+
+/// A coordinate reduced by the 16 symmetries of D4h: for each raw value its class and symmetry,
+/// for each class its representative and the symmetries that fix it.
+pub struct SymReduction {
+    /// Indexed by raw coordinate.
+    pub sym: Vec<SymCoord>,
+    /// `rep[class]` is the smallest raw coordinate of the class.
+    pub rep: Vec<u32>,
+    /// `self_sym[class]` has bit `s` set when `S_s * rep * S_s^-1 = rep` (bit 0 always set).
+    pub self_sym: Vec<u16>,
+}
+
+impl SymReduction {
+    /// Reduces `n` raw values; `conj(raw, s)` is the raw coordinate of `S_s * raw * S_s^-1`.
+    fn compute(n: usize, conj: impl Fn(usize, usize) -> usize) -> SymReduction {
+        const UNSET: u32 = u32::MAX;
+        let mut sym = vec![SymCoord(UNSET); n];
+        let mut rep = Vec::new();
+        let mut self_sym = Vec::new();
+        for raw in 0..n {
+            if sym[raw].0 != UNSET {
+                continue;
+            }
+            let class = rep.len() as u32;
+            rep.push(raw as u32);
+            let mut fixed = 0u16;
+            for s in 0..N_SYM_D4H {
+                // S_s^-1 * rep * S_s = other  <=>  S_s * other * S_s^-1 = rep
+                let other = conj(raw, SYMMETRIES.inverse[s] as usize);
+                if other == raw {
+                    fixed |= 1 << s;
+                }
+                if sym[other].0 == UNSET {
+                    sym[other] = SymCoord(class << 4 | s as u32);
+                }
+            }
+            self_sym.push(fixed);
+        }
+        SymReduction { sym, rep, self_sym }
+    }
+
+    /// Number of classes.
+    pub fn classes(&self) -> usize {
+        self.rep.len()
+    }
+}
+
+/// All move, conjugation and sym-reduction tables (about 10 MB, built in well under a second).
+pub struct CoordTables {
+    /// `twist_move[18 * twist + m]`.
+    pub twist_move: Vec<u16>,
+    /// `flip_move[18 * flip + m]`.
+    pub flip_move: Vec<u16>,
+    /// `slice_sorted_move[18 * slice_sorted + m]`.
+    pub slice_sorted_move: Vec<u16>,
+    /// `u_edges_move[18 * u_edges + m]`.
+    pub u_edges_move: Vec<u16>,
+    /// `d_edges_move[18 * d_edges + m]`.
+    pub d_edges_move: Vec<u16>,
+    /// `corners_move[18 * corners + m]`.
+    pub corners_move: Vec<u16>,
+    /// `ud_edges_move[18 * ud_edges + m]`, for phase-2 moves only (0 for the others).
+    pub ud_edges_move: Vec<u16>,
+    /// `twist_conj[16 * twist + s]`.
+    pub twist_conj: Vec<u16>,
+    /// `ud_edges_conj[16 * ud_edges + s]`.
+    pub ud_edges_conj: Vec<u16>,
+    /// FlipUDSlice (raw `slice * 2048 + flip`) reduced to 64430 classes.
+    pub flipslice: SymReduction,
+    /// `flipslice_class_move[18 * class + m]`: the sym-coordinate of the representative after `m`.
+    pub flipslice_class_move: Vec<SymCoord>,
+    /// Corner permutation reduced to 2768 classes.
+    pub corners_sym: SymReduction,
+    /// `corners_class_move[18 * class + m]`.
+    pub corners_class_move: Vec<SymCoord>,
+    /// UDSliceSorted reduced to 788 classes.
+    pub slice_sorted_sym: SymReduction,
+    /// `ud_edges_from_ud[24 * u_edges + d_edges % 24]`: the phase-2 `ud_edges` of a cube whose
+    /// U and D edges are all in the U and D layers, from its `u_edges` and `d_edges`.
+    pub ud_edges_from_ud: Vec<u16>,
+}
+
+/// Builds a move table: `set` places a coordinate value in a cube, `get` reads it back.
+fn move_table(
+    n: usize,
+    moves: impl Fn(usize) -> bool,
+    set: impl Fn(&mut CubieCube, usize),
+    get: impl Fn(&CubieCube) -> usize,
+) -> Vec<u16> {
+    let mut table = vec![0u16; n * N_MOVE];
+    let mut c = CubieCube::SOLVED;
+    for x in 0..n {
+        set(&mut c, x);
+        for m in Move::ALL {
+            if moves(m.index()) {
+                table[N_MOVE * x + m.index()] = get(&c.apply_move(m)) as u16;
+            }
+        }
+    }
+    table
+}
+
+/// Builds a conjugation table over the 16 symmetries of D4h.
+fn conj_table(
+    n: usize,
+    set: impl Fn(&mut CubieCube, usize),
+    get: impl Fn(&CubieCube) -> usize,
+) -> Vec<u16> {
+    let mut table = vec![0u16; n * N_SYM_D4H];
+    let mut c = CubieCube::SOLVED;
+    for x in 0..n {
+        set(&mut c, x);
+        for s in 0..N_SYM_D4H {
+            table[N_SYM_D4H * x + s] = get(&SYMMETRIES.conjugate(&c, s)) as u16;
+        }
+    }
+    table
+}
+
+fn set_flipslice(c: &mut CubieCube, raw: usize) {
+    c.set_slice_sorted(N_PERM_4 * (raw / N_FLIP));
+    c.set_flip(raw % N_FLIP);
+}
+
+fn get_flipslice(c: &CubieCube) -> usize {
+    c.slice() * N_FLIP + c.flip()
+}
+
+fn conj_of(
+    set: impl Fn(&mut CubieCube, usize),
+    get: impl Fn(&CubieCube) -> usize,
+) -> impl Fn(usize, usize) -> usize {
+    move |raw, s| {
+        let mut c = CubieCube::SOLVED;
+        set(&mut c, raw);
+        get(&SYMMETRIES.conjugate(&c, s))
+    }
+}
+
+impl CoordTables {
+    /// Computes every table (deterministic; about half a second on one core).
+    pub fn compute() -> CoordTables {
+        let all = |_| true;
+        let ud_edges = |c: &CubieCube| c.ud_edges().expect("phase-2 moves keep the slice");
+        let twist_move = move_table(N_TWIST, all, CubieCube::set_twist, CubieCube::twist);
+        let flip_move = move_table(N_FLIP, all, CubieCube::set_flip, CubieCube::flip);
+        let slice_sorted_move = move_table(
+            N_SLICE_SORTED,
+            all,
+            CubieCube::set_slice_sorted,
+            CubieCube::slice_sorted,
+        );
+        let u_edges_move = move_table(N_U_EDGES, all, CubieCube::set_u_edges, CubieCube::u_edges);
+        let d_edges_move = move_table(N_U_EDGES, all, CubieCube::set_d_edges, CubieCube::d_edges);
+        let corners_move = move_table(N_CORNERS, all, CubieCube::set_corners, CubieCube::corners);
+        let ud_edges_move = move_table(
+            N_UD_EDGES,
+            is_phase2_move,
+            CubieCube::set_ud_edges,
+            ud_edges,
+        );
+        let twist_conj = conj_table(N_TWIST, CubieCube::set_twist, CubieCube::twist);
+        let ud_edges_conj = conj_table(N_UD_EDGES, CubieCube::set_ud_edges, ud_edges);
+
+        let flipslice = SymReduction::compute(N_FLIPSLICE, conj_of(set_flipslice, get_flipslice));
+        let mut flipslice_class_move = Vec::with_capacity(flipslice.classes() * N_MOVE);
+        for &rep in &flipslice.rep {
+            let (slice, flip) = (rep as usize / N_FLIP, rep as usize % N_FLIP);
+            for m in 0..N_MOVE {
+                let slice1 = slice_sorted_move[N_MOVE * slice * N_PERM_4 + m] as usize / N_PERM_4;
+                let flip1 = flip_move[N_MOVE * flip + m] as usize;
+                flipslice_class_move.push(flipslice.sym[slice1 * N_FLIP + flip1]);
+            }
+        }
+
+        let corners_sym = SymReduction::compute(
+            N_CORNERS,
+            conj_of(CubieCube::set_corners, CubieCube::corners),
+        );
+        let mut corners_class_move = Vec::with_capacity(corners_sym.classes() * N_MOVE);
+        for &rep in &corners_sym.rep {
+            for m in 0..N_MOVE {
+                let c1 = corners_move[N_MOVE * rep as usize + m] as usize;
+                corners_class_move.push(corners_sym.sym[c1]);
+            }
+        }
+
+        let slice_sorted_sym = SymReduction::compute(
+            N_SLICE_SORTED,
+            conj_of(CubieCube::set_slice_sorted, CubieCube::slice_sorted),
+        );
+
+        let mut ud_edges_from_ud = vec![u16::MAX; N_U_EDGES * N_PERM_4];
+        let mut c = CubieCube::SOLVED;
+        for e in 0..N_UD_EDGES {
+            c.set_ud_edges(e);
+            ud_edges_from_ud[N_PERM_4 * c.u_edges() + c.d_edges() % N_PERM_4] = e as u16;
+        }
+
+        CoordTables {
+            twist_move,
+            flip_move,
+            slice_sorted_move,
+            u_edges_move,
+            d_edges_move,
+            corners_move,
+            ud_edges_move,
+            twist_conj,
+            ud_edges_conj,
+            flipslice,
+            flipslice_class_move,
+            corners_sym,
+            corners_class_move,
+            slice_sorted_sym,
+            ud_edges_from_ud,
+        }
+    }
+
+    /// The phase-1 sym-coordinate of a cube given its raw slice (0..495) and flip.
+    #[inline]
+    pub fn flipslice_sym(&self, slice: usize, flip: usize) -> SymCoord {
+        self.flipslice.sym[slice * N_FLIP + flip]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::LazyLock;
+
+    static T: LazyLock<CoordTables> = LazyLock::new(CoordTables::compute);
+
+    #[test]
+    fn class_counts_are_the_published_ones() {
+        assert_eq!(T.flipslice.classes(), 64430);
+        assert_eq!(T.corners_sym.classes(), 2768);
+        assert_eq!(T.slice_sorted_sym.classes(), 788);
+    }
+
+    /// Every move table agrees with cubie multiplication (the naive oracle), for every value.
+    #[test]
+    fn move_tables_equal_cubie_multiplication() {
+        type Coord = (
+            &'static str,
+            usize,
+            fn(&mut CubieCube, usize),
+            fn(&CubieCube) -> usize,
+        );
+        let coords: [Coord; 6] = [
+            ("twist", N_TWIST, CubieCube::set_twist, CubieCube::twist),
+            ("flip", N_FLIP, CubieCube::set_flip, CubieCube::flip),
+            (
+                "slice_sorted",
+                N_SLICE_SORTED,
+                CubieCube::set_slice_sorted,
+                CubieCube::slice_sorted,
+            ),
+            (
+                "u_edges",
+                N_U_EDGES,
+                CubieCube::set_u_edges,
+                CubieCube::u_edges,
+            ),
+            (
+                "d_edges",
+                N_U_EDGES,
+                CubieCube::set_d_edges,
+                CubieCube::d_edges,
+            ),
+            (
+                "corners",
+                N_CORNERS,
+                CubieCube::set_corners,
+                CubieCube::corners,
+            ),
+        ];
+        let tables = [
+            &T.twist_move,
+            &T.flip_move,
+            &T.slice_sorted_move,
+            &T.u_edges_move,
+            &T.d_edges_move,
+            &T.corners_move,
+        ];
+        // a random cube as the base, so other pieces are not in their solved places
+        let base = CubieCube::from_moves(
+            &crate::moves::MoveSeq::parse("R U2 F' L D B2 R' U F D2")
+                .expect("ok")
+                .0,
+        );
+        for ((name, n, set, get), table) in coords.iter().zip(tables) {
+            for x in 0..*n {
+                let mut c = base;
+                set(&mut c, x);
+                for m in Move::ALL {
+                    assert_eq!(
+                        table[N_MOVE * x + m.index()] as usize,
+                        get(&c.apply_move(m)),
+                        "{name} {x} {m}"
+                    );
+                }
+            }
+        }
+        for x in 0..N_UD_EDGES {
+            let mut c = CubieCube::SOLVED;
+            c.set_ud_edges(x);
+            for &m in &PHASE2_MOVES {
+                let after = c.apply_move(Move::from_index(m)).ud_edges();
+                assert_eq!(Some(T.ud_edges_move[N_MOVE * x + m] as usize), after);
+            }
+        }
+    }
+
+    /// Sym-coordinates: moving the representative and conjugating agrees with raw moves.
+    #[test]
+    fn sym_coordinate_moves_agree_with_raw_moves() {
+        for class in (0..T.flipslice.classes()).step_by(97) {
+            let rep = T.flipslice.rep[class] as usize;
+            for m in 0..N_MOVE {
+                let mut c = CubieCube::SOLVED;
+                set_flipslice(&mut c, rep);
+                let raw1 = get_flipslice(&c.apply_move(Move::from_index(m)));
+                let sc = T.flipslice_class_move[N_MOVE * class + m];
+                assert_eq!(T.flipslice.sym[raw1], sc);
+                // S * raw1 * S^-1 is the representative of the class
+                let mut r = CubieCube::SOLVED;
+                set_flipslice(&mut r, raw1);
+                let conj = SYMMETRIES.conjugate(&r, sc.sym());
+                assert_eq!(get_flipslice(&conj), T.flipslice.rep[sc.class()] as usize);
+            }
+        }
+        for class in 0..T.corners_sym.classes() {
+            let sc = T.corners_class_move[N_MOVE * class + 3];
+            let mut c = CubieCube::SOLVED;
+            c.set_corners(T.corners_sym.rep[class] as usize);
+            let mut r = CubieCube::SOLVED;
+            r.set_corners(c.apply_move(Move::from_index(3)).corners());
+            assert_eq!(
+                SYMMETRIES.conjugate(&r, sc.sym()).corners(),
+                T.corners_sym.rep[sc.class()] as usize
+            );
+        }
+    }
+
+    #[test]
+    fn conjugation_tables_agree_with_cubies() {
+        let base = CubieCube::from_moves(&crate::moves::MoveSeq::parse("R U F").expect("ok").0);
+        for t in (0..N_TWIST).step_by(7) {
+            let mut c = base;
+            c.set_twist(t);
+            for s in 0..N_SYM_D4H {
+                assert_eq!(
+                    T.twist_conj[16 * t + s] as usize,
+                    SYMMETRIES.conjugate(&c, s).twist()
+                );
+            }
+        }
+    }
+}
