@@ -1,0 +1,1 @@
+//! Optimal and depth-limited search (in progress).

@@ -1,0 +1,1 @@
+//! Two-phase search (in progress).
