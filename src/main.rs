@@ -1,2 +1,67 @@
-//! cubefleet binary.
-fn main() {}
+//! `cubefleet`: solve Rubik's Cube positions in bulk. Each subcommand is thin glue over the
+//! library crates (`cubefleet-tables`, `cubefleet-worker`, `cubefleet-coordinator`).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod output;
+mod progress;
+
+/// Solve Rubik's Cube positions in bulk: near-optimal (two-phase) or proven optimal.
+#[derive(Parser)]
+#[command(name = "cubefleet", version, about, propagate_version = true)]
+struct Cli {
+    /// Log format on stderr.
+    #[arg(long, global = true, value_enum, default_value = "text")]
+    log_format: LogFormat,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Solve positions here and now (arguments, or one per line on stdin).
+    Solve(cmd::solve::Args),
+    /// Build, inspect or verify the lookup tables.
+    #[command(subcommand)]
+    Tables(cmd::tables::Command),
+    /// Print random-state scrambles.
+    Scramble(cmd::scramble::Args),
+    /// The project's own benchmarks.
+    #[command(subcommand)]
+    Bench(cmd::bench::Command),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+    let result = match cli.command {
+        Command::Solve(a) => cmd::solve::run(a),
+        Command::Tables(c) => cmd::tables::run(c),
+        Command::Scramble(a) => cmd::scramble::run(a),
+        Command::Bench(c) => cmd::bench::run(c),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -109,21 +109,21 @@ fn set_edge4(ep: &mut [u8; 12], idx: usize, base: u8) {
     let mut found = 4;
     // decode the combination: scanning j from 0 up, position j is taken when
     // comb >= C(11 - j, found) with `found` edges still to place
-    for j in 0..12 {
+    for (j, taken) in occupied.iter_mut().enumerate() {
         if found > 0 && comb >= binomial(11 - j, found) {
             comb -= binomial(11 - j, found);
-            occupied[j] = true;
+            *taken = true;
             found -= 1;
         }
     }
     let mut k = 0;
     let mut others = (0..12u8).filter(|e| !(base..base + 4).contains(e));
-    for j in 0..12 {
-        if occupied[j] {
-            ep[j] = base + order[k];
+    for (slot, taken) in ep.iter_mut().zip(occupied) {
+        if taken {
+            *slot = base + order[k];
             k += 1;
         } else {
-            ep[j] = others.next().expect("8 other edges");
+            *slot = others.next().expect("8 other edges");
         }
     }
 }

@@ -168,6 +168,33 @@ impl CubieCube {
     }
 }
 
+impl CubieCube {
+    /// A uniformly random reachable cube: random permutations with equal parity, random twist
+    /// and flip (each of the 43,252,003,274,489,856,000 positions equally likely).
+    pub fn random(rng: &mut impl rand::Rng) -> CubieCube {
+        use rand::seq::SliceRandom;
+        let mut c = CubieCube::SOLVED;
+        c.cp.shuffle(rng);
+        c.ep.shuffle(rng);
+        if permutation_parity(&c.cp) != permutation_parity(&c.ep) {
+            c.ep.swap(0, 1);
+        }
+        let mut sum = 0;
+        for i in 0..7 {
+            c.co[i] = rng.random_range(0..3);
+            sum += c.co[i];
+        }
+        c.co[7] = (3 - sum % 3) % 3;
+        let mut sum = 0;
+        for i in 0..11 {
+            c.eo[i] = rng.random_range(0..2);
+            sum += c.eo[i];
+        }
+        c.eo[11] = sum % 2;
+        c
+    }
+}
+
 /// Parity of a permutation given as a slice of distinct indices `0..len`: 0 even, 1 odd.
 pub fn permutation_parity(p: &[u8]) -> u8 {
     let mut s = 0u8;

@@ -258,3 +258,11 @@ pub fn build_phase2_slice(t: &CoordTables, progress: ProgressFn<'_>) -> Vec<u8> 
     }
     table
 }
+
+/// Entries per depth of a table file's payload, whatever its encoding.
+pub fn table_distribution(header: &crate::file::Header, payload: &[u8]) -> Vec<u64> {
+    match header.bits {
+        8 => distribution(payload),
+        _ => Vec::new(),
+    }
+}

@@ -1,1 +1,360 @@
-//! Two-phase search (in progress).
+//! Kociemba's two-phase search: near-optimal solutions to a target length.
+//!
+//! Phase 1 brings the cube into the subgroup G1 = <U, D, R2, F2, L2, B2> (corners and edges
+//! oriented, slice edges in the slice) by IDA* with the sym-reduced FlipUDSlice x twist table.
+//! Each phase-1 solution is handed to phase 2, which solves the rest with the 10 moves of G1 by
+//! IDA* with the corner-class x UD-edge table and the corner x slice table. Longer phase-1
+//! solutions are tried while they can still make the total shorter, until the total is within
+//! the target length or the budget is spent.
+//!
+//! Six directions are searched, interleaved in one thread: the position and its inverse, each on
+//! the UD, RL and FB axes (conjugated by `S_URF3`), all at phase-1 depth `d` before any at `d+1`.
+//! A solution found for a direction is mapped back to the original position and verified.
+
+use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_UD_EDGES};
+use cubefleet_tables::moves::N_MOVE;
+use cubefleet_tables::movetable::{is_phase2_move, PHASE2_MOVES};
+use cubefleet_tables::symmetry::SYMMETRIES;
+use cubefleet_tables::{CubieCube, Move, MoveSeq, Tables};
+
+use super::{Budget, Outcome, Status};
+
+/// Longest phase-2 part tried (exclusive bound 11, as in Kociemba's solver): longer phase-2
+/// searches cost more than trying the next phase-1 solution.
+const PHASE2_LIMIT: usize = 11;
+/// Longest phase-1 part ever needed (the phase-1 table's maximum depth is 12).
+const MAX_PHASE1: usize = 20;
+/// Longest solution representable (phase 1 + phase 2).
+const MAX_SOLUTION: usize = MAX_PHASE1 + PHASE2_LIMIT;
+/// How often (in nodes) the budget is checked.
+const CHECK_EVERY: u64 = 4096;
+/// "No previous move".
+const NO_MOVE: usize = N_MOVE;
+
+/// What a two-phase search aims for.
+#[derive(Clone, Copy, Debug)]
+pub struct TwoPhaseOptions {
+    /// Stop as soon as a solution of at most this many moves is found. A large value (e.g. 99)
+    /// means "the first solution".
+    pub max_length: usize,
+}
+
+impl Default for TwoPhaseOptions {
+    fn default() -> Self {
+        TwoPhaseOptions { max_length: 20 }
+    }
+}
+
+/// Raw coordinates of one search direction at its root.
+#[derive(Clone, Copy, Default)]
+struct Direction {
+    twist: u16,
+    flip: u16,
+    slice_sorted: u16,
+    corners: u16,
+    u_edges: u16,
+    d_edges: u16,
+    /// Phase-1 depth of the root.
+    depth: u8,
+}
+
+/// A reusable two-phase searcher over shared tables. Holds its path buffers so a search
+/// allocates nothing until it returns a solution.
+pub struct TwoPhaseSearcher<'t> {
+    tables: &'t Tables,
+    dirs: [Direction; 6],
+    /// Current phase-1 path.
+    path1: [u8; MAX_PHASE1],
+    /// Current phase-2 path.
+    path2: [u8; PHASE2_LIMIT],
+    /// Best solution so far, in the frame of `best_dir`, and its length (`usize::MAX`: none).
+    best: [u8; MAX_SOLUTION],
+    best_len: usize,
+    best_dir: usize,
+    target: usize,
+    nodes: u64,
+    /// Set when the search must unwind: target reached or budget spent.
+    stop: bool,
+    /// The budget of the current search (cloned in at the start: an `Arc` and an `Instant`).
+    budget: Budget,
+}
+
+impl<'t> TwoPhaseSearcher<'t> {
+    /// A searcher over `tables`; reuse it for many positions.
+    pub fn new(tables: &'t Tables) -> Self {
+        TwoPhaseSearcher {
+            tables,
+            dirs: [Direction::default(); 6],
+            path1: [0; MAX_PHASE1],
+            path2: [0; PHASE2_LIMIT],
+            best: [0; MAX_SOLUTION],
+            best_len: usize::MAX,
+            best_dir: 0,
+            target: 20,
+            nodes: 0,
+            stop: false,
+            budget: Budget::unlimited(),
+        }
+    }
+
+    /// Searches `cube` (which must be a valid cube). The returned solution, if any, has been
+    /// verified to solve `cube`.
+    pub fn solve(&mut self, cube: &CubieCube, opts: &TwoPhaseOptions, budget: &Budget) -> Outcome {
+        self.nodes = 0;
+        self.stop = false;
+        self.budget = budget.clone();
+        self.best_len = usize::MAX;
+        self.target = opts.max_length;
+        if cube.is_solved() {
+            return Outcome {
+                status: Status::Solved,
+                solution: Some(MoveSeq::default()),
+                optimal: false,
+                lower_bound: 0,
+                nodes: 0,
+            };
+        }
+        let syms = &*SYMMETRIES;
+        let inverse = cube.inverse();
+        for d in 0..6 {
+            let base = if d < 3 { cube } else { &inverse };
+            let c = syms.conjugate(base, 16 * (d % 3));
+            let mut dir = Direction {
+                twist: c.twist() as u16,
+                flip: c.flip() as u16,
+                slice_sorted: c.slice_sorted() as u16,
+                corners: c.corners() as u16,
+                u_edges: c.u_edges() as u16,
+                d_edges: c.d_edges() as u16,
+                depth: 0,
+            };
+            dir.depth = self.prune1(
+                dir.twist as usize,
+                dir.flip as usize,
+                dir.slice_sorted as usize,
+            );
+            self.dirs[d] = dir;
+        }
+        'deepening: for depth1 in 0..MAX_PHASE1 {
+            for d in 0..6 {
+                if depth1 >= self.best_len {
+                    break 'deepening;
+                }
+                let dir = self.dirs[d];
+                if (dir.depth as usize) > depth1 {
+                    continue;
+                }
+                self.phase1(
+                    d,
+                    dir.twist as usize,
+                    dir.flip as usize,
+                    dir.slice_sorted as usize,
+                    dir.depth as usize,
+                    0,
+                    depth1,
+                );
+                if self.stop {
+                    break 'deepening;
+                }
+            }
+        }
+        let solution = (self.best_len != usize::MAX).then(|| self.best_solution());
+        if let Some(s) = &solution {
+            assert!(
+                cube.apply_moves(&s.0).is_solved(),
+                "two-phase produced a wrong solution: {s}"
+            );
+        }
+        let status = match &solution {
+            Some(s) if s.len() <= self.target => Status::Solved,
+            _ if self.budget.cancelled() => Status::Cancelled,
+            _ => Status::Timeout,
+        };
+        Outcome {
+            status,
+            solution,
+            optimal: false,
+            lower_bound: 0,
+            nodes: self.nodes,
+        }
+    }
+
+    /// The best solution mapped back to the original position.
+    fn best_solution(&self) -> MoveSeq {
+        let syms = &*SYMMETRIES;
+        let d = self.best_dir;
+        let back = syms.inverse[16 * (d % 3)] as usize;
+        let moves: Vec<Move> = self.best[..self.best_len]
+            .iter()
+            .map(|&m| syms.move_conj[back][m as usize])
+            .collect();
+        let seq = MoveSeq(moves);
+        if d < 3 {
+            seq
+        } else {
+            seq.inverse()
+        }
+    }
+
+    /// Phase-1 depth of a position from its raw coordinates (slice_sorted: the slice is /24).
+    #[inline]
+    fn prune1(&self, twist: usize, flip: usize, slice_sorted: usize) -> u8 {
+        let c = &self.tables.coords;
+        let sc = c.flipslice.sym[slice_sorted / N_PERM_4 * N_FLIP + flip];
+        let t = c.twist_conj[16 * twist + sc.sym()] as usize;
+        self.tables.phase1.payload()[2187 * sc.class() + t]
+    }
+
+    /// Phase-2 lower bound from corners, UD edges and slice order.
+    #[inline]
+    fn prune2(&self, corners: usize, ud_edges: usize, slice: usize) -> usize {
+        let c = &self.tables.coords;
+        let sc = c.corners_sym.sym[corners];
+        let e = c.ud_edges_conj[16 * ud_edges + sc.sym()] as usize;
+        let a = self.tables.phase2.payload()[N_UD_EDGES * sc.class() + e];
+        let b = self.tables.phase2_slice.payload()[N_PERM_4 * corners + slice];
+        a.max(b) as usize
+    }
+
+    /// Counts a node; every [`CHECK_EVERY`] nodes, stops the search if the budget is spent.
+    #[inline]
+    fn tick(&mut self) {
+        self.nodes += 1;
+        if self.nodes.is_multiple_of(CHECK_EVERY) && self.budget.exhausted() {
+            self.stop = true;
+        }
+    }
+
+    /// IDA* in phase 1: `togo` moves left to reach G1 from a position at phase-1 depth `dist`.
+    #[allow(clippy::too_many_arguments)]
+    fn phase1(
+        &mut self,
+        d: usize,
+        twist: usize,
+        flip: usize,
+        slice_sorted: usize,
+        dist: usize,
+        n: usize,
+        togo: usize,
+    ) {
+        if togo == 0 {
+            self.enter_phase2(d, slice_sorted, n);
+            return;
+        }
+        let c = &self.tables.coords;
+        let last = if n > 0 {
+            self.path1[n - 1] as usize
+        } else {
+            NO_MOVE
+        };
+        for m in 0..N_MOVE {
+            if last != NO_MOVE && skip_after(last, m) {
+                continue;
+            }
+            // in G1 already with few moves left: phase-2 moves are left to phase 2
+            if dist == 0 && togo < 5 && is_phase2_move(m) {
+                continue;
+            }
+            let t1 = c.twist_move[N_MOVE * twist + m] as usize;
+            let f1 = c.flip_move[N_MOVE * flip + m] as usize;
+            let s1 = c.slice_sorted_move[N_MOVE * slice_sorted + m] as usize;
+            let dist1 = self.prune1(t1, f1, s1) as usize;
+            if dist1 >= togo {
+                continue;
+            }
+            self.path1[n] = m as u8;
+            self.tick();
+            self.phase1(d, t1, f1, s1, dist1, n + 1, togo - 1);
+            if self.stop {
+                return;
+            }
+        }
+    }
+
+    /// At the end of a phase-1 solution of length `n1`: set up phase 2 and search it.
+    fn enter_phase2(&mut self, d: usize, slice_sorted: usize, n1: usize) {
+        let c = &self.tables.coords;
+        let dir = self.dirs[d];
+        let limit = self.best_len.saturating_sub(n1).min(PHASE2_LIMIT);
+        if limit == 0 {
+            return;
+        }
+        let mut corners = dir.corners as usize;
+        for &m in &self.path1[..n1] {
+            corners = c.corners_move[N_MOVE * corners + m as usize] as usize;
+        }
+        // cheap corner check before the edges are computed
+        if self.tables.phase2_slice.payload()[N_PERM_4 * corners + slice_sorted] as usize >= limit {
+            return;
+        }
+        let (mut u, mut dd) = (dir.u_edges as usize, dir.d_edges as usize);
+        for &m in &self.path1[..n1] {
+            u = c.u_edges_move[N_MOVE * u + m as usize] as usize;
+            dd = c.d_edges_move[N_MOVE * dd + m as usize] as usize;
+        }
+        let ud = c.ud_edges_from_ud[N_PERM_4 * u + dd % N_PERM_4] as usize;
+        let dist2 = self.prune2(corners, ud, slice_sorted);
+        let last = if n1 > 0 {
+            self.path1[n1 - 1] as usize
+        } else {
+            NO_MOVE
+        };
+        for togo2 in dist2..limit {
+            if self.phase2(corners, ud, slice_sorted, last, 0, togo2) {
+                let total = n1 + togo2;
+                self.best[..n1].copy_from_slice(&self.path1[..n1]);
+                self.best[n1..total].copy_from_slice(&self.path2[..togo2]);
+                self.best_len = total;
+                self.best_dir = d;
+                if total <= self.target {
+                    self.stop = true;
+                }
+                return;
+            }
+            if self.stop {
+                return;
+            }
+        }
+    }
+
+    /// IDA* in phase 2; true when a solution of exactly `togo` more moves was found (in `path2`).
+    fn phase2(
+        &mut self,
+        corners: usize,
+        ud: usize,
+        slice: usize,
+        last: usize,
+        n: usize,
+        togo: usize,
+    ) -> bool {
+        if togo == 0 {
+            return corners == 0 && ud == 0 && slice == 0;
+        }
+        let c = &self.tables.coords;
+        for &m in &PHASE2_MOVES {
+            if last != NO_MOVE && skip_after(last, m) {
+                continue;
+            }
+            let c1 = c.corners_move[N_MOVE * corners + m] as usize;
+            let e1 = c.ud_edges_move[N_MOVE * ud + m] as usize;
+            let s1 = c.slice_sorted_move[N_MOVE * slice + m] as usize;
+            if self.prune2(c1, e1, s1) >= togo {
+                continue;
+            }
+            self.path2[n] = m as u8;
+            self.tick();
+            if self.phase2(c1, e1, s1, m, n + 1, togo - 1) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Move pruning: never the same face twice in a row, and of two opposite faces only the order
+/// U before D, R before L, F before B.
+#[inline]
+fn skip_after(last: usize, m: usize) -> bool {
+    let (a, b) = (last / 3, m / 3);
+    a == b || a == b + 3
+}

@@ -1,0 +1,142 @@
+//! `cubefleet bench`: the project's own benchmarks. Figures go to stdout as a Markdown table,
+//! ready for BENCHMARKS.md. Table loading and building are never timed.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use cubefleet_tables::{parse_position, CubieCube, InputFormat};
+use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
+use cubefleet_worker::search::{Budget, Status};
+
+use super::TablesArgs;
+
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Two-phase solver, single thread, at max length 21, 20 and "first solution".
+    Twophase(TwophaseArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct TwophaseArgs {
+    /// Positions, one facelet string or move sequence per line.
+    #[arg(long, default_value = "tests/vectors/random-states-1000.txt")]
+    file: PathBuf,
+    /// Use only the first N positions.
+    #[arg(long)]
+    count: Option<usize>,
+    /// Repeat each measurement this many times and report the run with the median mean.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Target lengths to measure; 0 means "first solution".
+    #[arg(long, value_delimiter = ',', default_value = "21,20,0")]
+    targets: Vec<usize>,
+    #[command(flatten)]
+    tables: TablesArgs,
+}
+
+/// Reads positions from a file, one per line (blank lines and `#` comments skipped).
+pub(crate) fn read_positions(
+    file: &PathBuf,
+    count: Option<usize>,
+) -> anyhow::Result<Vec<CubieCube>> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let mut cubes = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.split('#').next().unwrap_or("").trim();
+        if t.is_empty() {
+            continue;
+        }
+        let first = t.split_whitespace().next().unwrap_or(t);
+        let text = if first.len() == 54 { first } else { t };
+        let c = parse_position(text, InputFormat::Auto)
+            .map_err(|e| anyhow::anyhow!("{}:{}: {e}", file.display(), i + 1))?;
+        cubes.push(c);
+        if count.is_some_and(|n| cubes.len() >= n) {
+            break;
+        }
+    }
+    Ok(cubes)
+}
+
+/// One run over all positions: per-cube milliseconds and lengths.
+fn run_twophase(
+    searcher: &mut TwoPhaseSearcher<'_>,
+    cubes: &[CubieCube],
+    target: usize,
+) -> (Vec<f64>, Vec<usize>) {
+    let opts = TwoPhaseOptions { max_length: target };
+    let mut ms = Vec::with_capacity(cubes.len());
+    let mut lens = Vec::with_capacity(cubes.len());
+    for c in cubes {
+        let t = Instant::now();
+        let out = searcher.solve(c, &opts, &Budget::unlimited());
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(
+            out.status,
+            Status::Solved,
+            "every benchmark position is solved"
+        );
+        lens.push(out.solution.map_or(0, |s| s.len()));
+    }
+    (ms, lens)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        0.0
+    } else {
+        v[v.len() / 2]
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    match cmd {
+        Command::Twophase(a) => {
+            let tables = a.tables.load()?;
+            let cubes = read_positions(&a.file, a.count)?;
+            let mut searcher = TwoPhaseSearcher::new(&tables);
+            println!(
+                "two-phase, 1 thread, {} positions from {}, median of {} runs",
+                cubes.len(),
+                a.file.display(),
+                a.runs
+            );
+            println!();
+            println!("| target | mean ms/cube | median ms/cube | max ms | mean length | runs' means (ms) |");
+            println!("| --- | ---: | ---: | ---: | ---: | --- |");
+            for &target in &a.targets {
+                let t = if target == 0 { 99 } else { target };
+                let mut runs: Vec<(f64, f64, f64, f64)> = (0..a.runs.max(1))
+                    .map(|_| {
+                        let (mut ms, lens) = run_twophase(&mut searcher, &cubes, t);
+                        let m = mean(&ms);
+                        let max = ms.iter().cloned().fold(0.0, f64::max);
+                        let med = median(&mut ms);
+                        let len = lens.iter().sum::<usize>() as f64 / lens.len().max(1) as f64;
+                        (m, med, max, len)
+                    })
+                    .collect();
+                let all: Vec<String> = runs.iter().map(|r| format!("{:.3}", r.0)).collect();
+                runs.sort_by(|x, y| x.0.total_cmp(&y.0));
+                let (m, med, max, len) = runs[runs.len() / 2];
+                let label = if target == 0 {
+                    "first solution".to_string()
+                } else {
+                    target.to_string()
+                };
+                println!(
+                    "| {label} | {m:.3} | {med:.3} | {max:.1} | {len:.2} | {} |",
+                    all.join(", ")
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! `cubefleet solve`: solve positions given as arguments or on stdin, here and now.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use cubefleet_tables::{parse_position, InputFormat, Tables};
+use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
+use cubefleet_worker::search::Budget;
+
+use super::TablesArgs;
+use crate::output::ResultLine;
+
+/// How positions are written.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum Input {
+    /// Facelet string when it looks like one, else a move sequence.
+    Auto,
+    /// Move sequences.
+    Moves,
+    /// 54-sticker facelet strings.
+    Facelets,
+    /// The 9-line colour net (positions separated by blank lines).
+    Net,
+}
+
+impl From<Input> for InputFormat {
+    fn from(i: Input) -> Self {
+        match i {
+            Input::Auto => InputFormat::Auto,
+            Input::Moves => InputFormat::Moves,
+            Input::Facelets => InputFormat::Facelets,
+            Input::Net => InputFormat::Net,
+        }
+    }
+}
+
+/// Output format.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// `R U2 F' ... (19)` per line.
+    Text,
+    /// One JSON object per input line.
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// Positions: move sequences or facelet strings. None: read stdin, one per line.
+    positions: Vec<String>,
+    /// How positions are written.
+    #[arg(long, value_enum, default_value = "auto")]
+    input: Input,
+    /// Stop at the first solution with at most this many moves (two-phase).
+    #[arg(long, default_value_t = 20)]
+    max_length: usize,
+    /// Time budget per position, in seconds; the best solution so far is returned after it.
+    #[arg(long, default_value_t = 300.0)]
+    timeout: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Solve this many positions at once, one search thread each.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    #[command(flatten)]
+    tables: TablesArgs,
+}
+
+/// Reads the inputs: (index, text) in order. Lines are numbered from 0; blank lines and lines
+/// starting with `#` are skipped. Nets are groups of non-blank lines, numbered by group.
+fn read_inputs(args: &Args) -> anyhow::Result<Vec<(usize, String)>> {
+    if !args.positions.is_empty() {
+        return Ok(args.positions.iter().cloned().enumerate().collect());
+    }
+    let stdin = std::io::stdin();
+    let mut out = Vec::new();
+    if matches!(args.input, Input::Net) {
+        let mut group = String::new();
+        for line in stdin.lock().lines() {
+            let line = line?;
+            if line.trim().is_empty() {
+                if !group.is_empty() {
+                    out.push((out.len(), std::mem::take(&mut group)));
+                }
+            } else {
+                group.push_str(&line);
+                group.push('\n');
+            }
+        }
+        if !group.is_empty() {
+            out.push((out.len(), group));
+        }
+        return Ok(out);
+    }
+    for (i, line) in stdin.lock().lines().enumerate() {
+        let line = line?;
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        out.push((i, t.to_string()));
+    }
+    Ok(out)
+}
+
+/// Solves one input line with a reusable searcher.
+fn solve_line(
+    searcher: &mut TwoPhaseSearcher<'_>,
+    args: &Args,
+    index: usize,
+    input: &str,
+) -> ResultLine {
+    let start = Instant::now();
+    let mut line = ResultLine {
+        index,
+        input: input.to_string(),
+        status: "invalid".into(),
+        solution: String::new(),
+        length: None,
+        optimal: false,
+        millis: 0.0,
+        error: None,
+        lower_bound: None,
+        nodes: None,
+    };
+    match parse_position(input, args.input.into()) {
+        Err(e) => line.error = Some(e.to_string()),
+        Ok(cube) => {
+            let budget = Budget {
+                deadline: Some(start + Duration::from_secs_f64(args.timeout)),
+                cancel: None,
+            };
+            let opts = TwoPhaseOptions {
+                max_length: args.max_length,
+            };
+            let out = searcher.solve(&cube, &opts, &budget);
+            line.status = out.status.as_str().into();
+            if let Some(s) = &out.solution {
+                // the searcher verified it; checked again here, where it is printed
+                if cube.apply_moves(&s.0).is_solved() {
+                    line.solution = s.to_string();
+                    line.length = Some(s.len() as u32);
+                } else {
+                    line.status = "error".into();
+                    line.error = Some(format!("internal error: {s} does not solve it"));
+                }
+            }
+            line.optimal = out.optimal;
+            line.nodes = Some(out.nodes);
+        }
+    }
+    line.millis = start.elapsed().as_secs_f64() * 1000.0;
+    line
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let inputs = read_inputs(&args)?;
+    let tables: Tables = args.tables.load()?;
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, ResultLine)>();
+    let mut any_invalid = false;
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        for _ in 0..args.threads.max(1) {
+            let tx = tx.clone();
+            let (tables, inputs, next, args) = (&tables, &inputs, &next, &args);
+            s.spawn(move || {
+                let mut searcher = TwoPhaseSearcher::new(tables);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((index, text)) = inputs.get(i) else {
+                        break;
+                    };
+                    let line = solve_line(&mut searcher, args, *index, text);
+                    if tx.send((i, line)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // print in input order
+        let mut pending = BTreeMap::new();
+        let mut printed = 0;
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        for (pos, line) in rx {
+            pending.insert(pos, line);
+            while let Some(line) = pending.remove(&printed) {
+                any_invalid |= line.error.is_some();
+                match args.format {
+                    Format::Text => writeln!(out, "{}", line.text())?,
+                    Format::Json => writeln!(out, "{}", serde_json::to_string(&line)?)?,
+                }
+                printed += 1;
+            }
+        }
+        out.flush()?;
+        Ok(())
+    })?;
+    Ok(if any_invalid {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,66 @@
+//! Progress bars on stderr (data goes to stdout).
+
+use std::sync::Mutex;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// A progress callback for table builds that draws one bar per table.
+pub(crate) struct TableBuildBar {
+    bar: Mutex<Option<(String, ProgressBar)>>,
+}
+
+impl TableBuildBar {
+    pub(crate) fn new() -> Self {
+        TableBuildBar {
+            bar: Mutex::new(None),
+        }
+    }
+
+    /// Reports `filled` of `total` entries of table `name`.
+    pub(crate) fn update(&self, name: &str, filled: u64, total: u64) {
+        let Ok(mut guard) = self.bar.lock() else {
+            return;
+        };
+        if guard.as_ref().is_none_or(|(n, _)| n != name) {
+            if let Some((_, old)) = guard.take() {
+                old.finish();
+            }
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "building {msg:>12} [{bar:40}] {percent:>3}% {elapsed_precise}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar.set_message(name.to_string());
+            *guard = Some((name.to_string(), bar));
+        }
+        if let Some((_, bar)) = guard.as_ref() {
+            bar.set_position(filled);
+            if filled >= total {
+                bar.finish();
+            }
+        }
+    }
+}
+
+/// Loads the two-phase tables from `dir`, building missing ones with a progress bar.
+pub(crate) fn load_tables(
+    dir: &std::path::Path,
+    build: bool,
+) -> anyhow::Result<cubefleet_tables::Tables> {
+    if build {
+        let bar = TableBuildBar::new();
+        let built = cubefleet_tables::Tables::build(
+            dir,
+            &cubefleet_tables::TWO_PHASE_TABLES,
+            false,
+            &|n, f, t| bar.update(n, f, t),
+        )?;
+        if !built.is_empty() {
+            tracing::info!(dir = %dir.display(), ?built, "built missing tables");
+        }
+    }
+    Ok(cubefleet_tables::Tables::load(dir)?)
+}

@@ -1,0 +1,199 @@
+//! The binary end to end: real tables (built once into `target/test-tables`), real processes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use cubefleet_tables::{parse_position, InputFormat, MoveSeq};
+
+fn tables_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-tables"))
+}
+
+/// Builds the tables once per test run (a no-op when they exist).
+fn cubefleet() -> Command {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let st = Command::new(env!("CARGO_BIN_EXE_cubefleet"))
+            .args(["tables", "build", "--dir"])
+            .arg(tables_dir())
+            .status()
+            .expect("runs");
+        assert!(st.success());
+    });
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
+    c.env("CUBEFLEET_TABLES", tables_dir());
+    c
+}
+
+fn run_with_stdin(mut cmd: Command, stdin: &str) -> (i32, String, String) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn tables_info_reproduces_published_distributions() {
+    let out = cubefleet()
+        .args(["tables", "info", "--json", "--dir"])
+        .arg(tables_dir())
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let tsv = include_str!("vectors/pruning-distributions.tsv");
+    for (col, name, entries) in [(1, "phase1", 140_908_410u64), (2, "phase2", 111_605_760)] {
+        let want: Vec<u64> = tsv
+            .lines()
+            .skip(1)
+            .map(|l| {
+                l.split('\t')
+                    .nth(col)
+                    .expect("column")
+                    .parse()
+                    .expect("number")
+            })
+            .collect();
+        let table = v["tables"]
+            .as_array()
+            .expect("tables")
+            .iter()
+            .find(|t| t["name"] == name)
+            .expect("table listed");
+        assert_eq!(table["entries"], entries);
+        let got: Vec<u64> = table["distribution"]
+            .as_array()
+            .expect("distribution")
+            .iter()
+            .map(|x| x.as_u64().expect("count"))
+            .collect();
+        let want: Vec<u64> = want[..got.len()].to_vec();
+        assert_eq!(got, want, "{name}");
+        assert_eq!(got.iter().sum::<u64>(), entries);
+    }
+}
+
+#[test]
+fn tables_verify_passes_and_detects_corruption() {
+    let st = cubefleet()
+        .args(["tables", "verify", "--dir"])
+        .arg(tables_dir())
+        .status()
+        .expect("runs");
+    assert!(st.success());
+    // a corrupted copy of the small table is refused
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in ["phase1.cft", "phase2.cft", "phase2_slice.cft"] {
+        std::fs::copy(tables_dir().join(f), dir.path().join(f)).expect("copy");
+    }
+    let p = dir.path().join("phase2_slice.cft");
+    let mut bytes = std::fs::read(&p).expect("read");
+    let n = bytes.len();
+    bytes[n - 7] ^= 0x5a;
+    std::fs::write(&p, bytes).expect("write");
+    let out = cubefleet()
+        .args(["tables", "verify", "--dir"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("rebuild"));
+}
+
+#[test]
+fn solve_json_mixes_invalid_lines_with_good_ones() {
+    let input = "R U R' U'\n\nR U X2\nUUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB\nUUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBU\nU R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2\n";
+    let mut cmd = cubefleet();
+    cmd.args(["solve", "--format", "json"]);
+    let (code, stdout, stderr) = run_with_stdin(cmd, input);
+    assert_eq!(
+        code, 1,
+        "an invalid line makes the exit code 1; stderr: {stderr}"
+    );
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 5);
+    let indices: Vec<u64> = lines
+        .iter()
+        .map(|l| l["index"].as_u64().expect("index"))
+        .collect();
+    assert_eq!(indices, [0, 2, 3, 4, 5]);
+    assert_eq!(lines[1]["status"], "invalid");
+    assert!(lines[1]["error"].as_str().expect("reason").contains("X2"));
+    assert_eq!(lines[2]["solution"], "");
+    assert_eq!(lines[2]["length"], 0);
+    assert_eq!(lines[3]["status"], "invalid");
+    assert!(lines[3]["error"]
+        .as_str()
+        .expect("reason")
+        .contains("appears"));
+    assert_eq!(lines[4]["length"], 20);
+    for l in [&lines[0], &lines[4]] {
+        assert_eq!(l["status"], "solved");
+        assert_eq!(l["optimal"], false);
+        let cube =
+            parse_position(l["input"].as_str().expect("input"), InputFormat::Auto).expect("valid");
+        let sol = MoveSeq::parse(l["solution"].as_str().expect("solution")).expect("notation");
+        assert!(cube.apply_moves(&sol.0).is_solved());
+        assert_eq!(l["length"].as_u64(), Some(sol.len() as u64));
+        assert!(l["millis"].as_f64().is_some());
+    }
+}
+
+#[test]
+fn solve_text_and_arguments() {
+    let out = cubefleet()
+        .args(["solve", "--max-length", "21", "R U F"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.trim();
+    assert!(line.ends_with(')'), "{line}");
+    let (moves, n) = line.rsplit_once(" (").expect("length in parentheses");
+    let sol = MoveSeq::parse(moves).expect("notation");
+    assert_eq!(
+        n.trim_end_matches(')').parse::<usize>().expect("n"),
+        sol.len()
+    );
+    let cube = parse_position("R U F", InputFormat::Moves).expect("valid");
+    assert!(cube.apply_moves(&sol.0).is_solved());
+}
+
+#[test]
+fn scramble_reaches_random_states_reproducibly() {
+    let run = || {
+        let out = cubefleet()
+            .args(["scramble", "--count", "5", "--seed", "7"])
+            .output()
+            .expect("runs");
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let a = run();
+    assert_eq!(a, run(), "same seed, same scrambles");
+    let lines: Vec<&str> = a.lines().collect();
+    assert_eq!(lines.len(), 5);
+    for l in lines {
+        let s = MoveSeq::parse(l).expect("notation");
+        assert!(s.len() <= 21 && s.len() >= 10, "{l}");
+    }
+}

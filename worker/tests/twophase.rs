@@ -1,0 +1,110 @@
+//! Two-phase solver against the real tables (built once into `target/test-tables`).
+
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use cubefleet_tables::{parse_position, CubieCube, InputFormat, MoveSeq, Tables};
+use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
+use cubefleet_worker::search::{Budget, Status};
+
+static TABLES: LazyLock<Tables> = LazyLock::new(|| {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/test-tables"
+    ));
+    Tables::load_or_build(&dir, &|_, _, _| {}).expect("tables build and load")
+});
+
+fn vectors(name: &str) -> String {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors")).join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+const SUPERFLIP: &str = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2";
+
+#[test]
+fn superflip_in_exactly_20() {
+    let cube = parse_position(SUPERFLIP, InputFormat::Auto).expect("valid");
+    let mut s = TwoPhaseSearcher::new(&TABLES);
+    let out = s.solve(
+        &cube,
+        &TwoPhaseOptions { max_length: 20 },
+        &Budget::unlimited(),
+    );
+    assert_eq!(out.status, Status::Solved);
+    let sol = out.solution.expect("solution");
+    assert_eq!(sol.len(), 20);
+    assert!(cube.apply_moves(&sol.0).is_solved());
+}
+
+#[test]
+fn solved_cube_gives_empty_solution() {
+    let mut s = TwoPhaseSearcher::new(&TABLES);
+    let out = s.solve(
+        &CubieCube::SOLVED,
+        &TwoPhaseOptions::default(),
+        &Budget::unlimited(),
+    );
+    assert_eq!(out.solution, Some(MoveSeq::default()));
+    assert_eq!(out.status, Status::Solved);
+}
+
+#[test]
+fn random_states_at_most_20_and_verified() {
+    let text = vectors("random-states-1000.txt");
+    let mut s = TwoPhaseSearcher::new(&TABLES);
+    for line in text.lines().take(200) {
+        let cube = parse_position(line, InputFormat::Auto).expect("valid vector");
+        let out = s.solve(
+            &cube,
+            &TwoPhaseOptions { max_length: 20 },
+            &Budget::unlimited(),
+        );
+        assert_eq!(out.status, Status::Solved, "{line}");
+        let sol = out.solution.expect("solved");
+        assert!(sol.len() <= 20, "{line}: {} moves", sol.len());
+        assert!(cube.apply_moves(&sol.0).is_solved(), "{line}");
+    }
+}
+
+#[test]
+fn short_scrambles_reach_a_short_target() {
+    let mut s = TwoPhaseSearcher::new(&TABLES);
+    for scramble in [
+        "R",
+        "U2",
+        "R U R' U'",
+        "F2 B2 L2 R2 U2 D2",
+        "R U F D L B",
+        "R' F2 U L D' B R2 F'",
+    ] {
+        let cube = parse_position(scramble, InputFormat::Moves).expect("valid");
+        let n = MoveSeq::parse(scramble).expect("ok").len();
+        // the target is the scramble's length: phase-1 solutions must grow until the total fits
+        let out = s.solve(
+            &cube,
+            &TwoPhaseOptions { max_length: n },
+            &Budget::unlimited(),
+        );
+        assert_eq!(out.status, Status::Solved, "{scramble}");
+        let sol = out.solution.expect("solved");
+        assert!(sol.len() <= n, "{scramble}: {sol}");
+        assert!(cube.apply_moves(&sol.0).is_solved());
+    }
+}
+
+#[test]
+fn timeout_returns_best_so_far() {
+    let cube = parse_position(SUPERFLIP, InputFormat::Auto).expect("valid");
+    let mut s = TwoPhaseSearcher::new(&TABLES);
+    // 19 moves are impossible for the superflip: the search runs until the deadline
+    let budget = Budget {
+        deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(300)),
+        cancel: None,
+    };
+    let out = s.solve(&cube, &TwoPhaseOptions { max_length: 19 }, &budget);
+    assert_eq!(out.status, Status::Timeout);
+    let sol = out.solution.expect("a best-so-far solution");
+    assert!(sol.len() >= 20);
+    assert!(cube.apply_moves(&sol.0).is_solved());
+}
