@@ -62,5 +62,9 @@ pub(crate) fn load_tables(
             tracing::info!(dir = %dir.display(), ?built, "built missing tables");
         }
     }
-    Ok(cubefleet_tables::Tables::load(dir)?)
+    let tables = cubefleet_tables::Tables::load(dir)?;
+    if std::env::var_os("CUBEFLEET_HUGEPAGES").is_some() {
+        return Ok(tables.into_private_hugepages()?);
+    }
+    Ok(tables)
 }

@@ -109,6 +109,17 @@ impl Tables {
         Ok(todo)
     }
 
+    /// Moves the pruning tables into private huge-page memory (see
+    /// [`Table::into_private_hugepages`]): faster lookups, no sharing between processes.
+    pub fn into_private_hugepages(self) -> Result<Tables, Error> {
+        Ok(Tables {
+            coords: self.coords,
+            phase1: self.phase1.into_private_hugepages()?,
+            phase2: self.phase2.into_private_hugepages()?,
+            phase2_slice: self.phase2_slice.into_private_hugepages()?,
+        })
+    }
+
     /// Loads the tables in `dir`, building missing ones first.
     pub fn load_or_build(dir: &Path, progress: ProgressFn<'_>) -> Result<Tables, Error> {
         Self::build(dir, &TWO_PHASE_TABLES, false, progress)?;

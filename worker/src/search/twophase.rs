@@ -11,17 +11,18 @@
 //! the UD, RL and FB axes (conjugated by `S_URF3`), all at phase-1 depth `d` before any at `d+1`.
 //! A solution found for a direction is mapped back to the original position and verified.
 
-use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_UD_EDGES};
+use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_TWIST, N_UD_EDGES};
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::movetable::{is_phase2_move, PHASE2_MOVES};
 use cubefleet_tables::symmetry::SYMMETRIES;
-use cubefleet_tables::{CubieCube, Move, MoveSeq, Tables};
+use cubefleet_tables::{CoordTables, CubieCube, Move, MoveSeq, Tables};
 
 use super::{Budget, Outcome, Status};
 
-/// Longest phase-2 part tried (exclusive bound 11, as in Kociemba's solver): longer phase-2
-/// searches cost more than trying the next phase-1 solution.
-const PHASE2_LIMIT: usize = 11;
+/// Longest phase-2 part tried, exclusive. Kociemba's solver uses 11; measured here over the
+/// 1000 random states (BENCHMARKS.md), 16 finds the first solution 5x sooner and reaches 21 and
+/// 20 moves faster too, because long phase-1 searches cost more than long phase-2 ones.
+const PHASE2_LIMIT: usize = 16;
 /// Longest phase-1 part ever needed (the phase-1 table's maximum depth is 12).
 const MAX_PHASE1: usize = 20;
 /// Longest solution representable (phase 1 + phase 2).
@@ -116,6 +117,7 @@ impl<'t> TwoPhaseSearcher<'t> {
         }
         let syms = &*SYMMETRIES;
         let inverse = cube.inverse();
+        let mut cubes = [CubieCube::SOLVED; 6];
         for d in 0..6 {
             let base = if d < 3 { cube } else { &inverse };
             let c = syms.conjugate(base, 16 * (d % 3));
@@ -196,13 +198,10 @@ impl<'t> TwoPhaseSearcher<'t> {
         }
     }
 
-    /// Phase-1 depth of a position from its raw coordinates (slice_sorted: the slice is /24).
+    /// Phase-1 depth of a position from its raw coordinates.
     #[inline]
     fn prune1(&self, twist: usize, flip: usize, slice_sorted: usize) -> u8 {
-        let c = &self.tables.coords;
-        let sc = c.flipslice.sym[slice_sorted / N_PERM_4 * N_FLIP + flip];
-        let t = c.twist_conj[16 * twist + sc.sym()] as usize;
-        self.tables.phase1.payload()[2187 * sc.class() + t]
+        self.tables.phase1.payload()[phase1_index(&self.tables.coords, twist, flip, slice_sorted)]
     }
 
     /// Phase-2 lower bound from corners, UD edges and slice order.
@@ -242,11 +241,16 @@ impl<'t> TwoPhaseSearcher<'t> {
             return;
         }
         let c = &self.tables.coords;
+        let phase1 = self.tables.phase1.payload();
         let last = if n > 0 {
             self.path1[n - 1] as usize
         } else {
             NO_MOVE
         };
+        // first compute every child's table index and prefetch it, so the (mostly cache-missing)
+        // lookups overlap instead of waiting on each other
+        let mut children = [Child::default(); N_MOVE];
+        let mut count = 0;
         for m in 0..N_MOVE {
             if last != NO_MOVE && skip_after(last, m) {
                 continue;
@@ -255,16 +259,36 @@ impl<'t> TwoPhaseSearcher<'t> {
             if dist == 0 && togo < 5 && is_phase2_move(m) {
                 continue;
             }
-            let t1 = c.twist_move[N_MOVE * twist + m] as usize;
-            let f1 = c.flip_move[N_MOVE * flip + m] as usize;
-            let s1 = c.slice_sorted_move[N_MOVE * slice_sorted + m] as usize;
-            let dist1 = self.prune1(t1, f1, s1) as usize;
+            let t1 = c.twist_move[N_MOVE * twist + m];
+            let f1 = c.flip_move[N_MOVE * flip + m];
+            let s1 = c.slice_sorted_move[N_MOVE * slice_sorted + m];
+            let index = phase1_index(c, t1 as usize, f1 as usize, s1 as usize);
+            prefetch(phase1, index);
+            children[count] = Child {
+                m: m as u8,
+                twist: t1,
+                flip: f1,
+                slice_sorted: s1,
+                index: index as u32,
+            };
+            count += 1;
+        }
+        for ch in &children[..count] {
+            let dist1 = phase1[ch.index as usize] as usize;
             if dist1 >= togo {
                 continue;
             }
-            self.path1[n] = m as u8;
+            self.path1[n] = ch.m;
             self.tick();
-            self.phase1(d, t1, f1, s1, dist1, n + 1, togo - 1);
+            self.phase1(
+                d,
+                ch.twist as usize,
+                ch.flip as usize,
+                ch.slice_sorted as usize,
+                dist1,
+                n + 1,
+                togo - 1,
+            );
             if self.stop {
                 return;
             }
@@ -349,6 +373,42 @@ impl<'t> TwoPhaseSearcher<'t> {
         }
         false
     }
+}
+
+/// A phase-1 child: the move, its raw coordinates and its phase-1 table index.
+#[derive(Clone, Copy, Default)]
+struct Child {
+    m: u8,
+    twist: u16,
+    flip: u16,
+    slice_sorted: u16,
+    index: u32,
+}
+
+/// Index in the phase-1 table of a position given by raw coordinates: its FlipUDSlice class and
+/// its twist conjugated by the class's symmetry.
+#[inline]
+fn phase1_index(c: &CoordTables, twist: usize, flip: usize, slice_sorted: usize) -> usize {
+    let sc = c.flipslice.sym[slice_sorted / N_PERM_4 * N_FLIP + flip];
+    let t = c.twist_conj[16 * twist + sc.sym()] as usize;
+    N_TWIST * sc.class() + t
+}
+
+/// Hints the CPU to load `table[index]` into cache.
+#[inline(always)]
+fn prefetch(table: &[u8], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(p) = table.get(index) {
+        // SAFETY: prefetching is only a hint and never faults; `p` points into `table`, and SSE
+        // is part of the x86_64 baseline.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                (p as *const u8).cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (table, index);
 }
 
 /// Move pruning: never the same face twice in a row, and of two opposite faces only the order
