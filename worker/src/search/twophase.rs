@@ -135,6 +135,11 @@ impl<'t> TwoPhaseSearcher<'t> {
                 dir.flip as usize,
                 dir.slice_sorted as usize,
             );
+            // a symmetric position gives the same search in several directions: do it once
+            if cubes[..d].contains(&c) {
+                dir.depth = u8::MAX;
+            }
+            cubes[d] = c;
             self.dirs[d] = dir;
         }
         'deepening: for depth1 in 0..MAX_PHASE1 {
