@@ -62,7 +62,9 @@ pub(crate) fn load_tables(
             tracing::info!(dir = %dir.display(), ?built, "built missing tables");
         }
     }
+    let start = std::time::Instant::now();
     let tables = cubefleet_tables::Tables::load(dir)?;
+    tracing::debug!(elapsed = ?start.elapsed(), "tables loaded and verified");
     if std::env::var_os("CUBEFLEET_HUGEPAGES").is_some() {
         return Ok(tables.into_private_hugepages()?);
     }

@@ -72,8 +72,9 @@ impl Tables {
         let phase1 = Table::open(dir, TableKind::Phase1)?;
         let phase2 = Table::open(dir, TableKind::Phase2)?;
         let phase2_slice = Table::open(dir, TableKind::Phase2Slice)?;
+        let coords = CoordTables::compute();
         Ok(Tables {
-            coords: CoordTables::compute(),
+            coords,
             phase1,
             phase2,
             phase2_slice,

@@ -178,27 +178,73 @@ impl CoordTables {
     pub fn compute() -> CoordTables {
         let all = |_| true;
         let ud_edges = |c: &CubieCube| c.ud_edges().expect("phase-2 moves keep the slice");
-        let twist_move = move_table(N_TWIST, all, CubieCube::set_twist, CubieCube::twist);
-        let flip_move = move_table(N_FLIP, all, CubieCube::set_flip, CubieCube::flip);
-        let slice_sorted_move = move_table(
-            N_SLICE_SORTED,
-            all,
-            CubieCube::set_slice_sorted,
-            CubieCube::slice_sorted,
-        );
-        let u_edges_move = move_table(N_U_EDGES, all, CubieCube::set_u_edges, CubieCube::u_edges);
-        let d_edges_move = move_table(N_U_EDGES, all, CubieCube::set_d_edges, CubieCube::d_edges);
-        let corners_move = move_table(N_CORNERS, all, CubieCube::set_corners, CubieCube::corners);
-        let ud_edges_move = move_table(
-            N_UD_EDGES,
-            is_phase2_move,
-            CubieCube::set_ud_edges,
-            ud_edges,
-        );
-        let twist_conj = conj_table(N_TWIST, CubieCube::set_twist, CubieCube::twist);
-        let ud_edges_conj = conj_table(N_UD_EDGES, CubieCube::set_ud_edges, ud_edges);
+        // the independent tables are computed on all cores
+        let (
+            (twist_move, flip_move, slice_sorted_move, twist_conj),
+            (u_edges_move, d_edges_move),
+            (corners_move, ud_edges_move),
+            ud_edges_conj,
+            flipslice_raw,
+            (corners_sym, slice_sorted_sym),
+        ) = std::thread::scope(|s| {
+            let small = s.spawn(|| {
+                (
+                    move_table(N_TWIST, all, CubieCube::set_twist, CubieCube::twist),
+                    move_table(N_FLIP, all, CubieCube::set_flip, CubieCube::flip),
+                    move_table(
+                        N_SLICE_SORTED,
+                        all,
+                        CubieCube::set_slice_sorted,
+                        CubieCube::slice_sorted,
+                    ),
+                    conj_table(N_TWIST, CubieCube::set_twist, CubieCube::twist),
+                )
+            });
+            let ud = s.spawn(|| {
+                (
+                    move_table(N_U_EDGES, all, CubieCube::set_u_edges, CubieCube::u_edges),
+                    move_table(N_U_EDGES, all, CubieCube::set_d_edges, CubieCube::d_edges),
+                )
+            });
+            let perms = s.spawn(|| {
+                (
+                    move_table(N_CORNERS, all, CubieCube::set_corners, CubieCube::corners),
+                    move_table(
+                        N_UD_EDGES,
+                        is_phase2_move,
+                        CubieCube::set_ud_edges,
+                        ud_edges,
+                    ),
+                )
+            });
+            let ud_conj = s.spawn(|| conj_table(N_UD_EDGES, CubieCube::set_ud_edges, ud_edges));
+            let flipslice = s.spawn(|| {
+                SymReduction::compute(N_FLIPSLICE, conj_of(set_flipslice, get_flipslice))
+            });
+            let syms = s.spawn(|| {
+                (
+                    SymReduction::compute(
+                        N_CORNERS,
+                        conj_of(CubieCube::set_corners, CubieCube::corners),
+                    ),
+                    SymReduction::compute(
+                        N_SLICE_SORTED,
+                        conj_of(CubieCube::set_slice_sorted, CubieCube::slice_sorted),
+                    ),
+                )
+            });
+            let join = "table computation does not panic";
+            (
+                small.join().expect(join),
+                ud.join().expect(join),
+                perms.join().expect(join),
+                ud_conj.join().expect(join),
+                flipslice.join().expect(join),
+                syms.join().expect(join),
+            )
+        });
 
-        let flipslice = SymReduction::compute(N_FLIPSLICE, conj_of(set_flipslice, get_flipslice));
+        let flipslice = flipslice_raw;
         let mut flipslice_class_move = Vec::with_capacity(flipslice.classes() * N_MOVE);
         for &rep in &flipslice.rep {
             let (slice, flip) = (rep as usize / N_FLIP, rep as usize % N_FLIP);
@@ -209,10 +255,6 @@ impl CoordTables {
             }
         }
 
-        let corners_sym = SymReduction::compute(
-            N_CORNERS,
-            conj_of(CubieCube::set_corners, CubieCube::corners),
-        );
         let mut corners_class_move = Vec::with_capacity(corners_sym.classes() * N_MOVE);
         for &rep in &corners_sym.rep {
             for m in 0..N_MOVE {
@@ -220,11 +262,6 @@ impl CoordTables {
                 corners_class_move.push(corners_sym.sym[c1]);
             }
         }
-
-        let slice_sorted_sym = SymReduction::compute(
-            N_SLICE_SORTED,
-            conj_of(CubieCube::set_slice_sorted, CubieCube::slice_sorted),
-        );
 
         let mut ud_edges_from_ud = vec![u16::MAX; N_U_EDGES * N_PERM_4];
         let mut c = CubieCube::SOLVED;

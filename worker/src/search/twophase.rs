@@ -267,16 +267,25 @@ impl<'t> TwoPhaseSearcher<'t> {
             let t1 = c.twist_move[N_MOVE * twist + m];
             let f1 = c.flip_move[N_MOVE * flip + m];
             let s1 = c.slice_sorted_move[N_MOVE * slice_sorted + m];
-            let index = phase1_index(c, t1 as usize, f1 as usize, s1 as usize);
-            prefetch(phase1, index);
+            // stage 1: the FlipUDSlice sym-coordinate (a 4 MB table)
+            let raw = s1 as usize / N_PERM_4 * N_FLIP + f1 as usize;
+            prefetch(&c.flipslice.sym, raw);
             children[count] = Child {
                 m: m as u8,
                 twist: t1,
                 flip: f1,
                 slice_sorted: s1,
-                index: index as u32,
+                index: raw as u32,
             };
             count += 1;
+        }
+        // stage 2: the phase-1 entry (a 141 MB table)
+        for ch in &mut children[..count] {
+            let sc = c.flipslice.sym[ch.index as usize];
+            let t = c.twist_conj[16 * ch.twist as usize + sc.sym()] as usize;
+            let index = N_TWIST * sc.class() + t;
+            prefetch(phase1, index);
+            ch.index = index as u32;
         }
         for ch in &children[..count] {
             let dist1 = phase1[ch.index as usize] as usize;
@@ -380,7 +389,8 @@ impl<'t> TwoPhaseSearcher<'t> {
     }
 }
 
-/// A phase-1 child: the move, its raw coordinates and its phase-1 table index.
+/// A phase-1 child: the move, its raw coordinates and its phase-1 table index (first its raw
+/// FlipUDSlice coordinate, while the lookup is staged).
 #[derive(Clone, Copy, Default)]
 struct Child {
     m: u8,
@@ -401,14 +411,14 @@ fn phase1_index(c: &CoordTables, twist: usize, flip: usize, slice_sorted: usize)
 
 /// Hints the CPU to load `table[index]` into cache.
 #[inline(always)]
-fn prefetch(table: &[u8], index: usize) {
+fn prefetch<T>(table: &[T], index: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(p) = table.get(index) {
         // SAFETY: prefetching is only a hint and never faults; `p` points into `table`, and SSE
         // is part of the x86_64 baseline.
         unsafe {
             std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                (p as *const u8).cast::<i8>(),
+                (p as *const T).cast::<i8>(),
             )
         };
     }
