@@ -48,12 +48,16 @@ pub enum TableKind {
     Phase2Slice = 3,
     /// Optimal solver: UDSliceSorted class x flip x twist, 3,529,433,088 entries.
     Huge = 4,
+    /// Phase 1, per entry of the phase-1 table: how each of the 18 moves changes the depth
+    /// (2 bits per move, 5 bytes per entry).
+    Phase1Moves = 5,
 }
 
 impl TableKind {
     /// Every kind, in build order.
-    pub const ALL: [TableKind; 4] = [
+    pub const ALL: [TableKind; 5] = [
         TableKind::Phase1,
+        TableKind::Phase1Moves,
         TableKind::Phase2,
         TableKind::Phase2Slice,
         TableKind::Huge,
@@ -66,6 +70,7 @@ impl TableKind {
             TableKind::Phase2 => "phase2",
             TableKind::Phase2Slice => "phase2_slice",
             TableKind::Huge => "huge",
+            TableKind::Phase1Moves => "phase1_moves",
         }
     }
 

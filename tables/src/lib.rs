@@ -56,6 +56,8 @@ pub struct Tables {
     pub coords: CoordTables,
     /// Phase 1 pruning: depth of `2187 * flipslice_class + twist`.
     pub phase1: Table,
+    /// Phase 1: for the same index, how each move changes the depth ([`prune::Phase1Moves`]).
+    pub phase1_moves: Table,
     /// Phase 2 pruning: depth of `40320 * corner_class + ud_edges`.
     pub phase2: Table,
     /// Phase 2 pruning: depth of `24 * corners + slice_sorted`.
@@ -63,19 +65,25 @@ pub struct Tables {
 }
 
 /// The two-phase tables, in build order.
-pub const TWO_PHASE_TABLES: [TableKind; 3] =
-    [TableKind::Phase1, TableKind::Phase2, TableKind::Phase2Slice];
+pub const TWO_PHASE_TABLES: [TableKind; 4] = [
+    TableKind::Phase1,
+    TableKind::Phase1Moves,
+    TableKind::Phase2,
+    TableKind::Phase2Slice,
+];
 
 impl Tables {
     /// Maps the tables in `dir`, checking every header and checksum.
     pub fn load(dir: &Path) -> Result<Tables, Error> {
         let phase1 = Table::open(dir, TableKind::Phase1)?;
+        let phase1_moves = Table::open(dir, TableKind::Phase1Moves)?;
         let phase2 = Table::open(dir, TableKind::Phase2)?;
         let phase2_slice = Table::open(dir, TableKind::Phase2Slice)?;
         let coords = CoordTables::compute();
         Ok(Tables {
             coords,
             phase1,
+            phase1_moves,
             phase2,
             phase2_slice,
         })
@@ -103,9 +111,18 @@ impl Tables {
                 TableKind::Phase1 => prune::build_phase1(&coords, progress),
                 TableKind::Phase2 => prune::build_phase2(&coords, progress),
                 TableKind::Phase2Slice => prune::build_phase2_slice(&coords, progress),
+                TableKind::Phase1Moves => {
+                    // derived from the phase-1 depths, which are built first
+                    let phase1 = Table::open(dir, TableKind::Phase1)?;
+                    prune::build_phase1_moves(&coords, phase1.payload(), progress)
+                }
                 TableKind::Huge => return Err(Error::HugeUnavailable),
             };
-            Table::in_memory(kind, bytes.len() as u64, 8, bytes).write_to(dir)?;
+            let (entries, bits) = match kind {
+                TableKind::Phase1Moves => (prune::N_PHASE1 as u64, 40),
+                _ => (bytes.len() as u64, 8),
+            };
+            Table::in_memory(kind, entries, bits, bytes).write_to(dir)?;
         }
         Ok(todo)
     }
@@ -116,6 +133,7 @@ impl Tables {
         Ok(Tables {
             coords: self.coords,
             phase1: self.phase1.into_private_hugepages()?,
+            phase1_moves: self.phase1_moves.into_private_hugepages()?,
             phase2: self.phase2.into_private_hugepages()?,
             phase2_slice: self.phase2_slice.into_private_hugepages()?,
         })

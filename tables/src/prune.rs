@@ -29,6 +29,74 @@ pub const N_PHASE2: usize = 2768 * N_UD_EDGES;
 /// Entries of the phase-2 corner x slice table: 40320 corner permutations x 24 slice orders.
 pub const N_PHASE2_SLICE: usize = N_CORNERS * N_PERM_4;
 
+/// Reads the phase-1 move-delta table: for entry `i` of the phase-1 table, 2 bits per move
+/// `m` (bits `2m..2m+2` of a 40-bit little-endian word at byte `5 i`): 0 when the move lowers the
+/// depth by one, 1 when it keeps it, 2 when it raises it. A search that knows a node's depth
+/// learns every child's depth from this one entry instead of 18 lookups.
+pub struct Phase1Moves;
+
+impl Phase1Moves {
+    /// Bytes per entry.
+    pub const ENTRY_BYTES: usize = 5;
+    /// Padding after the last entry so every entry can be read as a `u64`.
+    pub const PADDING: usize = 3;
+
+    /// The 36 delta bits of entry `i` (a move's delta is `(word >> 2m) & 3`).
+    #[inline]
+    pub fn entry(payload: &[u8], i: usize) -> u64 {
+        let at = Self::ENTRY_BYTES * i;
+        let bytes: [u8; 8] = payload[at..at + 8].try_into().expect("8 bytes in bounds");
+        u64::from_le_bytes(bytes) & ((1u64 << 36) - 1)
+    }
+}
+
+/// Builds the phase-1 move-delta table from the finished phase-1 depths.
+pub fn build_phase1_moves(t: &CoordTables, depths: &[u8], progress: ProgressFn<'_>) -> Vec<u8> {
+    let space = Phase1Space(t);
+    let classes = space.classes();
+    let row = N_TWIST;
+    let mut out = vec![0u8; N_PHASE1 * Phase1Moves::ENTRY_BYTES + Phase1Moves::PADDING];
+    let done = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = classes.div_ceil(threads);
+    std::thread::scope(|s| {
+        let mut rest: &mut [u8] = &mut out[..N_PHASE1 * Phase1Moves::ENTRY_BYTES];
+        for first in (0..classes).step_by(per) {
+            let last = (first + per).min(classes);
+            let (mine, tail) = rest.split_at_mut((last - first) * row * Phase1Moves::ENTRY_BYTES);
+            rest = tail;
+            let (space, done) = (&space, &done);
+            s.spawn(move || {
+                let mut words = vec![0u64; row];
+                for c in first..last {
+                    words.iter_mut().for_each(|w| *w = 0);
+                    let base = c * row;
+                    for m in 0..N_MOVE {
+                        let sc = space.class_move(c, m);
+                        let base1 = sc.class() * row;
+                        for (x, w) in words.iter_mut().enumerate() {
+                            let d = depths[base + x] as i32;
+                            let d1 = depths[base1 + space.row_move(x, m, sc.sym())] as i32;
+                            *w |= ((d1 - d + 1) as u64) << (2 * m);
+                        }
+                    }
+                    let at = (c - first) * row * Phase1Moves::ENTRY_BYTES;
+                    for (x, w) in words.iter().enumerate() {
+                        let o = at + x * Phase1Moves::ENTRY_BYTES;
+                        mine[o..o + Phase1Moves::ENTRY_BYTES]
+                            .copy_from_slice(&w.to_le_bytes()[..Phase1Moves::ENTRY_BYTES]);
+                    }
+                    let n = done.fetch_add(1, Relaxed) + 1;
+                    if n % 4096 == 0 || n == classes {
+                        progress("phase1_moves", (n * row) as u64, N_PHASE1 as u64);
+                    }
+                }
+            });
+        }
+    });
+    out
+}
+
 /// Progress of a build: which table, and entries filled so far out of all.
 pub type ProgressFn<'a> = &'a (dyn Fn(&str, u64, u64) + Sync);
 
@@ -263,6 +331,16 @@ pub fn build_phase2_slice(t: &CoordTables, progress: ProgressFn<'_>) -> Vec<u8> 
 pub fn table_distribution(header: &crate::file::Header, payload: &[u8]) -> Vec<u64> {
     match header.bits {
         8 => distribution(payload),
+        // move deltas: entries per count of depth-lowering moves
+        40 => {
+            let mut counts = vec![0u64; N_MOVE + 1];
+            for i in 0..header.entries as usize {
+                let w = Phase1Moves::entry(payload, i);
+                let down = (0..N_MOVE).filter(|m| (w >> (2 * m)) & 3 == 0).count();
+                counts[down] += 1;
+            }
+            counts
+        }
         _ => Vec::new(),
     }
 }

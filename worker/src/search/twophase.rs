@@ -14,6 +14,7 @@
 use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_TWIST, N_UD_EDGES};
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::movetable::{is_phase2_move, PHASE2_MOVES};
+use cubefleet_tables::prune::Phase1Moves;
 use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{CoordTables, CubieCube, Move, MoveSeq, Tables};
 
@@ -76,6 +77,9 @@ pub struct TwoPhaseSearcher<'t> {
     nodes: u64,
     /// Set when the search must unwind: target reached or budget spent.
     stop: bool,
+    /// `move_conj[s][m]`: the move `S_s m S_s^-1` for the 16 symmetries of phase 1, as small
+    /// integers (indexes the 2-bit fields of a move-delta entry).
+    move_conj: [[u8; N_MOVE]; 16],
     /// The budget of the current search (cloned in at the start: an `Arc` and an `Instant`).
     budget: Budget,
 }
@@ -95,6 +99,9 @@ impl<'t> TwoPhaseSearcher<'t> {
             nodes: 0,
             stop: false,
             budget: Budget::unlimited(),
+            move_conj: std::array::from_fn(|s| {
+                std::array::from_fn(|m| SYMMETRIES.move_conj[s][m].index() as u8)
+            }),
         }
     }
 
@@ -151,15 +158,21 @@ impl<'t> TwoPhaseSearcher<'t> {
                 if (dir.depth as usize) > depth1 {
                     continue;
                 }
-                self.phase1(
-                    d,
+                let (index, sym) = phase1_index(
+                    &self.tables.coords,
                     dir.twist as usize,
                     dir.flip as usize,
                     dir.slice_sorted as usize,
-                    dir.depth as usize,
-                    0,
-                    depth1,
                 );
+                let root = Node {
+                    twist: dir.twist,
+                    flip: dir.flip,
+                    slice_sorted: dir.slice_sorted,
+                    dist: dir.depth,
+                    index: index as u32,
+                    sym: sym as u8,
+                };
+                self.phase1(d, root, 0, depth1);
                 if self.stop {
                     break 'deepening;
                 }
@@ -206,7 +219,7 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// Phase-1 depth of a position from its raw coordinates.
     #[inline]
     fn prune1(&self, twist: usize, flip: usize, slice_sorted: usize) -> u8 {
-        self.tables.phase1.payload()[phase1_index(&self.tables.coords, twist, flip, slice_sorted)]
+        self.tables.phase1.payload()[phase1_index(&self.tables.coords, twist, flip, slice_sorted).0]
     }
 
     /// Phase-2 lower bound from corners, UD edges and slice order.
@@ -229,34 +242,28 @@ impl<'t> TwoPhaseSearcher<'t> {
         }
     }
 
-    /// IDA* in phase 1: `togo` moves left to reach G1 from a position at phase-1 depth `dist`.
-    #[allow(clippy::too_many_arguments)]
-    fn phase1(
-        &mut self,
-        d: usize,
-        twist: usize,
-        flip: usize,
-        slice_sorted: usize,
-        dist: usize,
-        n: usize,
-        togo: usize,
-    ) {
+    /// IDA* in phase 1: `togo` moves left to reach G1 from `node`, whose path so far has `n`
+    /// moves. A node's entry in the move-delta table gives every child's depth, so only the
+    /// children that survive pruning are looked up (and prefetched before any is expanded).
+    fn phase1(&mut self, d: usize, node: Node, n: usize, togo: usize) {
         if togo == 0 {
-            self.enter_phase2(d, slice_sorted, n);
+            self.enter_phase2(d, node.slice_sorted as usize, n);
             return;
         }
         let c = &self.tables.coords;
-        let phase1 = self.tables.phase1.payload();
+        let moves_table = self.tables.phase1_moves.payload();
+        let deltas = Phase1Moves::entry(moves_table, node.index as usize);
+        let conj = &self.move_conj[node.sym as usize];
+        let dist = node.dist as usize;
         let last = if n > 0 {
             self.path1[n - 1] as usize
         } else {
             NO_MOVE
         };
-        // first compute every child's table index and prefetch it, so the (mostly cache-missing)
-        // lookups overlap instead of waiting on each other
-        let mut children = [Child::default(); N_MOVE];
+        let mut children = [Node::default(); N_MOVE];
+        let mut moves = [0u8; N_MOVE];
         let mut count = 0;
-        for m in 0..N_MOVE {
+        for (m, &cm) in conj.iter().enumerate() {
             if last != NO_MOVE && skip_after(last, m) {
                 continue;
             }
@@ -264,45 +271,41 @@ impl<'t> TwoPhaseSearcher<'t> {
             if dist == 0 && togo < 5 && is_phase2_move(m) {
                 continue;
             }
-            let t1 = c.twist_move[N_MOVE * twist + m];
-            let f1 = c.flip_move[N_MOVE * flip + m];
-            let s1 = c.slice_sorted_move[N_MOVE * slice_sorted + m];
-            // stage 1: the FlipUDSlice sym-coordinate (a 4 MB table)
+            // child depth = dist - 1 + delta, and it must be below togo - 1 + 1
+            let delta = ((deltas >> (2 * cm)) & 3) as usize;
+            if dist + delta > togo {
+                continue;
+            }
+            let t1 = c.twist_move[N_MOVE * node.twist as usize + m];
+            let f1 = c.flip_move[N_MOVE * node.flip as usize + m];
+            let s1 = c.slice_sorted_move[N_MOVE * node.slice_sorted as usize + m];
             let raw = s1 as usize / N_PERM_4 * N_FLIP + f1 as usize;
             prefetch(&c.flipslice.sym, raw);
-            children[count] = Child {
-                m: m as u8,
+            children[count] = Node {
                 twist: t1,
                 flip: f1,
                 slice_sorted: s1,
+                dist: (dist + delta - 1) as u8,
                 index: raw as u32,
+                sym: 0,
             };
+            moves[count] = m as u8;
             count += 1;
         }
-        // stage 2: the phase-1 entry (a 141 MB table)
-        for ch in &mut children[..count] {
-            let sc = c.flipslice.sym[ch.index as usize];
-            let t = c.twist_conj[16 * ch.twist as usize + sc.sym()] as usize;
-            let index = N_TWIST * sc.class() + t;
-            prefetch(phase1, index);
-            ch.index = index as u32;
-        }
-        for ch in &children[..count] {
-            let dist1 = phase1[ch.index as usize] as usize;
-            if dist1 >= togo {
-                continue;
+        if togo > 1 {
+            // the children will read their own entries: fetch them all first
+            for ch in &mut children[..count] {
+                let sc = c.flipslice.sym[ch.index as usize];
+                let t = c.twist_conj[16 * ch.twist as usize + sc.sym()] as usize;
+                ch.index = (N_TWIST * sc.class() + t) as u32;
+                ch.sym = sc.sym() as u8;
+                prefetch(moves_table, Phase1Moves::ENTRY_BYTES * ch.index as usize);
             }
-            self.path1[n] = ch.m;
+        }
+        for i in 0..count {
+            self.path1[n] = moves[i];
             self.tick();
-            self.phase1(
-                d,
-                ch.twist as usize,
-                ch.flip as usize,
-                ch.slice_sorted as usize,
-                dist1,
-                n + 1,
-                togo - 1,
-            );
+            self.phase1(d, children[i], n + 1, togo - 1);
             if self.stop {
                 return;
             }
@@ -369,19 +372,44 @@ impl<'t> TwoPhaseSearcher<'t> {
             return corners == 0 && ud == 0 && slice == 0;
         }
         let c = &self.tables.coords;
+        let (phase2, phase2_slice) = (
+            self.tables.phase2.payload(),
+            self.tables.phase2_slice.payload(),
+        );
+        // (move, corners, ud_edges, slice, phase-2 table index) of the children that pass the
+        // cheap corner x slice bound; their big-table entries are prefetched together
+        let mut children = [(0u8, 0u16, 0u16, 0u8, 0u32); 10];
+        let mut count = 0;
         for &m in &PHASE2_MOVES {
             if last != NO_MOVE && skip_after(last, m) {
                 continue;
             }
             let c1 = c.corners_move[N_MOVE * corners + m] as usize;
-            let e1 = c.ud_edges_move[N_MOVE * ud + m] as usize;
             let s1 = c.slice_sorted_move[N_MOVE * slice + m] as usize;
-            if self.prune2(c1, e1, s1) >= togo {
+            if phase2_slice[N_PERM_4 * c1 + s1] as usize >= togo {
                 continue;
             }
-            self.path2[n] = m as u8;
+            let e1 = c.ud_edges_move[N_MOVE * ud + m] as usize;
+            let sc = c.corners_sym.sym[c1];
+            let index = N_UD_EDGES * sc.class() + c.ud_edges_conj[16 * e1 + sc.sym()] as usize;
+            prefetch(phase2, index);
+            children[count] = (m as u8, c1 as u16, e1 as u16, s1 as u8, index as u32);
+            count += 1;
+        }
+        for &(m, c1, e1, s1, index) in &children[..count] {
+            if phase2[index as usize] as usize >= togo {
+                continue;
+            }
+            self.path2[n] = m;
             self.tick();
-            if self.phase2(c1, e1, s1, m, n + 1, togo - 1) {
+            if self.phase2(
+                c1 as usize,
+                e1 as usize,
+                s1 as usize,
+                m as usize,
+                n + 1,
+                togo - 1,
+            ) {
                 return true;
             }
         }
@@ -389,24 +417,27 @@ impl<'t> TwoPhaseSearcher<'t> {
     }
 }
 
-/// A phase-1 child: the move, its raw coordinates and its phase-1 table index (first its raw
-/// FlipUDSlice coordinate, while the lookup is staged).
+/// A phase-1 search node: raw coordinates, depth, and where it sits in the phase-1 tables.
 #[derive(Clone, Copy, Default)]
-struct Child {
-    m: u8,
+struct Node {
     twist: u16,
     flip: u16,
     slice_sorted: u16,
+    /// Exact phase-1 depth.
+    dist: u8,
+    /// Index in the phase-1 tables (`2187 * class + conjugated twist`).
     index: u32,
+    /// The symmetry that takes this position to its class representative (`< 16`).
+    sym: u8,
 }
 
-/// Index in the phase-1 table of a position given by raw coordinates: its FlipUDSlice class and
-/// its twist conjugated by the class's symmetry.
+/// Index in the phase-1 tables of a position given by raw coordinates (its FlipUDSlice class
+/// and its twist conjugated by the class's symmetry), and that symmetry.
 #[inline]
-fn phase1_index(c: &CoordTables, twist: usize, flip: usize, slice_sorted: usize) -> usize {
+fn phase1_index(c: &CoordTables, twist: usize, flip: usize, slice_sorted: usize) -> (usize, usize) {
     let sc = c.flipslice.sym[slice_sorted / N_PERM_4 * N_FLIP + flip];
     let t = c.twist_conj[16 * twist + sc.sym()] as usize;
-    N_TWIST * sc.class() + t
+    (N_TWIST * sc.class() + t, sc.sym())
 }
 
 /// Hints the CPU to load `table[index]` into cache.
