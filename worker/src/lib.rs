@@ -2,5 +2,7 @@
 //!
 //! - [`search`]: single-threaded searches over the shared tables: [`search::twophase`]
 //!   (near-optimal, to a target length), [`search::optimal`] (proven shortest, and depth-limited
-//!   in HTM or QTM).
+//!   in HTM or QTM), and [`search::Solver`], which runs whichever a job's [`search::Mode`] asks for;
+//! - [`pool`]: search threads that take jobs and hand back results, cancellable, with progress.
+pub mod pool;
 pub mod search;

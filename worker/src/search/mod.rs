@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use cubefleet_tables::MoveSeq;
+use cubefleet_tables::{CubieCube, MoveSeq, Tables};
 
 pub mod optimal;
 pub mod twophase;
@@ -79,5 +79,66 @@ impl Budget {
         self.cancel
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+}
+
+/// What a running search has established so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// No solution shorter than this exists.
+    pub lower_bound: u32,
+    /// Nodes searched so far.
+    pub nodes: u64,
+}
+
+/// What to search for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Two-phase: the first solution with at most `max_length` moves.
+    TwoPhase {
+        /// Target length in moves (HTM).
+        max_length: u32,
+    },
+}
+
+impl Default for Mode {
+    fn default() -> Self {
+        Mode::TwoPhase { max_length: 20 }
+    }
+}
+
+/// One searcher of every kind, reused across jobs by one thread.
+pub struct Solver<'t> {
+    twophase: twophase::TwoPhaseSearcher<'t>,
+}
+
+impl<'t> Solver<'t> {
+    /// Searchers over `tables`.
+    pub fn new(tables: &'t Tables) -> Self {
+        Solver {
+            twophase: twophase::TwoPhaseSearcher::new(tables),
+        }
+    }
+
+    /// Runs the search `mode` asks for. `start_lower_bound` resumes an optimal search (lengths
+    /// below it are known to have no solution); `progress` hears of each proven bound.
+    pub fn solve(
+        &mut self,
+        cube: &CubieCube,
+        mode: &Mode,
+        start_lower_bound: u32,
+        budget: &Budget,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Outcome {
+        let _ = (start_lower_bound, &progress);
+        match *mode {
+            Mode::TwoPhase { max_length } => self.twophase.solve(
+                cube,
+                &twophase::TwoPhaseOptions {
+                    max_length: max_length as usize,
+                },
+                budget,
+            ),
+        }
     }
 }

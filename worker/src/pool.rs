@@ -1,0 +1,181 @@
+//! Search threads: jobs go in, results come out. Each thread owns its searchers (reused from job
+//! to job) and runs one search at a time; a job can be cancelled while it runs, and its progress
+//! (the lower bound an optimal search has proven, nodes searched) can be read at any time.
+//!
+//! The pool knows nothing of the network: the worker runtime feeds it leased jobs and forwards
+//! what comes out; `cubefleet solve` could use it the same way.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use cubefleet_tables::{CubieCube, Tables};
+
+use crate::search::{Budget, Mode, Outcome, Progress, Solver};
+
+/// A job for the pool.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// The caller's id for the job (unique among jobs in the pool at one time).
+    pub id: u64,
+    /// The position, already validated.
+    pub cube: CubieCube,
+    /// What to search for.
+    pub mode: Mode,
+    /// Lengths below this are known to have no solution (resume point of an optimal search).
+    pub start_lower_bound: u32,
+    /// Time budget for the search, if any.
+    pub timeout: Option<Duration>,
+}
+
+/// A finished job.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    /// The job's id.
+    pub id: u64,
+    /// What the search found (a returned solution is verified).
+    pub outcome: Outcome,
+    /// Wall time of the search.
+    pub millis: f64,
+}
+
+/// State shared between the pool handle and its threads.
+#[derive(Default)]
+struct Shared {
+    /// Cancellation flag of every job in the pool (queued or running).
+    cancel: Mutex<HashMap<u64, Arc<AtomicBool>>>,
+    /// Progress of running jobs.
+    progress: Mutex<HashMap<u64, Progress>>,
+}
+
+/// A fixed set of search threads over shared tables.
+pub struct Pool {
+    jobs: Option<Sender<Job>>,
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Pool {
+    /// Starts `threads` search threads. `done` is called (on a search thread) for every finished
+    /// job, in completion order.
+    pub fn new(
+        tables: Arc<Tables>,
+        threads: usize,
+        done: impl Fn(Finished) + Send + Sync + 'static,
+    ) -> Pool {
+        let (tx, rx) = channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        let shared = Arc::new(Shared::default());
+        let done = Arc::new(done);
+        let threads = (0..threads.max(1))
+            .map(|i| {
+                let (tables, rx, shared, done) =
+                    (tables.clone(), rx.clone(), shared.clone(), done.clone());
+                std::thread::Builder::new()
+                    .name(format!("search-{i}"))
+                    .spawn(move || search_thread(&tables, &rx, &shared, &*done))
+                    .expect("spawning a search thread")
+            })
+            .collect();
+        Pool {
+            jobs: Some(tx),
+            shared,
+            threads,
+        }
+    }
+
+    /// Queues a job; it starts when a thread is free.
+    pub fn submit(&self, job: Job) {
+        lock(&self.shared.cancel).insert(job.id, Arc::new(AtomicBool::new(false)));
+        if let Some(tx) = &self.jobs {
+            // the threads only stop after `shutdown`, so the receiver is alive
+            let _ = tx.send(job);
+        }
+    }
+
+    /// Cancels a queued or running job; it finishes with status `cancelled`.
+    pub fn cancel(&self, id: u64) {
+        if let Some(flag) = lock(&self.shared.cancel).get(&id) {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Cancels every job in the pool.
+    pub fn cancel_all(&self) {
+        for flag in lock(&self.shared.cancel).values() {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Progress of the jobs currently running.
+    pub fn progress(&self) -> HashMap<u64, Progress> {
+        lock(&self.shared.progress).clone()
+    }
+
+    /// Number of jobs queued or running.
+    pub fn in_flight(&self) -> usize {
+        lock(&self.shared.cancel).len()
+    }
+
+    /// Stops taking jobs and waits for the threads to finish what they have.
+    pub fn shutdown(mut self) {
+        self.jobs = None;
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // a panicking search thread must not take the whole worker down with a poisoned lock
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn search_thread(
+    tables: &Tables,
+    rx: &Mutex<Receiver<Job>>,
+    shared: &Shared,
+    done: &dyn Fn(Finished),
+) {
+    let mut solver = Solver::new(tables);
+    loop {
+        let job = match lock(rx).recv() {
+            Ok(job) => job,
+            Err(_) => return,
+        };
+        let Some(flag) = lock(&shared.cancel).get(&job.id).cloned() else {
+            continue;
+        };
+        let start = Instant::now();
+        let budget = Budget {
+            deadline: job.timeout.map(|t| start + t),
+            cancel: Some(flag),
+        };
+        lock(&shared.progress).insert(
+            job.id,
+            Progress {
+                lower_bound: job.start_lower_bound,
+                nodes: 0,
+            },
+        );
+        let outcome = solver.solve(
+            &job.cube,
+            &job.mode,
+            job.start_lower_bound,
+            &budget,
+            &mut |p| {
+                lock(&shared.progress).insert(job.id, p);
+            },
+        );
+        lock(&shared.progress).remove(&job.id);
+        lock(&shared.cancel).remove(&job.id);
+        done(Finished {
+            id: job.id,
+            outcome,
+            millis: start.elapsed().as_secs_f64() * 1000.0,
+        });
+    }
+}

@@ -1,0 +1,70 @@
+//! The search pool with real tables: jobs in, verified results out, cancellation.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cubefleet_tables::{parse_position, InputFormat, Tables};
+use cubefleet_worker::pool::{Job, Pool};
+use cubefleet_worker::search::{Mode, Status};
+
+fn tables() -> Arc<Tables> {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/test-tables"
+    ));
+    Arc::new(Tables::load_or_build(&dir, &|_, _, _| {}).expect("tables"))
+}
+
+#[test]
+fn jobs_in_results_out_and_cancel() {
+    let (tx, rx) = mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let pool = Pool::new(tables(), 2, move |f| {
+        let _ = tx.lock().expect("lock").send(f);
+    });
+    let scrambles = [
+        "R U F",
+        "F2 B' L D2",
+        "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2",
+    ];
+    for (i, s) in scrambles.iter().enumerate() {
+        pool.submit(Job {
+            id: i as u64,
+            cube: parse_position(s, InputFormat::Moves).expect("valid"),
+            mode: Mode::TwoPhase { max_length: 21 },
+            start_lower_bound: 0,
+            timeout: None,
+        });
+    }
+    // an impossible target: runs until cancelled
+    pool.submit(Job {
+        id: 99,
+        cube: parse_position(scrambles[2], InputFormat::Moves).expect("valid"),
+        mode: Mode::TwoPhase { max_length: 15 },
+        start_lower_bound: 0,
+        timeout: None,
+    });
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
+        assert_eq!(f.outcome.status, Status::Solved);
+        let cube = parse_position(scrambles[f.id as usize], InputFormat::Moves).expect("valid");
+        let sol = f.outcome.solution.expect("solution");
+        assert!(cube.apply_moves(&sol.0).is_solved());
+        seen.push(f.id);
+    }
+    seen.sort();
+    assert_eq!(seen, [0, 1, 2]);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(pool.in_flight(), 1);
+    assert!(pool.progress().contains_key(&99));
+    pool.cancel(99);
+    let f = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("cancelled job reports");
+    assert_eq!((f.id, f.outcome.status), (99, Status::Cancelled));
+    assert_eq!(pool.in_flight(), 0);
+    pool.shutdown();
+}
