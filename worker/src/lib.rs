@@ -3,6 +3,8 @@
 //! - [`search`]: single-threaded searches over the shared tables: [`search::twophase`]
 //!   (near-optimal, to a target length), [`search::optimal`] (proven shortest, and depth-limited
 //!   in HTM or QTM), and [`search::Solver`], which runs whichever a job's [`search::Mode`] asks for;
-//! - [`pool`]: search threads that take jobs and hand back results, cancellable, with progress.
+//! - [`pool`]: search threads that take jobs and hand back results, cancellable, with progress;
+//! - [`runtime`]: the worker loop (lease, heartbeat, report, drain) over any [`runtime::Coordinator`].
 pub mod pool;
+pub mod runtime;
 pub mod search;

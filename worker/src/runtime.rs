@@ -1,0 +1,299 @@
+//! The worker runtime: lease jobs from a coordinator, run them on the search pool, heartbeat,
+//! report results in groups, and drain on shutdown.
+//!
+//! The runtime talks to the coordinator through the [`Coordinator`] trait, so the loop is the
+//! same over gRPC (`cubefleet worker`) and in one process (`cubefleet run`). Invariants:
+//! - at most `2 * threads` jobs are held at once, so a dying worker strands little work;
+//! - a result is forgotten only after the coordinator acknowledged it (a failed report is
+//!   retried; reporting twice is harmless on the coordinator's side);
+//! - on shutdown no new job is leased; running jobs get `grace` to finish, then they are
+//!   cancelled and handed back with [`Coordinator::release`].
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cubefleet_tables::{CubieCube, Tables};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::pool::{Finished, Job, Pool};
+use crate::search::{Mode, Outcome, Progress};
+
+/// A job as the coordinator hands it out.
+#[derive(Clone, Debug)]
+pub struct LeasedJob {
+    /// The coordinator's job id.
+    pub id: u64,
+    /// The position.
+    pub cube: CubieCube,
+    /// What to search for.
+    pub mode: Mode,
+    /// Resume point: no solution shorter than this exists (from an earlier lease).
+    pub start_lower_bound: u32,
+    /// Time budget, if the batch has one.
+    pub timeout: Option<Duration>,
+}
+
+/// A finished job, reported to the coordinator.
+#[derive(Clone, Debug)]
+pub struct JobResult {
+    /// The coordinator's job id.
+    pub id: u64,
+    /// What the search found.
+    pub outcome: Outcome,
+    /// Wall time of the search.
+    pub millis: f64,
+}
+
+/// What the coordinator answers to a heartbeat.
+#[derive(Clone, Debug, Default)]
+pub struct HeartbeatReply {
+    /// Jobs to stop (their batch was cancelled, or the lease was lost).
+    pub cancel: Vec<u64>,
+}
+
+/// The coordinator as a worker sees it. Errors are transient (the runtime retries with backoff).
+pub trait Coordinator: Send + Sync + 'static {
+    /// The error of a call.
+    type Error: std::fmt::Display + Send;
+    /// Leases up to `max` jobs.
+    fn lease(&self, max: u32) -> impl Future<Output = Result<Vec<LeasedJob>, Self::Error>> + Send;
+    /// Extends the leases of the held jobs and reports their progress.
+    fn heartbeat(
+        &self,
+        held: Vec<(u64, Progress)>,
+    ) -> impl Future<Output = Result<HeartbeatReply, Self::Error>> + Send;
+    /// Reports finished jobs.
+    fn complete(
+        &self,
+        results: Vec<JobResult>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    /// Hands jobs back unfinished (with their progress).
+    fn release(
+        &self,
+        jobs: Vec<(u64, Progress)>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+}
+
+/// How a worker runs.
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// Search threads.
+    pub threads: usize,
+    /// Time between heartbeats (well under the lease duration).
+    pub heartbeat: Duration,
+    /// Longest time results wait before they are reported as a group.
+    pub report_every: Duration,
+    /// Time running jobs get to finish after shutdown is asked for.
+    pub grace: Duration,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            heartbeat: Duration::from_secs(5),
+            report_every: Duration::from_millis(100),
+            grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Counts of what a worker did, returned when it stops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkerStats {
+    /// Jobs leased.
+    pub leased: u64,
+    /// Results reported and acknowledged.
+    pub completed: u64,
+    /// Jobs handed back unfinished.
+    pub released: u64,
+}
+
+/// Exponential backoff with jitter, for calls to an unreachable coordinator.
+struct Backoff {
+    next: Duration,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(100);
+    const MAX: Duration = Duration::from_secs(10);
+
+    fn new() -> Self {
+        Backoff { next: Self::FIRST }
+    }
+
+    fn reset(&mut self) {
+        self.next = Self::FIRST;
+    }
+
+    /// The next wait: doubling up to 10 s, with +-25 % jitter.
+    fn step(&mut self) -> Duration {
+        let base = self.next;
+        self.next = (self.next * 2).min(Self::MAX);
+        let jitter = rand::random_range(0.75..1.25);
+        base.mul_f64(jitter)
+    }
+}
+
+/// Runs a worker until `shutdown` is cancelled, then drains. Returns what it did.
+pub async fn run<C: Coordinator>(
+    coordinator: Arc<C>,
+    tables: Arc<Tables>,
+    config: RuntimeConfig,
+    shutdown: CancellationToken,
+) -> WorkerStats {
+    let (tx, mut finished) = mpsc::unbounded_channel::<Finished>();
+    let pool = Pool::new(tables, config.threads, move |f| {
+        let _ = tx.send(f);
+    });
+    let capacity = (2 * config.threads.max(1)) as u32;
+    let mut stats = WorkerStats::default();
+    // jobs held: id -> start lower bound (for release)
+    let mut held: HashMap<u64, u32> = HashMap::new();
+    let mut unreported: Vec<JobResult> = Vec::new();
+    let mut backoff = Backoff::new();
+    let mut heartbeat = tokio::time::interval(config.heartbeat);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut report = tokio::time::interval(config.report_every);
+    report.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+
+    loop {
+        // lease while there is room
+        let room = capacity.saturating_sub(held.len() as u32);
+        if room > 0 && !shutdown.is_cancelled() {
+            match coordinator.lease(room).await {
+                Ok(jobs) => {
+                    backoff.reset();
+                    let got = jobs.len();
+                    for j in jobs {
+                        stats.leased += 1;
+                        held.insert(j.id, j.start_lower_bound);
+                        pool.submit(Job {
+                            id: j.id,
+                            cube: j.cube,
+                            mode: j.mode,
+                            start_lower_bound: j.start_lower_bound,
+                            timeout: j.timeout,
+                        });
+                    }
+                    if got == 0 && held.is_empty() {
+                        // nothing to do: wait a little, unless told to stop
+                        tokio::select! {
+                            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                            _ = shutdown.cancelled() => {}
+                        }
+                        continue;
+                    }
+                }
+                Err(e) => {
+                    let wait = backoff.step();
+                    tracing::warn!(error = %e, ?wait, "lease failed; retrying");
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = shutdown.cancelled() => {}
+                    }
+                }
+            }
+        }
+        if shutdown.is_cancelled() {
+            break;
+        }
+        tokio::select! {
+            Some(f) = finished.recv() => {
+                held.remove(&f.id);
+                unreported.push(JobResult { id: f.id, outcome: f.outcome, millis: f.millis });
+                // take whatever else is ready without waiting
+                while let Ok(f) = finished.try_recv() {
+                    held.remove(&f.id);
+                    unreported.push(JobResult { id: f.id, outcome: f.outcome, millis: f.millis });
+                }
+                if unreported.len() >= capacity as usize {
+                    flush(&*coordinator, &mut unreported, &mut stats).await;
+                }
+            }
+            _ = report.tick() => {
+                flush(&*coordinator, &mut unreported, &mut stats).await;
+            }
+            _ = heartbeat.tick() => {
+                let progress = pool.progress();
+                let list = held
+                    .iter()
+                    .map(|(&id, &lb)| (id, progress.get(&id).copied().unwrap_or(Progress { lower_bound: lb, nodes: 0 })))
+                    .collect();
+                match coordinator.heartbeat(list).await {
+                    Ok(reply) => {
+                        for id in reply.cancel {
+                            pool.cancel(id);
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "heartbeat failed"),
+                }
+            }
+            _ = shutdown.cancelled() => {}
+        }
+    }
+
+    // drain: finish within the grace period, then cancel and hand back the rest
+    tracing::info!(held = held.len(), "shutting down: finishing held jobs");
+    let deadline = tokio::time::Instant::now() + config.grace;
+    while !held.is_empty() {
+        match tokio::time::timeout_at(deadline, finished.recv()).await {
+            Ok(Some(f)) => {
+                held.remove(&f.id);
+                if f.outcome.status == crate::search::Status::Cancelled {
+                    continue;
+                }
+                unreported.push(JobResult {
+                    id: f.id,
+                    outcome: f.outcome,
+                    millis: f.millis,
+                });
+            }
+            _ => break,
+        }
+    }
+    flush(&*coordinator, &mut unreported, &mut stats).await;
+    if !held.is_empty() {
+        let progress = pool.progress();
+        pool.cancel_all();
+        let back: Vec<(u64, Progress)> = held
+            .iter()
+            .map(|(&id, &lb)| {
+                (
+                    id,
+                    progress.get(&id).copied().unwrap_or(Progress {
+                        lower_bound: lb,
+                        nodes: 0,
+                    }),
+                )
+            })
+            .collect();
+        stats.released += back.len() as u64;
+        if let Err(e) = coordinator.release(back).await {
+            tracing::warn!(error = %e, "release failed; the leases will expire instead");
+        }
+    }
+    tokio::task::spawn_blocking(move || pool.shutdown())
+        .await
+        .unwrap_or_default();
+    stats
+}
+
+/// Reports the results not yet acknowledged; keeps them for the next try on failure.
+async fn flush<C: Coordinator>(c: &C, unreported: &mut Vec<JobResult>, stats: &mut WorkerStats) {
+    if unreported.is_empty() {
+        return;
+    }
+    let batch = std::mem::take(unreported);
+    let n = batch.len() as u64;
+    match c.complete(batch.clone()).await {
+        Ok(()) => stats.completed += n,
+        Err(e) => {
+            tracing::warn!(error = %e, results = n, "reporting results failed; will retry");
+            *unreported = batch;
+        }
+    }
+}
