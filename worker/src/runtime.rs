@@ -14,38 +14,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_tables::{CubieCube, Tables};
+use cubefleet_tables::Tables;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::pool::{Finished, Job, Pool};
-use crate::search::{Mode, Outcome, Progress};
-
-/// A job as the coordinator hands it out.
-#[derive(Clone, Debug)]
-pub struct LeasedJob {
-    /// The coordinator's job id.
-    pub id: u64,
-    /// The position.
-    pub cube: CubieCube,
-    /// What to search for.
-    pub mode: Mode,
-    /// Resume point: no solution shorter than this exists (from an earlier lease).
-    pub start_lower_bound: u32,
-    /// Time budget, if the batch has one.
-    pub timeout: Option<Duration>,
-}
-
-/// A finished job, reported to the coordinator.
-#[derive(Clone, Debug)]
-pub struct JobResult {
-    /// The coordinator's job id.
-    pub id: u64,
-    /// What the search found.
-    pub outcome: Outcome,
-    /// Wall time of the search.
-    pub millis: f64,
-}
+use crate::search::Progress;
 
 /// What the coordinator answers to a heartbeat.
 #[derive(Clone, Debug, Default)]
@@ -59,7 +33,7 @@ pub trait Coordinator: Send + Sync + 'static {
     /// The error of a call.
     type Error: std::fmt::Display + Send;
     /// Leases up to `max` jobs.
-    fn lease(&self, max: u32) -> impl Future<Output = Result<Vec<LeasedJob>, Self::Error>> + Send;
+    fn lease(&self, max: u32) -> impl Future<Output = Result<Vec<Job>, Self::Error>> + Send;
     /// Extends the leases of the held jobs and reports their progress.
     fn heartbeat(
         &self,
@@ -68,7 +42,7 @@ pub trait Coordinator: Send + Sync + 'static {
     /// Reports finished jobs.
     fn complete(
         &self,
-        results: Vec<JobResult>,
+        results: Vec<Finished>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send;
     /// Hands jobs back unfinished (with their progress).
     fn release(
@@ -153,7 +127,7 @@ pub async fn run<C: Coordinator>(
     let mut stats = WorkerStats::default();
     // jobs held: id -> start lower bound (for release)
     let mut held: HashMap<u64, u32> = HashMap::new();
-    let mut unreported: Vec<JobResult> = Vec::new();
+    let mut unreported: Vec<Finished> = Vec::new();
     let mut backoff = Backoff::new();
     let mut heartbeat = tokio::time::interval(config.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -171,13 +145,7 @@ pub async fn run<C: Coordinator>(
                     for j in jobs {
                         stats.leased += 1;
                         held.insert(j.id, j.start_lower_bound);
-                        pool.submit(Job {
-                            id: j.id,
-                            cube: j.cube,
-                            mode: j.mode,
-                            start_lower_bound: j.start_lower_bound,
-                            timeout: j.timeout,
-                        });
+                        pool.submit(j);
                     }
                     if got == 0 && held.is_empty() {
                         // nothing to do: wait a little, unless told to stop
@@ -204,11 +172,11 @@ pub async fn run<C: Coordinator>(
         tokio::select! {
             Some(f) = finished.recv() => {
                 held.remove(&f.id);
-                unreported.push(JobResult { id: f.id, outcome: f.outcome, millis: f.millis });
+                unreported.push(f);
                 // take whatever else is ready without waiting
                 while let Ok(f) = finished.try_recv() {
                     held.remove(&f.id);
-                    unreported.push(JobResult { id: f.id, outcome: f.outcome, millis: f.millis });
+                    unreported.push(f);
                 }
                 if unreported.len() >= capacity as usize {
                     flush(&*coordinator, &mut unreported, &mut stats).await;
@@ -246,11 +214,7 @@ pub async fn run<C: Coordinator>(
                 if f.outcome.status == crate::search::Status::Cancelled {
                     continue;
                 }
-                unreported.push(JobResult {
-                    id: f.id,
-                    outcome: f.outcome,
-                    millis: f.millis,
-                });
+                unreported.push(f);
             }
             _ => break,
         }
@@ -283,7 +247,7 @@ pub async fn run<C: Coordinator>(
 }
 
 /// Reports the results not yet acknowledged; keeps them for the next try on failure.
-async fn flush<C: Coordinator>(c: &C, unreported: &mut Vec<JobResult>, stats: &mut WorkerStats) {
+async fn flush<C: Coordinator>(c: &C, unreported: &mut Vec<Finished>, stats: &mut WorkerStats) {
     if unreported.is_empty() {
         return;
     }
