@@ -19,6 +19,7 @@ pub mod cubie;
 mod error;
 pub mod facelet;
 pub mod file;
+pub mod huge;
 pub mod moves;
 pub mod movetable;
 pub mod prune;
