@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cubefleet_tables::{parse_position, CubieCube, InputFormat};
+use cubefleet_worker::search::optimal;
 use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
 use cubefleet_worker::search::{Budget, Status};
 
@@ -15,6 +16,32 @@ use super::TablesArgs;
 pub(crate) enum Command {
     /// Two-phase solver, single thread, at max length 21, 20 and "first solution".
     Twophase(TwophaseArgs),
+    /// Optimal solver: seconds per position and nodes per second.
+    Optimal(OptimalArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct OptimalArgs {
+    /// Positions, one facelet string or move sequence per line (text after it is ignored).
+    #[arg(long, default_value = "tests/vectors/random-states-1000.txt")]
+    file: PathBuf,
+    /// Use only the first N positions.
+    #[arg(long, default_value_t = 10)]
+    count: usize,
+    /// Skip the first N positions.
+    #[arg(long, default_value_t = 0)]
+    skip: usize,
+    /// Search threads per position.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Give up on a position after this many seconds.
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// Half-turn (htm) or quarter-turn (qtm) metric.
+    #[arg(long, value_enum, default_value = "htm")]
+    metric: super::solve::MetricArg,
+    #[command(flatten)]
+    tables: TablesArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -98,6 +125,51 @@ fn mean(v: &[f64]) -> f64 {
 
 pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
+        Command::Optimal(a) => {
+            let tables = a.tables.load()?;
+            let cubes = read_positions(&a.file, Some(a.skip + a.count))?;
+            let cubes = &cubes[a.skip.min(cubes.len())..];
+            let metric: optimal::Metric = a.metric.into();
+            println!(
+                "optimal ({}), {} thread(s), {} positions from {} (from #{})",
+                metric.as_str(),
+                a.threads,
+                cubes.len(),
+                a.file.display(),
+                a.skip
+            );
+            let stats = optimal::bench_optimal(
+                optimal::OptimalTables::new(&tables),
+                cubes,
+                metric,
+                a.threads,
+                a.timeout.map(Duration::from_secs_f64),
+                &mut |i, out, secs| {
+                    eprintln!(
+                        "  #{}: {} {} moves in {secs:.3} s ({} nodes)",
+                        a.skip + i,
+                        out.status.as_str(),
+                        out.solution.as_ref().map_or(0, |s| metric.length(&s.0)),
+                        out.nodes
+                    )
+                },
+            );
+            let solved = stats.lengths.iter().flatten().count();
+            let mean_len =
+                stats.lengths.iter().flatten().sum::<u32>() as f64 / solved.max(1) as f64;
+            println!();
+            println!("| positions | solved | mean s | median s | max s | mean length | nodes/s |");
+            println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+            println!(
+                "| {} | {solved} | {:.3} | {:.3} | {:.3} | {mean_len:.2} | {:.3e} |",
+                cubes.len(),
+                stats.mean(),
+                stats.median(),
+                stats.max(),
+                stats.nodes_per_second()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Twophase(a) => {
             let tables = a.tables.load()?;
             let cubes = read_positions(&a.file, a.count)?;

@@ -99,6 +99,18 @@ pub enum Mode {
         /// Target length in moves (HTM).
         max_length: u32,
     },
+    /// A proven shortest solution.
+    Optimal {
+        /// The metric lengths are counted in.
+        metric: optimal::Metric,
+    },
+    /// The shortest solution within `max_depth` moves, or the answer "none within".
+    DepthLimited {
+        /// Longest solution wanted (in `metric`).
+        max_depth: u32,
+        /// The metric lengths are counted in.
+        metric: optimal::Metric,
+    },
 }
 
 impl Default for Mode {
@@ -110,13 +122,15 @@ impl Default for Mode {
 /// One searcher of every kind, reused across jobs by one thread.
 pub struct Solver<'t> {
     twophase: twophase::TwoPhaseSearcher<'t>,
+    optimal: optimal::OptimalSearcher<'t>,
 }
 
 impl<'t> Solver<'t> {
-    /// Searchers over `tables`.
+    /// Searchers over `tables` (and the huge table for optimal searches, when given).
     pub fn new(tables: &'t Tables) -> Self {
         Solver {
             twophase: twophase::TwoPhaseSearcher::new(tables),
+            optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::new(tables)),
         }
     }
 
@@ -130,15 +144,26 @@ impl<'t> Solver<'t> {
         budget: &Budget,
         progress: &mut dyn FnMut(Progress),
     ) -> Outcome {
-        let _ = (start_lower_bound, &progress);
-        match *mode {
-            Mode::TwoPhase { max_length } => self.twophase.solve(
-                cube,
-                &twophase::TwoPhaseOptions {
+        let (metric, max_depth) = match *mode {
+            Mode::TwoPhase { max_length } => {
+                let opts = twophase::TwoPhaseOptions {
                     max_length: max_length as usize,
-                },
-                budget,
-            ),
-        }
+                };
+                return self.twophase.solve(cube, &opts, budget);
+            }
+            Mode::Optimal { metric } => (metric, None),
+            Mode::DepthLimited { max_depth, metric } => (metric, Some(max_depth)),
+        };
+        let opts = optimal::OptimalOptions {
+            metric,
+            max_depth,
+            start_lower_bound,
+        };
+        self.optimal.solve(cube, &opts, budget, &mut |p| {
+            progress(Progress {
+                lower_bound: p.lower_bound,
+                nodes: p.nodes,
+            })
+        })
     }
 }
