@@ -197,3 +197,58 @@ fn scramble_reaches_random_states_reproducibly() {
         assert!(s.len() <= 21 && s.len() >= 10, "{l}");
     }
 }
+
+#[test]
+fn solve_optimal_and_depth_limited() {
+    let out = cubefleet()
+        .args([
+            "solve",
+            "--optimal",
+            "--format",
+            "json",
+            "R U F D2 L' B",
+            "R U R' U'",
+        ])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines[0]["length"], 6);
+    assert_eq!(lines[0]["optimal"], true);
+    assert_eq!(lines[0]["lower_bound"], 6);
+    assert_eq!(lines[1]["length"], 4);
+    // the ZOJ 2477 samples: colour nets, quarter turns, at most 5
+    let nets = "w w w\nw w w\nb b b\nr r w g g g y b b o o o\nr r w g g g y b b o o o\nr r w g g g y b b o o o\nr r r\ny y y\ny y y\n\nw w w\nw w w\nw w w\nr r r g g g b b b o o o\nr r r g g g b b b o o o\nr r r g g g b b b o o o\ny y y\ny y y\ny y y\n";
+    let mut cmd = cubefleet();
+    cmd.args([
+        "solve",
+        "--input",
+        "net",
+        "--metric",
+        "qtm",
+        "--max-depth",
+        "5",
+        "--format",
+        "json",
+    ]);
+    let (code, stdout, stderr) = run_with_stdin(cmd, nets);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines[0]["length"], 1);
+    assert_eq!(lines[0]["solution"], "F");
+    assert_eq!(lines[1]["length"], 0);
+    // deeper than the limit: the explicit answer
+    let out = cubefleet()
+        .args(["solve", "--max-depth", "3", "--format", "json", "R U F L"])
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["status"], "none_within");
+    assert_eq!(v["solution"], "");
+}
