@@ -99,15 +99,33 @@ impl Tables {
         }
         let coords = CoordTables::compute();
         for &kind in &todo {
-            let bytes = match kind {
-                TableKind::Phase1 => prune::build_phase1(&coords, progress),
-                TableKind::Phase2 => prune::build_phase2(&coords, progress),
-                TableKind::Phase2Slice => prune::build_phase2_slice(&coords, progress),
-                TableKind::Huge => return Err(Error::HugeUnavailable),
+            let (bytes, entries, bits) = match kind {
+                TableKind::Phase1 => (prune::build_phase1(&coords, progress), None, 8),
+                TableKind::Phase2 => (prune::build_phase2(&coords, progress), None, 8),
+                TableKind::Phase2Slice => (prune::build_phase2_slice(&coords, progress), None, 8),
+                TableKind::Huge => {
+                    let (bytes, dist) = huge::build(&coords, progress);
+                    if dist != huge::HUGE_DISTRIBUTION {
+                        return Err(Error::BadTable {
+                            path: dir.join(kind.file_name()),
+                            reason: format!(
+                                "the build's depth distribution {dist:?} differs from the published one (a bug; the file was not written)"
+                            ),
+                        });
+                    }
+                    (bytes, Some(huge::N_HUGE as u64), 2)
+                }
             };
-            Table::in_memory(kind, bytes.len() as u64, 8, bytes).write_to(dir)?;
+            let entries = entries.unwrap_or(bytes.len() as u64);
+            Table::in_memory(kind, entries, bits, bytes).write_to(dir)?;
         }
         Ok(todo)
+    }
+
+    /// Maps the huge table of `dir` when it has been built (`cubefleet tables build --huge`);
+    /// `Ok(None)` when there is no such file, an error when there is a bad one.
+    pub fn load_huge(dir: &Path) -> Result<Option<huge::HugeTable>, Error> {
+        huge::HugeTable::load(dir)
     }
 
     /// Loads the tables in `dir`, building missing ones first.
