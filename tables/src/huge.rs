@@ -206,3 +206,248 @@ impl HugeTable {
         depth
     }
 }
+
+/// The published number of entries at each depth `0..=13` (seed 001, appendix; shared/vectors).
+/// A build is correct only if it reproduces these exactly.
+pub const HUGE_DISTRIBUTION: [u64; 14] = [
+    1, 2, 12, 119, 1393, 17313, 215282, 2630385, 30783139, 311832366, 1735112058, 1436784881,
+    12056109, 28,
+];
+
+/// Views a byte buffer as atomics so build threads can share it.
+fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
+    // SAFETY: AtomicU8 has the same size, alignment and bit validity as u8, and the exclusive
+    // borrow guarantees no other non-atomic access for the lifetime of the returned slice.
+    unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) }
+}
+
+#[inline]
+fn aget(t: &[AtomicU8], i: usize) -> u8 {
+    (t[i >> 2].load(Relaxed) >> ((i & 3) << 1)) & 3
+}
+
+/// Writes `v` into an entry that holds [`EMPTY2`] (both bits set), from any thread: clearing
+/// bits is idempotent, and all writers of one pass write the same value.
+#[inline]
+fn aset_shared(t: &[AtomicU8], i: usize, v: u8) {
+    let shift = (i & 3) << 1;
+    t[i >> 2].fetch_and(!((3 ^ v) << shift), Relaxed);
+}
+
+/// Runs `work(class)` for every class on every core.
+fn parallel_classes(n: usize, work: impl Fn(usize) + Sync) {
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let c = next.fetch_add(1, Relaxed);
+                if c >= n {
+                    break;
+                }
+                work(c);
+            });
+        }
+    });
+}
+
+/// Where the entries of one class go under each move: `flip[m][f]`, `twist[m][t]` and the
+/// target class `class[m]` (the neighbour of entry `(c, f, t)` under `m` is
+/// `(class[m], flip[m][f], twist[m][t])`).
+struct ClassMoves {
+    class: [usize; N_MOVE],
+    flip: Vec<u16>,
+    twist: Vec<u16>,
+}
+
+impl ClassMoves {
+    fn new() -> Self {
+        ClassMoves {
+            class: [0; N_MOVE],
+            flip: vec![0; N_MOVE * N_FLIP],
+            twist: vec![0; N_MOVE * N_TWIST],
+        }
+    }
+
+    fn fill(&mut self, coords: &CoordTables, fc: &FlipConj, c: usize) {
+        let rep = coords.slice_sorted_sym.rep[c] as usize;
+        for m in 0..N_MOVE {
+            let ss1 = coords.slice_sorted_move[N_MOVE * rep + m] as usize;
+            let sc = coords.slice_sorted_sym.sym[ss1];
+            let (s, slice1) = (sc.sym(), ss1 / N_PERM_4);
+            self.class[m] = sc.class();
+            for f in 0..N_FLIP {
+                let f1 = coords.flip_move[N_MOVE * f + m] as usize;
+                self.flip[N_FLIP * m + f] = fc.conj(slice1, f1, s) as u16;
+            }
+            for t in 0..N_TWIST {
+                let t1 = coords.twist_move[N_MOVE * t + m] as usize;
+                self.twist[N_TWIST * m + t] = coords.twist_conj[N_SYM_D4H * t1 + s];
+            }
+        }
+    }
+}
+
+/// Counts the entries holding each 2-bit value.
+fn count_values(t: &[AtomicU8]) -> [u64; 4] {
+    let mut per_byte = [[0u8; 4]; 256];
+    for (b, counts) in per_byte.iter_mut().enumerate() {
+        for k in 0..4 {
+            counts[(b >> (2 * k)) & 3] += 1;
+        }
+    }
+    let chunk = 1 << 22;
+    let total: std::sync::Mutex<[u64; 4]> = std::sync::Mutex::new([0; 4]);
+    parallel_classes(t.len().div_ceil(chunk), |i| {
+        let mut local = [0u64; 4];
+        for b in &t[i * chunk..((i + 1) * chunk).min(t.len())] {
+            let pc = per_byte[b.load(Relaxed) as usize];
+            for v in 0..4 {
+                local[v] += pc[v] as u64;
+            }
+        }
+        let mut g = total.lock().unwrap_or_else(|e| e.into_inner());
+        for v in 0..4 {
+            g[v] += local[v];
+        }
+    });
+    total.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Builds the huge table breadth-first on all cores: forward from the positions at the current
+/// depth while fewer than a third of the entries are filled, then backward (every empty entry
+/// looks for a neighbour at the current depth). Returns the packed table (2 bits per entry,
+/// depth mod 3) and the number of entries at each depth, which the caller compares with
+/// [`HUGE_DISTRIBUTION`]. Memory: the table (882 MB) plus a few hundred KB per thread.
+pub fn build(coords: &CoordTables, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u64>) {
+    let fc = FlipConj::compute();
+    let mut bytes = vec![0xFFu8; HUGE_BYTES];
+    bytes[0] &= !3; // the goal: depth 0
+    let table = as_atomic(&mut bytes);
+    let classes = coords.slice_sorted_sym.classes();
+    let mut dist = vec![1u64];
+    let mut filled = 1u64;
+    // entries holding each value before the pass (depth mod 3; 3 = empty)
+    let mut counts = [1u64, 0, 0, N_HUGE as u64 - 1];
+    let mut depth = 0u32;
+    while filled < N_HUGE as u64 {
+        let cur = (depth % 3) as u8;
+        let nxt = ((depth + 1) % 3) as u8;
+        let backward = filled * 3 > N_HUGE as u64;
+        parallel_classes(classes, |c| {
+            thread_local! {
+                static MOVES: std::cell::RefCell<ClassMoves> = std::cell::RefCell::new(ClassMoves::new());
+            }
+            MOVES.with(|mv| {
+                let mv = &mut *mv.borrow_mut();
+                mv.fill(coords, &fc, c);
+                let rep_self = |y: usize| coords.slice_sorted_sym.self_sym[y] & !1;
+                let mut ts: Vec<u16> = Vec::with_capacity(N_TWIST);
+                for f in 0..N_FLIP {
+                    let base = (N_FLIP * c + f) * N_TWIST;
+                    ts.clear();
+                    let want = if backward { EMPTY2 } else { cur };
+                    ts.extend(
+                        (0..N_TWIST as u16).filter(|&t| aget(table, base + t as usize) == want),
+                    );
+                    if ts.is_empty() {
+                        continue;
+                    }
+                    for m in 0..N_MOVE {
+                        let y1 = mv.class[m];
+                        let f1 = mv.flip[N_FLIP * m + f] as usize;
+                        let base1 = (N_FLIP * y1 + f1) * N_TWIST;
+                        let tw = &mv.twist[N_TWIST * m..N_TWIST * (m + 1)];
+                        if backward {
+                            ts.retain(|&t| {
+                                let i1 = base1 + tw[t as usize] as usize;
+                                if aget(table, i1) == cur {
+                                    // only this thread writes this class's entries in a
+                                    // backward pass
+                                    aset_shared(table, base + t as usize, nxt);
+                                    false
+                                } else {
+                                    true
+                                }
+                            });
+                            if ts.is_empty() {
+                                break;
+                            }
+                        } else {
+                            let fixed = rep_self(y1);
+                            let slice_y1 = coords.slice_sorted_sym.rep[y1] as usize / N_PERM_4;
+                            for &t in &ts {
+                                let t1 = tw[t as usize] as usize;
+                                let i1 = base1 + t1;
+                                if aget(table, i1) != EMPTY2 {
+                                    continue;
+                                }
+                                aset_shared(table, i1, nxt);
+                                // the same position seen through the symmetries that fix the
+                                // class representative
+                                let mut rest = fixed;
+                                while rest != 0 {
+                                    let s = rest.trailing_zeros() as usize;
+                                    rest &= rest - 1;
+                                    let f2 = fc.conj(slice_y1, f1, s);
+                                    let t2 = coords.twist_conj[N_SYM_D4H * t1 + s] as usize;
+                                    let i2 = (N_FLIP * y1 + f2) * N_TWIST + t2;
+                                    if aget(table, i2) == EMPTY2 {
+                                        aset_shared(table, i2, nxt);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            });
+        });
+        let now = count_values(table);
+        let added = now[nxt as usize] - counts[nxt as usize];
+        counts = now;
+        if added == 0 {
+            break;
+        }
+        filled += added;
+        depth += 1;
+        dist.push(added);
+        progress("huge", filled, N_HUGE as u64);
+    }
+    (bytes, dist)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::moves::{Move, MoveSeq};
+
+    #[test]
+    fn flip_conjugation_agrees_with_cubies() {
+        let fc = FlipConj::compute();
+        let mut rng_state = 12345u64;
+        let mut next = || {
+            rng_state = rng_state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (rng_state >> 33) as usize
+        };
+        for _ in 0..2000 {
+            let moves: Vec<Move> = (0..25).map(|_| Move::from_index(next() % N_MOVE)).collect();
+            let c = CubieCube::from_moves(&moves);
+            for s in 0..N_SYM_D4H {
+                assert_eq!(
+                    fc.conj(c.slice(), c.flip(), s),
+                    SYMMETRIES.conjugate(&c, s).flip(),
+                    "{} sym {s}",
+                    MoveSeq(moves.clone())
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn published_distribution_adds_up() {
+        assert_eq!(HUGE_DISTRIBUTION.iter().sum::<u64>(), N_HUGE as u64);
+        assert_eq!(N_HUGE % 4, 0);
+    }
+}

@@ -108,21 +108,30 @@ impl Tables {
         }
         let coords = CoordTables::compute();
         for &kind in &todo {
-            let bytes = match kind {
-                TableKind::Phase1 => prune::build_phase1(&coords, progress),
-                TableKind::Phase2 => prune::build_phase2(&coords, progress),
-                TableKind::Phase2Slice => prune::build_phase2_slice(&coords, progress),
+            let (bytes, entries, bits) = match kind {
+                TableKind::Phase1 => (prune::build_phase1(&coords, progress), None, 8),
+                TableKind::Phase2 => (prune::build_phase2(&coords, progress), None, 8),
+                TableKind::Phase2Slice => (prune::build_phase2_slice(&coords, progress), None, 8),
                 TableKind::Phase1Moves => {
                     // derived from the phase-1 depths, which are built first
                     let phase1 = Table::open(dir, TableKind::Phase1)?;
-                    prune::build_phase1_moves(&coords, phase1.payload(), progress)
+                    let bytes = prune::build_phase1_moves(&coords, phase1.payload(), progress);
+                    (bytes, Some(prune::N_PHASE1 as u64), 40)
                 }
-                TableKind::Huge => return Err(Error::HugeUnavailable),
+                TableKind::Huge => {
+                    let (bytes, dist) = huge::build(&coords, progress);
+                    if dist != huge::HUGE_DISTRIBUTION {
+                        return Err(Error::BadTable {
+                            path: dir.join(kind.file_name()),
+                            reason: format!(
+                                "the build's depth distribution {dist:?} differs from the published one (a bug; the file was not written)"
+                            ),
+                        });
+                    }
+                    (bytes, Some(huge::N_HUGE as u64), 2)
+                }
             };
-            let (entries, bits) = match kind {
-                TableKind::Phase1Moves => (prune::N_PHASE1 as u64, 40),
-                _ => (bytes.len() as u64, 8),
-            };
+            let entries = entries.unwrap_or(bytes.len() as u64);
             Table::in_memory(kind, entries, bits, bytes).write_to(dir)?;
         }
         Ok(todo)
@@ -138,6 +147,12 @@ impl Tables {
             phase2: self.phase2.into_private_hugepages()?,
             phase2_slice: self.phase2_slice.into_private_hugepages()?,
         })
+    }
+
+    /// Maps the huge table of `dir` when it has been built (`cubefleet tables build --huge`);
+    /// `Ok(None)` when there is no such file, an error when there is a bad one.
+    pub fn load_huge(dir: &Path) -> Result<Option<huge::HugeTable>, Error> {
+        huge::HugeTable::load(dir)
     }
 
     /// Loads the tables in `dir`, building missing ones first.

@@ -1,0 +1,111 @@
+//! The huge table: its build (too slow for CI, `--ignored`), and the optimal solver with it
+//! against the phase-1-only solver. Run:
+//! `cargo test --release -p cubefleet-worker --test optimal_huge -- --ignored --nocapture --test-threads 1`
+
+use std::path::Path;
+use std::time::Instant;
+
+use cubefleet_tables::file::TableKind;
+use cubefleet_tables::huge::{HUGE_DISTRIBUTION, N_HUGE};
+use cubefleet_tables::{parse_position, InputFormat, Tables};
+use cubefleet_worker::search::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
+use cubefleet_worker::search::Budget;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/test-tables");
+const KNOWN: &str = include_str!("../../../shared/vectors/known-optimal.txt");
+
+fn peak_rss_mb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
+}
+
+/// Builds the huge table (if missing) and checks it against the published distribution (the
+/// build itself refuses to write a table whose distribution differs).
+#[test]
+#[ignore]
+fn build_huge_table() {
+    let dir = Path::new(DIR);
+    let start = Instant::now();
+    let last = std::sync::Mutex::new(Instant::now());
+    let built = Tables::build(dir, &[TableKind::Huge], false, &|name, filled, total| {
+        let mut l = last.lock().unwrap_or_else(|e| e.into_inner());
+        eprintln!(
+            "{name}: {filled}/{total} ({:.1}%) after {:.1} s (+{:.1} s)",
+            100.0 * filled as f64 / total as f64,
+            start.elapsed().as_secs_f64(),
+            l.elapsed().as_secs_f64()
+        );
+        *l = Instant::now();
+    })
+    .expect("build");
+    eprintln!(
+        "built {built:?} in {:.1} s, peak RSS {:?} MB",
+        start.elapsed().as_secs_f64(),
+        peak_rss_mb()
+    );
+    let huge = Tables::load_huge(dir).expect("loads").expect("present");
+    // the depth of every entry class: recount from the file
+    let mut counts = [0u64; 3];
+    for i in (0..N_HUGE).step_by(997) {
+        counts[huge.mod3(i) as usize] += 1;
+    }
+    let mut want = [0u64; 3];
+    for (d, n) in HUGE_DISTRIBUTION.iter().enumerate() {
+        want[d % 3] += n;
+    }
+    // a sample of the file has the published share of each residue (to within 1%)
+    let sampled: u64 = counts.iter().sum();
+    for r in 0..3 {
+        let share = counts[r] as f64 / sampled as f64;
+        let expected = want[r] as f64 / N_HUGE as f64;
+        assert!(
+            (share - expected).abs() < 0.01,
+            "residue {r}: {share} vs {expected}"
+        );
+    }
+}
+
+/// With the huge table the solver finds the same lengths as without, on the known positions
+/// up to 17 moves.
+#[test]
+#[ignore]
+fn huge_agrees_with_phase1_on_known_positions() {
+    let dir = Path::new(DIR);
+    let tables = Tables::load_or_build(dir, &|_, _, _| {}).expect("tables");
+    let huge = Tables::load_huge(dir)
+        .expect("loads")
+        .expect("build it first");
+    let mut with = OptimalSearcher::new(OptimalTables::with_huge(&tables, Some(&huge)));
+    let mut n = 0;
+    for line in KNOWN
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let mut words = line.split_whitespace();
+        let facelets = words.next().expect("facelets");
+        let len: usize = words.next().expect("length").parse().expect("number");
+        if len > 17 {
+            continue;
+        }
+        let c = parse_position(facelets, InputFormat::Facelets).expect("valid");
+        let start = Instant::now();
+        let got = with.solve(
+            &c,
+            &OptimalOptions::default(),
+            &Budget::unlimited(),
+            &mut |_| {},
+        );
+        let sol = got.solution.expect("solution");
+        assert!(c.apply_moves(&sol.0).is_solved());
+        assert_eq!(sol.len(), len, "{facelets}");
+        eprintln!(
+            "{len} moves in {:.3} s, {} nodes",
+            start.elapsed().as_secs_f64(),
+            got.nodes
+        );
+        n += 1;
+    }
+    assert!(n > 50);
+}
