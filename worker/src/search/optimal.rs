@@ -236,8 +236,8 @@ impl<'a> OptimalSearcher<'a> {
     pub fn new(t: OptimalTables<'a>) -> Self {
         let mut axis_move = [[0u8; N_MOVE]; 3];
         for (a, &s) in AXIS_SYM.iter().enumerate() {
-            for m in 0..N_MOVE {
-                axis_move[a][m] = SYMMETRIES.move_conj[s][m].index() as u8;
+            for (m, am) in axis_move[a].iter_mut().enumerate() {
+                *am = SYMMETRIES.move_conj[s][m].index() as u8;
             }
         }
         OptimalSearcher {
@@ -398,6 +398,20 @@ impl<'a> OptimalSearcher<'a> {
         self.stopped
     }
 
+    /// Applies move `m` (an index `< 18`) to axis `a` of `node`, writing the axis into `child`,
+    /// and returns that axis's lower bound.
+    #[inline]
+    fn step_axis(&self, node: &Node, child: &mut Node, a: usize, m: usize) -> u32 {
+        let coords = &self.t.tables.coords;
+        let p = &node.axes[a];
+        let am = self.axis_move[a][m] as usize;
+        let c = &mut child.axes[a];
+        c.slice_sorted = coords.slice_sorted_move[N_MOVE * p.slice_sorted as usize + am];
+        c.flip = coords.flip_move[N_MOVE * p.flip as usize + am];
+        c.twist = coords.twist_move[N_MOVE * p.twist as usize + am];
+        self.t.axis_bound(p, c)
+    }
+
     /// Searches below `stack[ply]` for a solution costing exactly `remaining` more (in the
     /// metric); the node's bound is known to be `<= remaining`. On success `path[..found_len]`
     /// solves the cube (verified by applying it).
@@ -409,7 +423,6 @@ impl<'a> OptimalSearcher<'a> {
             return false;
         }
         let node = self.stack[ply];
-        let coords = &self.t.tables.coords;
         for face in 0..6 {
             if face == last_face || face + 3 == last_face {
                 continue;
@@ -426,16 +439,9 @@ impl<'a> OptimalSearcher<'a> {
                 let mut child = Node::default();
                 let mut bounds = [0u32; 3];
                 let mut pruned = false;
-                for a in 0..3 {
-                    let p = &node.axes[a];
-                    let am = self.axis_move[a][m] as usize;
-                    let c = &mut child.axes[a];
-                    c.slice_sorted =
-                        coords.slice_sorted_move[N_MOVE * p.slice_sorted as usize + am];
-                    c.flip = coords.flip_move[N_MOVE * p.flip as usize + am];
-                    c.twist = coords.twist_move[N_MOVE * p.twist as usize + am];
-                    bounds[a] = self.t.axis_bound(p, c);
-                    if bounds[a] > left {
+                for (a, bound) in bounds.iter_mut().enumerate() {
+                    *bound = self.step_axis(&node, &mut child, a, m);
+                    if *bound > left {
                         pruned = true;
                         break;
                     }
@@ -598,7 +604,6 @@ impl OptimalSearcher<'_> {
     /// Applies `prefix` to `root` (pruning it like the search would) and searches below it with
     /// `remaining` left. True when a solution was found (in `path[..found_len]`).
     fn run_prefix(&mut self, root: Node, prefix: &[Move], remaining: u32, stop: &Stop<'_>) -> bool {
-        let coords = &self.t.tables.coords;
         self.stack[0] = root;
         let mut left_total = remaining + self.metric.length(prefix);
         for (ply, &mv) in prefix.iter().enumerate() {
@@ -606,14 +611,8 @@ impl OptimalSearcher<'_> {
             let node = self.stack[ply];
             let mut child = Node::default();
             let mut bounds = [0u32; 3];
-            for a in 0..3 {
-                let p = &node.axes[a];
-                let am = self.axis_move[a][m] as usize;
-                let c = &mut child.axes[a];
-                c.slice_sorted = coords.slice_sorted_move[N_MOVE * p.slice_sorted as usize + am];
-                c.flip = coords.flip_move[N_MOVE * p.flip as usize + am];
-                c.twist = coords.twist_move[N_MOVE * p.twist as usize + am];
-                bounds[a] = self.t.axis_bound(p, c);
+            for (a, bound) in bounds.iter_mut().enumerate() {
+                *bound = self.step_axis(&node, &mut child, a, m);
             }
             self.nodes += 1;
             left_total -= self.metric.cost(mv);
