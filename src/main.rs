@@ -38,6 +38,22 @@ enum Command {
     /// The project's own benchmarks.
     #[command(subcommand)]
     Bench(cmd::bench::Command),
+    /// Solve a file on this machine: coordinator and workers in one process, results stored.
+    Run(cmd::run::Args),
+    /// Serve the job system over gRPC.
+    Coordinator(cmd::coordinator::Args),
+    /// Join a coordinator and solve what it hands out.
+    Worker(cmd::worker::Args),
+    /// Send a batch to a coordinator; prints the batch id.
+    Submit(cmd::client::SubmitArgs),
+    /// Progress of one batch or all.
+    Status(cmd::client::StatusArgs),
+    /// Export a batch's results.
+    Results(cmd::client::ResultsArgs),
+    /// Cancel a batch.
+    Cancel(cmd::client::BatchArgs),
+    /// Look a position up in the store (any batch, any symmetric copy).
+    Lookup(cmd::client::LookupArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +72,14 @@ fn main() -> ExitCode {
         Command::Tables(c) => cmd::tables::run(c),
         Command::Scramble(a) => cmd::scramble::run(a),
         Command::Bench(c) => cmd::bench::run(c),
+        Command::Run(a) => cmd::run::run(a),
+        Command::Coordinator(a) => cmd::coordinator::run(a),
+        Command::Worker(a) => cmd::worker::run(a),
+        Command::Submit(a) => cmd::client::submit(a),
+        Command::Status(a) => cmd::client::status(a),
+        Command::Results(a) => cmd::client::results(a),
+        Command::Cancel(a) => cmd::client::cancel(a),
+        Command::Lookup(a) => cmd::client::lookup(a),
     };
     match result {
         Ok(code) => code,

@@ -1,1 +1,80 @@
-//! placeholder
+//! The cubefleet coordinator: the gRPC services (`Batches` for clients, `Workers` for workers)
+//! over a crash-safe sled job store, with every reported solution verified.
+//!
+//! Module map: [`core`] holds the logic (batches, queue, leases, verification, dedup,
+//! progress) over the [`store`]; `service` adapts it to gRPC; [`serve`] runs it all on a
+//! listener until shut down.
+
+pub mod core;
+mod error;
+mod record;
+mod service;
+mod store;
+mod verify;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use crate::core::Core;
+pub use error::Error;
+use tokio_util::sync::CancellationToken;
+
+/// The name under which the health service reports the coordinator (SERVING once the store is
+/// open).
+pub const HEALTH_SERVICE: &str = "cubefleet.v1.Coordinator";
+
+/// How the coordinator runs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Directory of the sled store.
+    pub data_dir: PathBuf,
+    /// Bearer token clients and workers must present; `None`: no authentication.
+    pub token: Option<String>,
+    /// TLS certificate and key (PEM files); `None`: plain HTTP/2.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// How long a lease lasts without a heartbeat.
+    pub lease: Duration,
+    /// Largest gRPC message accepted, in bytes.
+    pub max_message_bytes: usize,
+}
+
+impl Config {
+    /// Defaults for a store in `data_dir`: no token, no TLS, 30 s leases, 16 MiB messages.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Config {
+        Config {
+            data_dir: data_dir.into(),
+            token: None,
+            tls: None,
+            lease: Duration::from_secs(30),
+            max_message_bytes: 16 << 20,
+        }
+    }
+}
+
+/// Opens the store and serves gRPC on `listener` until `shutdown` is cancelled; then stops
+/// accepting, finishes the calls in flight, flushes the store and returns.
+pub async fn serve(
+    config: Config,
+    listener: tokio::net::TcpListener,
+    shutdown: CancellationToken,
+) -> Result<(), Error> {
+    let dir = config.data_dir.clone();
+    let lease = config.lease;
+    let core = tokio::task::spawn_blocking(move || Core::open(&dir, lease)).await??;
+    serve_core(core, config, listener, shutdown).await
+}
+
+/// Like [`serve`], over a coordinator already opened (so the caller can read it, e.g. for a
+/// status page).
+pub async fn serve_core(
+    core: Arc<Core>,
+    config: Config,
+    listener: tokio::net::TcpListener,
+    shutdown: CancellationToken,
+) -> Result<(), Error> {
+    service::run(core.clone(), config, listener, shutdown).await?;
+    tokio::task::spawn_blocking(move || core.flush()).await??;
+    tracing::info!("coordinator stopped; store flushed");
+    Ok(())
+}

@@ -39,7 +39,7 @@ pub(crate) struct OptimalArgs {
     timeout: Option<f64>,
     /// Half-turn (htm) or quarter-turn (qtm) metric.
     #[arg(long, value_enum, default_value = "htm")]
-    metric: super::solve::MetricArg,
+    metric: super::MetricArg,
     #[command(flatten)]
     tables: TablesArgs,
 }

@@ -1,9 +1,17 @@
 //! One module per subcommand.
 
 pub(crate) mod bench;
+pub(crate) mod client;
+pub(crate) mod connect;
+pub(crate) mod coordinator;
+pub(crate) mod run;
 pub(crate) mod scramble;
 pub(crate) mod solve;
 pub(crate) mod tables;
+pub(crate) mod worker;
+
+use cubefleet_worker::search::optimal::Metric;
+use cubefleet_worker::search::Mode;
 
 use std::path::PathBuf;
 
@@ -27,5 +35,62 @@ impl TablesArgs {
 
     pub(crate) fn load(&self) -> anyhow::Result<cubefleet_tables::Tables> {
         crate::progress::load_tables(&self.dir(), !self.no_build)
+    }
+}
+
+/// How solution lengths are counted.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum MetricArg {
+    /// Half-turn metric: every face turn counts 1.
+    Htm,
+    /// Quarter-turn metric: a half turn counts 2.
+    Qtm,
+}
+
+impl From<MetricArg> for Metric {
+    fn from(m: MetricArg) -> Self {
+        match m {
+            MetricArg::Htm => Metric::Htm,
+            MetricArg::Qtm => Metric::Qtm,
+        }
+    }
+}
+
+/// What to search for: two-phase to a length (default), optimal, or depth-limited.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct ModeArgs {
+    /// Stop at the first solution with at most this many moves (two-phase).
+    #[arg(long, default_value_t = 20, conflicts_with_all = ["optimal", "max_depth"])]
+    pub(crate) max_length: u32,
+    /// Find a proven shortest solution (optimal solver).
+    #[arg(long, conflicts_with = "max_depth")]
+    pub(crate) optimal: bool,
+    /// Find the shortest solution within N moves, or answer `none_within`.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_depth: Option<u32>,
+    /// Metric of `--optimal` and `--max-depth`: half turns (htm) or quarter turns (qtm).
+    #[arg(long, value_enum, default_value = "htm")]
+    pub(crate) metric: MetricArg,
+}
+
+impl ModeArgs {
+    /// The search the flags ask for.
+    pub(crate) fn mode(&self) -> Mode {
+        let metric = self.metric.into();
+        match (self.optimal, self.max_depth) {
+            (true, _) => Mode::Optimal { metric },
+            (false, Some(max_depth)) => Mode::DepthLimited { max_depth, metric },
+            (false, None) => Mode::TwoPhase {
+                max_length: self.max_length,
+            },
+        }
+    }
+
+    /// The metric solution lengths are reported in.
+    pub(crate) fn length_metric(&self) -> Metric {
+        match self.mode() {
+            Mode::TwoPhase { .. } => Metric::Htm,
+            _ => self.metric.into(),
+        }
     }
 }

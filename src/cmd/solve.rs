@@ -8,7 +8,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use cubefleet_tables::{parse_position, InputFormat, Tables};
-use cubefleet_worker::search::optimal::Metric;
 use cubefleet_worker::search::{Budget, Mode, Solver};
 
 use super::TablesArgs;
@@ -38,46 +37,6 @@ impl From<Input> for InputFormat {
     }
 }
 
-/// How solution lengths are counted.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub(crate) enum MetricArg {
-    /// Half-turn metric: every face turn counts 1.
-    Htm,
-    /// Quarter-turn metric: a half turn counts 2.
-    Qtm,
-}
-
-impl From<MetricArg> for Metric {
-    fn from(m: MetricArg) -> Self {
-        match m {
-            MetricArg::Htm => Metric::Htm,
-            MetricArg::Qtm => Metric::Qtm,
-        }
-    }
-}
-
-impl Args {
-    /// The search the flags ask for.
-    fn mode(&self) -> Mode {
-        let metric = self.metric.into();
-        match (self.optimal, self.max_depth) {
-            (true, _) => Mode::Optimal { metric },
-            (false, Some(max_depth)) => Mode::DepthLimited { max_depth, metric },
-            (false, None) => Mode::TwoPhase {
-                max_length: self.max_length,
-            },
-        }
-    }
-
-    /// The metric solution lengths are reported in.
-    fn length_metric(&self) -> Metric {
-        match self.mode() {
-            Mode::TwoPhase { .. } => Metric::Htm,
-            _ => self.metric.into(),
-        }
-    }
-}
-
 /// Output format.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub(crate) enum Format {
@@ -94,18 +53,8 @@ pub(crate) struct Args {
     /// How positions are written.
     #[arg(long, value_enum, default_value = "auto")]
     input: Input,
-    /// Stop at the first solution with at most this many moves (two-phase).
-    #[arg(long, default_value_t = 20, conflicts_with_all = ["optimal", "max_depth"])]
-    max_length: u32,
-    /// Find a proven shortest solution (optimal solver).
-    #[arg(long, conflicts_with = "max_depth")]
-    optimal: bool,
-    /// Find the shortest solution within N moves, or answer `none_within`.
-    #[arg(long, value_name = "N")]
-    max_depth: Option<u32>,
-    /// Metric of `--optimal` and `--max-depth`: half turns (htm) or quarter turns (qtm).
-    #[arg(long, value_enum, default_value = "htm")]
-    metric: MetricArg,
+    #[command(flatten)]
+    mode: super::ModeArgs,
     /// Time budget per position, in seconds; the best solution so far is returned after it.
     #[arg(long, default_value_t = 300.0)]
     timeout: f64,
@@ -178,13 +127,13 @@ fn solve_line(solver: &mut Solver<'_>, args: &Args, index: usize, input: &str) -
                 deadline: Some(start + Duration::from_secs_f64(args.timeout)),
                 cancel: None,
             };
-            let out = solver.solve(&cube, &args.mode(), 0, &budget, &mut |_| {});
+            let out = solver.solve(&cube, &args.mode.mode(), 0, &budget, &mut |_| {});
             line.status = out.status.as_str().into();
             if let Some(s) = &out.solution {
                 // the searcher verified it; checked again here, where it is printed
                 if cube.apply_moves(&s.0).is_solved() {
                     line.solution = s.to_string();
-                    line.length = Some(args.length_metric().length(&s.0));
+                    line.length = Some(args.mode.length_metric().length(&s.0));
                 } else {
                     line.status = "error".into();
                     line.error = Some(format!("internal error: {s} does not solve it"));
@@ -192,7 +141,7 @@ fn solve_line(solver: &mut Solver<'_>, args: &Args, index: usize, input: &str) -
             }
             line.optimal = out.optimal;
             line.nodes = Some(out.nodes);
-            if !matches!(args.mode(), Mode::TwoPhase { .. }) {
+            if !matches!(args.mode.mode(), Mode::TwoPhase { .. }) {
                 line.lower_bound = Some(out.lower_bound);
             }
         }

@@ -137,6 +137,20 @@ impl Tables {
         Ok(todo)
     }
 
+    /// Identifies the tables: format version and every table's checksum. Workers report it so
+    /// an operator can see which tables each one runs on.
+    pub fn fingerprint(&self) -> String {
+        let crc = |t: &Table| format!("{:08x}", t.header().checksum);
+        format!(
+            "v{}:{}:{}:{}:{}",
+            file::FORMAT_VERSION,
+            crc(&self.phase1),
+            crc(&self.phase1_moves),
+            crc(&self.phase2),
+            crc(&self.phase2_slice)
+        )
+    }
+
     /// Moves the pruning tables into private huge-page memory (see
     /// [`Table::into_private_hugepages`]): faster lookups, no sharing between processes.
     pub fn into_private_hugepages(self) -> Result<Tables, Error> {

@@ -168,6 +168,20 @@ impl CubieCube {
 }
 
 impl Canonical {
+    /// Turns a solution of the original position into a solution of the representative.
+    pub fn solution_to_rep(&self, solution: &[Move]) -> Vec<Move> {
+        let syms = &*SYMMETRIES;
+        let conj = solution
+            .iter()
+            .map(|m| syms.move_conj[self.sym as usize][m.index()]);
+        if self.inverted {
+            // the representative comes from the inverse, which the reversed inverse solves
+            conj.rev().map(|m| m.inverse()).collect()
+        } else {
+            conj.collect()
+        }
+    }
+
     /// Turns a solution of the representative into a solution of the original position.
     pub fn solution_back(&self, solution: &[Move]) -> Vec<Move> {
         let syms = &*SYMMETRIES;
@@ -234,17 +248,7 @@ mod tests {
         fn rep_solution_of(c: &CubieCube) -> Vec<Move> {
             // a solution of the representative made from any solution of the original
             let canon = c.canonical();
-            let syms = &*SYMMETRIES;
-            let sol = c.canonical_solution_for_test();
-            let mapped: Vec<Move> = sol
-                .iter()
-                .map(|m| syms.move_conj[canon.sym as usize][m.index()])
-                .collect();
-            let rep_sol: Vec<Move> = if canon.inverted {
-                mapped.iter().rev().map(|m| m.inverse()).collect()
-            } else {
-                mapped
-            };
+            let rep_sol = canon.solution_to_rep(&c.canonical_solution_for_test());
             assert!(canon.cube.apply_moves(&rep_sol).is_solved());
             rep_sol
         }

@@ -4,7 +4,9 @@
 //!   (near-optimal, to a target length), [`search::optimal`] (proven shortest, and depth-limited
 //!   in HTM or QTM), and [`search::Solver`], which runs whichever a job's [`search::Mode`] asks for;
 //! - [`pool`]: search threads that take jobs and hand back results, cancellable, with progress;
-//! - [`runtime`]: the worker loop (lease, heartbeat, report, drain) over any [`runtime::Coordinator`].
+//! - [`runtime`]: the worker loop (lease, heartbeat, report, drain) over any [`runtime::Coordinator`];
+//! - [`remote`]: that coordinator over gRPC.
 pub mod pool;
+pub mod remote;
 pub mod runtime;
 pub mod search;

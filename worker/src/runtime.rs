@@ -148,7 +148,9 @@ pub async fn run<C: Coordinator>(
                         pool.submit(j);
                     }
                     if got == 0 && held.is_empty() {
-                        // nothing to do: wait a little, unless told to stop
+                        // nothing to do: report what is finished, then wait a little, unless
+                        // told to stop
+                        flush(&*coordinator, &mut unreported, &mut stats).await;
                         tokio::select! {
                             _ = tokio::time::sleep(Duration::from_millis(200)) => {}
                             _ = shutdown.cancelled() => {}

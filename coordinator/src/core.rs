@@ -1,0 +1,934 @@
+//! The coordinator's logic, independent of gRPC: batches, the ready queue, leases, verified
+//! completions, deduplication and progress. Methods block on the store; the services call them
+//! from `spawn_blocking`.
+//!
+//! Invariants:
+//! - the store is the truth; the in-memory [`State`] (queue, leases, counters) is derived from
+//!   it and rebuilt at start-up, when every job found `leased` is returned to the queue;
+//! - a job changes state only by a successful compare-and-swap of its record, and the in-memory
+//!   counters change only after that swap succeeded, so each job is counted in one state;
+//! - submissions and completions are acknowledged only after a flush covering them.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cubefleet_proto::{
+    mode, BatchSpec, BatchStatus, Completion, JobProgress, JobResult, JobState, LeasedJob, Metric,
+    Mode,
+};
+use cubefleet_tables::{parse_position, FaceletCube, InputFormat, MoveSeq};
+
+use crate::error::Error;
+use crate::record::{batch_seq, job_id, BatchRecord, JobRecord, INDEX_BITS};
+use crate::store::Store;
+use crate::verify::{mode_key, normalize_mode, verify};
+
+/// Longest line accepted in a submission; longer lines become invalid jobs.
+pub const MAX_LINE_LEN: usize = 4096;
+
+/// A lease held by a worker.
+#[derive(Clone, Debug)]
+struct Lease {
+    worker: String,
+    deadline: Instant,
+}
+
+/// Per-batch counters.
+#[derive(Clone, Debug, Default)]
+struct BatchMem {
+    id: String,
+    priority: i32,
+    counts: [u64; 6],
+    histogram: Vec<u64>,
+    cancelled: bool,
+    /// (time, finished) samples for the rate.
+    samples: VecDeque<(Instant, u64)>,
+}
+
+impl BatchMem {
+    fn finished(&self) -> u64 {
+        self.counts[JobState::Done as usize]
+            + self.counts[JobState::Invalid as usize]
+            + self.counts[JobState::Cancelled as usize]
+    }
+}
+
+/// A registered worker.
+#[derive(Clone, Debug)]
+pub struct WorkerInfo {
+    /// Its name.
+    pub name: String,
+    /// Its search threads.
+    pub threads: u32,
+    /// Its table fingerprint.
+    pub fingerprint: String,
+    /// Results it had accepted.
+    pub completed: u64,
+    /// Results it had refused.
+    pub rejected: u64,
+    /// When it last called.
+    pub last_seen: Instant,
+}
+
+/// Counters since start, for metrics.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    /// Lines submitted.
+    pub submitted: u64,
+    /// Results accepted.
+    pub completed: u64,
+    /// Results refused by verification.
+    pub rejected: u64,
+    /// Leases that expired.
+    pub lease_expiries: u64,
+    /// Lines answered from the store at submission.
+    pub from_store: u64,
+}
+
+/// Everything derived from the store, behind one lock.
+#[derive(Default)]
+struct State {
+    queue: BTreeSet<(Reverse<i32>, u64)>,
+    leases: HashMap<u64, Lease>,
+    batches: HashMap<u32, BatchMem>,
+    workers: HashMap<String, WorkerInfo>,
+    counters: Counters,
+    next_worker: u64,
+}
+
+impl State {
+    fn batch(&mut self, seq: u32) -> &mut BatchMem {
+        self.batches.entry(seq).or_default()
+    }
+
+    /// Moves one job's count from state `from` to `to` (both may be Unspecified: none).
+    fn count(&mut self, id: u64, from: JobState, to: JobState) {
+        let b = self.batch(batch_seq(id));
+        if from != JobState::Unspecified {
+            b.counts[from as usize] = b.counts[from as usize].saturating_sub(1);
+        }
+        if to != JobState::Unspecified {
+            b.counts[to as usize] += 1;
+        }
+    }
+
+    fn record_length(&mut self, id: u64, r: &JobResult) {
+        if r.status == "solved" || (r.status == "timeout" && !r.solution.is_empty()) {
+            let h = &mut self.batch(batch_seq(id)).histogram;
+            let n = r.length as usize;
+            if h.len() <= n {
+                h.resize(n + 1, 0);
+            }
+            h[n] += 1;
+        }
+    }
+}
+
+/// What became of one reported result.
+enum Completed {
+    /// Verified and stored: the state it left, and the new record.
+    Done(JobState, Box<JobRecord>),
+    /// The job had finished before (a repeated report): accepted, nothing changes.
+    Before,
+    /// The worker gave the job up (cancelled): back to the queue.
+    GivenUp,
+    /// Refused, with the reason.
+    Rejected(String),
+    /// The record changed between read and compare-and-swap: read again.
+    Changed,
+}
+
+/// The coordinator: a store and the state derived from it.
+pub struct Core {
+    store: Box<dyn Store>,
+    state: Mutex<State>,
+    lease_duration: Duration,
+    /// Serialises submissions of the same batch (one writer per batch at a time).
+    submitting: Mutex<HashSet<String>>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Core {
+    /// Opens the sled store in `dir` and rebuilds the in-memory state from it.
+    pub fn open(dir: &std::path::Path, lease_duration: Duration) -> Result<Arc<Core>, Error> {
+        let store = crate::store::SledStore::open(dir)?;
+        let core = Core {
+            store: Box::new(store),
+            state: Mutex::new(State::default()),
+            lease_duration,
+            submitting: Mutex::new(HashSet::new()),
+        };
+        core.rebuild()?;
+        Ok(Arc::new(core))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Rebuilds queue and counters from the store; leased jobs go back to the queue.
+    fn rebuild(&self) -> Result<(), Error> {
+        let mut st = State::default();
+        let batches = self.store.batches()?;
+        let mut priority = HashMap::new();
+        for b in &batches {
+            priority.insert(b.seq, b.priority);
+            let m = st.batch(b.seq);
+            m.id = b.batch_id.clone();
+            m.priority = b.priority;
+            m.cancelled = b.cancelled;
+        }
+        let mut requeue = Vec::new();
+        self.store.for_each_job(&mut |id, job| {
+            let state = job.state();
+            let seq = batch_seq(id);
+            match state {
+                JobState::Queued => {
+                    st.queue
+                        .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
+                }
+                JobState::Leased => requeue.push((id, job.clone())),
+                _ => {}
+            }
+            st.record_length(id, job.r());
+            st.count(id, JobState::Unspecified, state);
+        })?;
+        let requeued = requeue.len();
+        for (id, job) in requeue {
+            let mut new = job.clone();
+            new.r_mut().state = JobState::Queued as i32;
+            new.worker_id.clear();
+            if self.store.cas_job(id, &job, &new)? {
+                st.count(id, JobState::Leased, JobState::Queued);
+                let seq = batch_seq(id);
+                st.queue
+                    .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
+            }
+        }
+        self.store.flush()?;
+        tracing::info!(
+            batches = batches.len(),
+            queued = st.queue.len(),
+            requeued,
+            "store opened"
+        );
+        *self.lock() = st;
+        Ok(())
+    }
+
+    /// Starts or continues a submission: creates the batch or checks that the spec matches.
+    /// Returns the batch record (its `total` says how many lines are already stored).
+    pub(crate) fn begin_submit(&self, spec: BatchSpec) -> Result<BatchRecord, Error> {
+        let mode = normalize_mode(spec.mode.unwrap_or_default())?;
+        let id = if spec.batch_id.is_empty() {
+            format!("b{:016x}", rand::random::<u64>())
+        } else {
+            spec.batch_id
+        };
+        if id.len() > 200 {
+            return Err(Error::InvalidArgument(
+                "batch id longer than 200 bytes".into(),
+            ));
+        }
+        if !self
+            .submitting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone())
+        {
+            return Err(Error::InvalidArgument(format!(
+                "batch {id} is being submitted by another client"
+            )));
+        }
+        if let Some(b) = self.store.batch(&id)? {
+            if b.mode.as_ref() != Some(&mode) {
+                self.end_submit(&id);
+                return Err(Error::InvalidArgument(format!(
+                    "batch {id} exists with another mode"
+                )));
+            }
+            return Ok(b);
+        }
+        let b = BatchRecord {
+            batch_id: id,
+            seq: self.store.next_batch_seq()?,
+            name: spec.name,
+            mode: Some(mode),
+            priority: spec.priority,
+            total: 0,
+            created_unix_ms: now_ms(),
+            cancelled: false,
+        };
+        self.store.put_batch(&b)?;
+        let mut st = self.lock();
+        let m = st.batch(b.seq);
+        m.id = b.batch_id.clone();
+        m.priority = b.priority;
+        Ok(b)
+    }
+
+    /// Ends a submission (successful or not), letting another client continue the batch.
+    pub(crate) fn end_submit(&self, id: &str) {
+        self.submitting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
+    /// Stores lines `first..first + lines.len()` of a batch (lines already stored are skipped),
+    /// flushes, and only then makes them visible. Returns (invalid, from_store) of the new ones.
+    pub(crate) fn submit_chunk(
+        &self,
+        batch: &mut BatchRecord,
+        first: u64,
+        lines: &[String],
+    ) -> Result<(u64, u64), Error> {
+        let mode = batch.mode.unwrap_or_default();
+        let mkey = mode_key(&mode);
+        let mut jobs = Vec::with_capacity(lines.len());
+        let (mut invalid, mut from_store) = (0, 0);
+        for (i, line) in lines.iter().enumerate() {
+            let index = first + i as u64;
+            if index < batch.total {
+                continue; // stored by an earlier submission of this batch
+            }
+            if index >= 1 << INDEX_BITS {
+                return Err(Error::InvalidArgument("batch too large".into()));
+            }
+            let id = job_id(batch.seq, index);
+            let mut r = JobResult {
+                job_id: id,
+                batch_id: batch.batch_id.clone(),
+                index,
+                input: line.chars().take(MAX_LINE_LEN).collect(),
+                ..JobResult::default()
+            };
+            let parsed = if line.len() > MAX_LINE_LEN {
+                Err(format!("line longer than {MAX_LINE_LEN} characters"))
+            } else {
+                parse_position(line, InputFormat::Auto).map_err(|e| e.to_string())
+            };
+            match parsed {
+                Err(e) => {
+                    r.state = JobState::Invalid as i32;
+                    r.status = "invalid".into();
+                    r.error = e;
+                    invalid += 1;
+                }
+                Ok(cube) => {
+                    r.facelets = FaceletCube::from_cubie(&cube).to_string();
+                    r.state = JobState::Queued as i32;
+                    if batch.cancelled {
+                        r.state = JobState::Cancelled as i32;
+                        r.status = "cancelled".into();
+                    } else if let Some(stored) = self.answer_from_store(&cube, &mkey)? {
+                        r.state = JobState::Done as i32;
+                        r.status = stored.status;
+                        r.solution = stored.solution;
+                        r.length = stored.length;
+                        r.optimal = stored.optimal;
+                        r.lower_bound = stored.lower_bound;
+                        r.from_store = true;
+                        from_store += 1;
+                    }
+                }
+            }
+            jobs.push((
+                id,
+                JobRecord {
+                    result: Some(r),
+                    worker_id: String::new(),
+                    attempts: 0,
+                },
+            ));
+        }
+        if jobs.is_empty() {
+            return Ok((0, 0));
+        }
+        self.store.insert_jobs(&jobs)?;
+        let new_total = first + lines.len() as u64;
+        batch.total = batch.total.max(new_total);
+        self.store.put_batch(batch)?;
+        self.store.flush()?;
+        let mut st = self.lock();
+        st.counters.submitted += jobs.len() as u64;
+        st.counters.from_store += from_store;
+        for (id, j) in &jobs {
+            let state = j.state();
+            st.count(*id, JobState::Unspecified, state);
+            st.record_length(*id, j.r());
+            if state == JobState::Queued {
+                st.queue.insert((Reverse(batch.priority), *id));
+            }
+        }
+        Ok((invalid, from_store))
+    }
+
+    /// A stored result for `cube` (or a symmetric / inverse copy) in the mode with key `mkey`,
+    /// mapped back to `cube` and verified.
+    fn answer_from_store(
+        &self,
+        cube: &cubefleet_tables::CubieCube,
+        mkey: &[u8],
+    ) -> Result<Option<JobResult>, Error> {
+        let canon = cube.canonical();
+        let mut key = canon.cube.key().to_vec();
+        key.extend_from_slice(mkey);
+        for id in self.store.canonical(&key)? {
+            let Some(job) = self.store.job(id)? else {
+                continue;
+            };
+            if let Some(r) = map_result(job.r(), cube, &canon) {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Registers a worker.
+    pub fn register(&self, name: String, threads: u32, fingerprint: String) -> (String, Duration) {
+        let mut st = self.lock();
+        st.next_worker += 1;
+        let id = format!("w{}-{:08x}", st.next_worker, rand::random::<u32>());
+        tracing::info!(worker = %id, %name, threads, "worker registered");
+        st.workers.insert(
+            id.clone(),
+            WorkerInfo {
+                name,
+                threads,
+                fingerprint,
+                completed: 0,
+                rejected: 0,
+                last_seen: Instant::now(),
+            },
+        );
+        (id, self.lease_duration)
+    }
+
+    fn touch(&self, st: &mut State, worker: &str) {
+        if let Some(w) = st.workers.get_mut(worker) {
+            w.last_seen = Instant::now();
+        }
+    }
+
+    /// Leases up to `max` queued jobs, highest priority first, then submission order.
+    pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<LeasedJob>, Error> {
+        self.expire_leases()?;
+        let mut out = Vec::new();
+        let mut modes: HashMap<u32, Mode> = HashMap::new();
+        let mut st = self.lock();
+        self.touch(&mut st, worker);
+        while out.len() < max as usize {
+            let Some(entry) = st.queue.pop_first() else {
+                break;
+            };
+            let id = entry.1;
+            let Some(job) = self.store.job(id)? else {
+                continue;
+            };
+            if job.state() != JobState::Queued {
+                continue;
+            }
+            let mut new = job.clone();
+            new.r_mut().state = JobState::Leased as i32;
+            new.worker_id = worker.to_string();
+            new.attempts += 1;
+            if !self.store.cas_job(id, &job, &new)? {
+                continue;
+            }
+            st.count(id, JobState::Queued, JobState::Leased);
+            st.leases.insert(
+                id,
+                Lease {
+                    worker: worker.to_string(),
+                    deadline: Instant::now() + self.lease_duration,
+                },
+            );
+            let seq = batch_seq(id);
+            let mode = match modes.get(&seq) {
+                Some(m) => *m,
+                None => {
+                    let batch_id = st.batches.get(&seq).map(|b| b.id.clone());
+                    let m = self.mode_of_batch(batch_id.as_deref())?;
+                    modes.insert(seq, m);
+                    m
+                }
+            };
+            out.push(LeasedJob {
+                job_id: id,
+                facelets: new.r().facelets.clone(),
+                mode: Some(mode),
+                lower_bound: new.r().lower_bound,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The mode of the batch with sequence number `seq`. Takes the state lock: never call it
+    /// while holding that lock.
+    fn batch_mode(&self, seq: u32) -> Result<Mode, Error> {
+        let id = self.lock().batches.get(&seq).map(|b| b.id.clone());
+        self.mode_of_batch(id.as_deref())
+    }
+
+    /// The stored mode of batch `id` (the default mode when there is no such batch).
+    fn mode_of_batch(&self, id: Option<&str>) -> Result<Mode, Error> {
+        let Some(id) = id else {
+            return Ok(Mode::default());
+        };
+        Ok(self
+            .store
+            .batch(id)?
+            .and_then(|b| b.mode)
+            .unwrap_or_default())
+    }
+
+    /// Returns every lease past its deadline to the queue, with the progress it reached.
+    pub fn expire_leases(&self) -> Result<usize, Error> {
+        let now = Instant::now();
+        let expired: Vec<u64> = {
+            let st = self.lock();
+            st.leases
+                .iter()
+                .filter(|(_, l)| l.deadline <= now)
+                .map(|(&id, _)| id)
+                .collect()
+        };
+        for &id in &expired {
+            self.requeue(id, "lease expired")?;
+            self.lock().counters.lease_expiries += 1;
+        }
+        Ok(expired.len())
+    }
+
+    /// Moves a leased job back to the queue (keeping its lower bound), or to `cancelled` when
+    /// its batch was cancelled. Retries the compare-and-swap while a concurrent heartbeat
+    /// changes the record, so a job never stays `leased` without a lease in memory.
+    fn requeue(&self, id: u64, why: &str) -> Result<(), Error> {
+        let mut st = self.lock();
+        st.leases.remove(&id);
+        let cancelled = st.batch(batch_seq(id)).cancelled;
+        loop {
+            let Some(job) = self.store.job(id)? else {
+                return Ok(());
+            };
+            if job.state() != JobState::Leased {
+                return Ok(());
+            }
+            let mut new = job.clone();
+            new.worker_id.clear();
+            if cancelled {
+                new.r_mut().state = JobState::Cancelled as i32;
+                new.r_mut().status = "cancelled".into();
+            } else {
+                new.r_mut().state = JobState::Queued as i32;
+            }
+            if self.store.cas_job(id, &job, &new)? {
+                let to = new.state();
+                st.count(id, JobState::Leased, to);
+                if to == JobState::Queued {
+                    let p = st.batch(batch_seq(id)).priority;
+                    st.queue.insert((Reverse(p), id));
+                }
+                tracing::debug!(job = id, why, "job returned to the queue");
+                return Ok(());
+            }
+        }
+    }
+
+    /// Extends the worker's leases, records progress, and names the jobs it must stop.
+    pub fn heartbeat(&self, worker: &str, jobs: &[JobProgress]) -> Result<Vec<u64>, Error> {
+        let mut cancel = Vec::new();
+        let mut record = Vec::new();
+        {
+            let mut st = self.lock();
+            self.touch(&mut st, worker);
+            let deadline = Instant::now() + self.lease_duration;
+            for p in jobs {
+                let ours = st.leases.get(&p.job_id).is_some_and(|l| l.worker == worker);
+                let cancelled = st.batch(batch_seq(p.job_id)).cancelled;
+                if !ours || cancelled {
+                    cancel.push(p.job_id);
+                    continue;
+                }
+                if let Some(l) = st.leases.get_mut(&p.job_id) {
+                    l.deadline = deadline;
+                }
+                record.push(*p);
+            }
+        }
+        // persist proven lower bounds, so a re-leased job resumes from them
+        for p in record {
+            let Some(job) = self.store.job(p.job_id)? else {
+                continue;
+            };
+            if job.state() == JobState::Leased && p.lower_bound > job.r().lower_bound {
+                let mut new = job.clone();
+                new.r_mut().lower_bound = p.lower_bound;
+                new.r_mut().nodes = p.nodes;
+                self.store.cas_job(p.job_id, &job, &new)?;
+            }
+        }
+        Ok(cancel)
+    }
+
+    /// Verifies and stores results; returns (accepted, rejected with reasons). Flushes once.
+    pub fn complete(
+        &self,
+        worker: &str,
+        results: &[Completion],
+    ) -> Result<(u32, Vec<(u64, String)>), Error> {
+        let mut accepted = 0;
+        let mut rejected = Vec::new();
+        let mut done = Vec::new();
+        // a concurrent change of the record (a heartbeat raising the lower bound) makes the
+        // compare-and-swap fail: read again and retry, a few times
+        let mut pending: Vec<&Completion> = results.iter().collect();
+        for _attempt in 0..8 {
+            if pending.is_empty() {
+                break;
+            }
+            let mut retry = Vec::new();
+            for c in std::mem::take(&mut pending) {
+                match self.complete_one(worker, c)? {
+                    Completed::Done(from, new) => {
+                        accepted += 1;
+                        done.push((c.job_id, from, *new));
+                    }
+                    Completed::Before => accepted += 1,
+                    Completed::GivenUp => {}
+                    Completed::Rejected(reason) => rejected.push((c.job_id, reason)),
+                    Completed::Changed => retry.push(c),
+                }
+            }
+            pending = retry;
+        }
+        for c in pending {
+            rejected.push((c.job_id, "job changed concurrently; retry".into()));
+        }
+        self.store.flush()?;
+        let mut st = self.lock();
+        self.touch(&mut st, worker);
+        for (id, from, new) in done {
+            st.leases.remove(&id);
+            let priority = st.batch(batch_seq(id)).priority;
+            st.queue.remove(&(Reverse(priority), id));
+            st.count(id, from, JobState::Done);
+            st.record_length(id, new.r());
+            st.counters.completed += 1;
+            if let Some(w) = st.workers.get_mut(worker) {
+                w.completed += 1;
+            }
+        }
+        Ok((accepted, rejected))
+    }
+
+    /// One step of [`Core::complete`] for result `c`.
+    fn complete_one(&self, worker: &str, c: &Completion) -> Result<Completed, Error> {
+        let Some(job) = self.store.job(c.job_id)? else {
+            return Ok(Completed::Rejected("no such job".into()));
+        };
+        match job.state() {
+            JobState::Done | JobState::Invalid | JobState::Cancelled => {
+                return Ok(Completed::Before); // reported before: harmless
+            }
+            _ => {}
+        }
+        if c.status == "cancelled" {
+            self.requeue(c.job_id, "worker gave it up")?;
+            return Ok(Completed::GivenUp);
+        }
+        let mode = self.batch_mode(batch_seq(c.job_id))?;
+        match verify(job.r(), &mode, c) {
+            Err(reason) => {
+                tracing::warn!(worker, job = c.job_id, %reason, "result rejected");
+                {
+                    let mut st = self.lock();
+                    st.counters.rejected += 1;
+                    if let Some(w) = st.workers.get_mut(worker) {
+                        w.rejected += 1;
+                    }
+                }
+                self.requeue(c.job_id, "result rejected")?;
+                Ok(Completed::Rejected(reason))
+            }
+            Ok(length) => {
+                let mut new = job.clone();
+                let r = new.r_mut();
+                r.state = JobState::Done as i32;
+                r.status = c.status.clone();
+                r.solution = if c.has_solution {
+                    c.solution.clone()
+                } else {
+                    String::new()
+                };
+                r.length = length;
+                r.optimal = c.optimal;
+                r.lower_bound = r.lower_bound.max(c.lower_bound);
+                r.nodes = c.nodes;
+                r.millis = c.millis;
+                new.worker_id.clear();
+                if self.store.cas_job(c.job_id, &job, &new)? {
+                    if let Some(key) = self.canonical_key(&new) {
+                        self.store.put_canonical(&key, c.job_id)?;
+                    }
+                    Ok(Completed::Done(job.state(), Box::new(new)))
+                } else {
+                    Ok(Completed::Changed)
+                }
+            }
+        }
+    }
+
+    /// The canonical-index key of a finished job whose answer can be reused.
+    fn canonical_key(&self, job: &JobRecord) -> Option<Vec<u8>> {
+        let r = job.r();
+        if !(r.status == "solved" || r.status == "none_within") {
+            return None;
+        }
+        let cube = parse_position(&r.facelets, InputFormat::Facelets).ok()?;
+        let mode = self.batch_mode(batch_seq(r.job_id)).ok()?;
+        let mut key = cube.canonical().cube.key().to_vec();
+        key.extend_from_slice(&mode_key(&mode));
+        Some(key)
+    }
+
+    /// Hands jobs back unfinished, keeping their progress.
+    pub fn release(&self, worker: &str, jobs: &[JobProgress]) -> Result<u32, Error> {
+        let mut n = 0;
+        for p in jobs {
+            let ours = self
+                .lock()
+                .leases
+                .get(&p.job_id)
+                .is_some_and(|l| l.worker == worker);
+            if ours {
+                self.heartbeat(worker, std::slice::from_ref(p))?;
+                self.requeue(p.job_id, "released by worker")?;
+                n += 1;
+            }
+        }
+        self.store.flush()?;
+        Ok(n)
+    }
+
+    /// Cancels a batch: queued jobs become cancelled now, leased ones at their next heartbeat.
+    pub fn cancel(&self, batch_id: &str) -> Result<BatchStatus, Error> {
+        let mut b = self
+            .store
+            .batch(batch_id)?
+            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        b.cancelled = true;
+        self.store.put_batch(&b)?;
+        self.lock().batch(b.seq).cancelled = true;
+        let (from, to) = (job_id(b.seq, 0), job_id(b.seq + 1, 0));
+        let mut next = from;
+        loop {
+            let jobs = self.store.jobs_range(next, to, 10_000)?;
+            let Some(&(last, _)) = jobs.last() else {
+                break;
+            };
+            for (id, job) in jobs {
+                if job.state() != JobState::Queued {
+                    continue;
+                }
+                let mut new = job.clone();
+                new.r_mut().state = JobState::Cancelled as i32;
+                new.r_mut().status = "cancelled".into();
+                if self.store.cas_job(id, &job, &new)? {
+                    let mut st = self.lock();
+                    st.queue.remove(&(Reverse(b.priority), id));
+                    st.count(id, JobState::Queued, JobState::Cancelled);
+                }
+            }
+            next = last + 1;
+        }
+        self.store.flush()?;
+        self.status(batch_id)
+    }
+
+    /// A batch's progress.
+    pub fn status(&self, batch_id: &str) -> Result<BatchStatus, Error> {
+        let b = self
+            .store
+            .batch(batch_id)?
+            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        Ok(self.status_of(&b))
+    }
+
+    fn status_of(&self, b: &BatchRecord) -> BatchStatus {
+        let mut st = self.lock();
+        let m = st.batch(b.seq);
+        let finished = m.finished();
+        let now = Instant::now();
+        m.samples.push_back((now, finished));
+        while m
+            .samples
+            .front()
+            .is_some_and(|(t, _)| now.duration_since(*t) > Duration::from_secs(60))
+        {
+            m.samples.pop_front();
+        }
+        let rate = match m.samples.front() {
+            Some(&(t, f)) if now.duration_since(t) > Duration::from_millis(500) => {
+                (finished - f) as f64 / now.duration_since(t).as_secs_f64()
+            }
+            _ => 0.0,
+        };
+        let left = b.total.saturating_sub(finished);
+        BatchStatus {
+            batch_id: b.batch_id.clone(),
+            name: b.name.clone(),
+            mode: b.mode,
+            priority: b.priority,
+            total: b.total,
+            queued: m.counts[JobState::Queued as usize],
+            leased: m.counts[JobState::Leased as usize],
+            done: m.counts[JobState::Done as usize],
+            invalid: m.counts[JobState::Invalid as usize],
+            cancelled: m.counts[JobState::Cancelled as usize],
+            rate,
+            eta_seconds: if rate > 0.0 { left as f64 / rate } else { 0.0 },
+            length_histogram: m.histogram.clone(),
+            cancelled_batch: m.cancelled,
+            created_unix_ms: b.created_unix_ms,
+        }
+    }
+
+    /// All batches, oldest first.
+    pub fn list(&self) -> Result<Vec<BatchStatus>, Error> {
+        Ok(self
+            .store
+            .batches()?
+            .iter()
+            .map(|b| self.status_of(b))
+            .collect())
+    }
+
+    /// Results of a batch from line `from_index`, at most `limit`, optionally of one status.
+    pub fn results(
+        &self,
+        batch_id: &str,
+        from_index: u64,
+        limit: usize,
+        status: &str,
+    ) -> Result<(Vec<JobResult>, u64), Error> {
+        let b = self
+            .store
+            .batch(batch_id)?
+            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        let mut out = Vec::new();
+        let mut next = job_id(b.seq, from_index.min(b.total));
+        let end = job_id(b.seq, b.total);
+        while out.len() < limit && next < end {
+            let jobs = self
+                .store
+                .jobs_range(next, end, (limit - out.len()).min(4096))?;
+            let Some(&(last, _)) = jobs.last() else {
+                break;
+            };
+            for (_, j) in jobs {
+                if status.is_empty() || j.r().status == status {
+                    out.push(j.r().clone());
+                }
+            }
+            next = last + 1;
+        }
+        Ok((out, (next & ((1 << INDEX_BITS) - 1)).min(b.total)))
+    }
+
+    /// One job's result.
+    pub fn job(&self, id: u64) -> Result<JobResult, Error> {
+        self.store
+            .job(id)?
+            .map(|j| j.r().clone())
+            .ok_or_else(|| Error::NotFound(format!("job {id}")))
+    }
+
+    /// A stored result for `position` from any batch and mode (proven-optimal ones first).
+    pub fn lookup(&self, position: &str) -> Result<Option<(JobResult, Mode)>, Error> {
+        let cube = parse_position(position, InputFormat::Auto)
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let canon = cube.canonical();
+        let mut best: Option<(JobResult, Mode)> = None;
+        for id in self.store.canonical(&canon.cube.key())? {
+            let Some(job) = self.store.job(id)? else {
+                continue;
+            };
+            let Some(r) = map_result(job.r(), &cube, &canon) else {
+                continue;
+            };
+            let better = best.as_ref().is_none_or(|(b, _)| r.optimal && !b.optimal);
+            if better {
+                best = Some((r, self.batch_mode(batch_seq(id))?));
+            }
+        }
+        Ok(best)
+    }
+
+    /// Registered workers.
+    pub fn workers(&self) -> Vec<(String, WorkerInfo)> {
+        let st = self.lock();
+        let mut v: Vec<_> = st
+            .workers
+            .iter()
+            .map(|(k, w)| (k.clone(), w.clone()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    /// Counters since start, and the number of queued jobs.
+    pub fn counters(&self) -> (Counters, usize) {
+        let st = self.lock();
+        (st.counters, st.queue.len())
+    }
+
+    /// Flushes the store (shutdown).
+    pub fn flush(&self) -> Result<(), Error> {
+        self.store.flush()
+    }
+}
+
+/// Maps a stored result for the canonical class of `canon` to the position `cube`, verified.
+fn map_result(
+    stored: &JobResult,
+    cube: &cubefleet_tables::CubieCube,
+    canon: &cubefleet_tables::symmetry::Canonical,
+) -> Option<JobResult> {
+    if stored.state != JobState::Done as i32 {
+        return None;
+    }
+    let mut r = stored.clone();
+    if stored.status == "solved" {
+        let src = parse_position(&stored.facelets, InputFormat::Facelets).ok()?;
+        let sol = MoveSeq::parse(&stored.solution).ok()?;
+        let rep = src.canonical().solution_to_rep(&sol.0);
+        let mine = MoveSeq(canon.solution_back(&rep));
+        if !cube.apply_moves(&mine.0).is_solved() {
+            return None;
+        }
+        r.solution = mine.to_string();
+    } else if stored.status != "none_within" {
+        return None;
+    }
+    r.facelets = FaceletCube::from_cubie(cube).to_string();
+    r.from_store = true;
+    Some(r)
+}
+
+/// The metric of a mode (HTM unless it says otherwise).
+pub fn metric_of(mode: &Mode) -> Metric {
+    match &mode.kind {
+        Some(mode::Kind::Optimal(o)) => Metric::try_from(o.metric).unwrap_or(Metric::Htm),
+        Some(mode::Kind::DepthLimited(d)) => Metric::try_from(d.metric).unwrap_or(Metric::Htm),
+        _ => Metric::Htm,
+    }
+}

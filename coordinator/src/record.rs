@@ -1,0 +1,82 @@
+//! What the store keeps: one prost-encoded record per batch and per job.
+//!
+//! Keys: a job's id is `batch_seq << 40 | index` (big-endian in the store), so the jobs of a
+//! batch are contiguous and in line order. The canonical index maps
+//! `canonical cube key (16 bytes) ++ mode key` to the job id holding the result.
+
+use cubefleet_proto::{JobResult, JobState, Mode};
+
+/// Bits of a job id that hold the line index.
+pub(crate) const INDEX_BITS: u32 = 40;
+
+/// The id of line `index` of batch `seq`.
+pub(crate) fn job_id(seq: u32, index: u64) -> u64 {
+    (seq as u64) << INDEX_BITS | index
+}
+
+/// The batch sequence number of a job id.
+pub(crate) fn batch_seq(job_id: u64) -> u32 {
+    (job_id >> INDEX_BITS) as u32
+}
+
+/// A stored batch.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct BatchRecord {
+    /// Its id.
+    #[prost(string, tag = "1")]
+    pub(crate) batch_id: String,
+    /// Its sequence number (part of its jobs' ids), unique, increasing.
+    #[prost(uint32, tag = "2")]
+    pub(crate) seq: u32,
+    /// Its name.
+    #[prost(string, tag = "3")]
+    pub(crate) name: String,
+    /// The search.
+    #[prost(message, optional, tag = "4")]
+    pub(crate) mode: Option<Mode>,
+    /// Priority.
+    #[prost(int32, tag = "5")]
+    pub(crate) priority: i32,
+    /// Lines stored so far.
+    #[prost(uint64, tag = "6")]
+    pub(crate) total: u64,
+    /// Unix milliseconds of creation.
+    #[prost(uint64, tag = "7")]
+    pub(crate) created_unix_ms: u64,
+    /// Cancelled by a client.
+    #[prost(bool, tag = "8")]
+    pub(crate) cancelled: bool,
+}
+
+/// A stored job: its line, its state, and its result once it has one.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct JobRecord {
+    /// The line, state and result as clients see them.
+    #[prost(message, optional, tag = "1")]
+    pub(crate) result: Option<JobResult>,
+    /// Worker holding the lease (state leased).
+    #[prost(string, tag = "2")]
+    pub(crate) worker_id: String,
+    /// Times it was leased.
+    #[prost(uint32, tag = "3")]
+    pub(crate) attempts: u32,
+}
+
+impl JobRecord {
+    /// The result part (always present in stored records).
+    pub(crate) fn r(&self) -> &JobResult {
+        self.result
+            .as_ref()
+            .expect("stored jobs carry their result part")
+    }
+
+    /// The result part, mutably.
+    pub(crate) fn r_mut(&mut self) -> &mut JobResult {
+        self.result.get_or_insert_with(JobResult::default)
+    }
+
+    /// The job's state.
+    pub(crate) fn state(&self) -> JobState {
+        JobState::try_from(self.r().state).unwrap_or(JobState::Unspecified)
+    }
+}

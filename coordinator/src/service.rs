@@ -1,0 +1,443 @@
+//! The gRPC face of the coordinator: `Batches` for clients, `Workers` for workers, plus health
+//! and reflection (unauthenticated). Every handler runs the blocking store work of [`Core`] on
+//! the blocking pool.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cubefleet_proto::batches_server::{Batches, BatchesServer};
+use cubefleet_proto::workers_server::{Workers, WorkersServer};
+use cubefleet_proto::{
+    submit_request, BatchRef, BatchStatus, CompleteRequest, CompleteResponse, HeartbeatRequest,
+    HeartbeatResponse, JobRef, JobResult, LeaseRequest, LeaseResponse, ListBatchesRequest,
+    ListBatchesResponse, LookupRequest, LookupResponse, RegisterRequest, RegisterResponse,
+    Rejection, ReleaseRequest, ReleaseResponse, ResultsPage, ResultsRequest, SubmitRequest,
+    SubmitResponse,
+};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
+use tonic::service::interceptor::InterceptedService;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::core::Core;
+use crate::error::Error;
+use crate::Config;
+
+/// Runs blocking coordinator work off the async runtime.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, Status> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(Status::from),
+        Err(e) => Err(Status::internal(e.to_string())),
+    }
+}
+
+/// Both services share the coordinator.
+#[derive(Clone)]
+struct Svc {
+    core: Arc<Core>,
+    shutdown: CancellationToken,
+}
+
+/// Lines are stored in groups of at most this many (one flush each).
+const STORE_CHUNK: usize = 5000;
+
+#[tonic::async_trait]
+impl Batches for Svc {
+    async fn submit(
+        &self,
+        request: Request<Streaming<SubmitRequest>>,
+    ) -> Result<Response<SubmitResponse>, Status> {
+        let mut stream = request.into_inner();
+        let spec = match stream.message().await? {
+            Some(SubmitRequest {
+                part: Some(submit_request::Part::Spec(spec)),
+            }) => spec,
+            _ => {
+                return Err(Status::invalid_argument(
+                    "the first message must be the batch spec",
+                ))
+            }
+        };
+        let core = self.core.clone();
+        let mut batch = blocking(move || core.begin_submit(spec)).await?;
+        let id = batch.batch_id.clone();
+        // whatever happens below, the batch is free for the next submitter afterwards
+        struct Release(Arc<Core>, String);
+        impl Drop for Release {
+            fn drop(&mut self) {
+                self.0.end_submit(&self.1);
+            }
+        }
+        let _release = Release(self.core.clone(), id.clone());
+        let mut next_index = 0u64;
+        let mut pending: Vec<String> = Vec::new();
+        let (mut invalid, mut from_store) = (0u64, 0u64);
+        loop {
+            let msg = stream.message().await?;
+            let done = msg.is_none();
+            if let Some(SubmitRequest {
+                part: Some(submit_request::Part::Chunk(chunk)),
+            }) = msg
+            {
+                pending.extend(chunk.lines);
+            }
+            while pending.len() >= STORE_CHUNK || (done && !pending.is_empty()) {
+                let take = pending.len().min(STORE_CHUNK);
+                let lines: Vec<String> = pending.drain(..take).collect();
+                let core = self.core.clone();
+                let first = next_index;
+                let (b, (i, f)) = blocking(move || {
+                    let r = core.submit_chunk(&mut batch, first, &lines)?;
+                    Ok((batch, r))
+                })
+                .await?;
+                batch = b;
+                invalid += i;
+                from_store += f;
+                next_index += take as u64;
+            }
+            if done {
+                break;
+            }
+        }
+        tracing::info!(batch = %id, lines = next_index, invalid, from_store, "batch submitted");
+        Ok(Response::new(SubmitResponse {
+            batch_id: id,
+            total: batch.total,
+            invalid,
+            from_store,
+        }))
+    }
+
+    async fn get_batch(&self, request: Request<BatchRef>) -> Result<Response<BatchStatus>, Status> {
+        let core = self.core.clone();
+        let id = request.into_inner().batch_id;
+        Ok(Response::new(blocking(move || core.status(&id)).await?))
+    }
+
+    async fn list_batches(
+        &self,
+        _request: Request<ListBatchesRequest>,
+    ) -> Result<Response<ListBatchesResponse>, Status> {
+        let core = self.core.clone();
+        let batches = blocking(move || core.list()).await?;
+        Ok(Response::new(ListBatchesResponse { batches }))
+    }
+
+    async fn cancel_batch(
+        &self,
+        request: Request<BatchRef>,
+    ) -> Result<Response<BatchStatus>, Status> {
+        let core = self.core.clone();
+        let id = request.into_inner().batch_id;
+        tracing::info!(batch = %id, "batch cancelled");
+        Ok(Response::new(blocking(move || core.cancel(&id)).await?))
+    }
+
+    type WatchBatchStream = ReceiverStream<Result<BatchStatus, Status>>;
+
+    async fn watch_batch(
+        &self,
+        request: Request<BatchRef>,
+    ) -> Result<Response<Self::WatchBatchStream>, Status> {
+        let id = request.into_inner().batch_id;
+        let core = self.core.clone();
+        let first = {
+            let (core, id) = (core.clone(), id.clone());
+            blocking(move || core.status(&id)).await?
+        };
+        let (tx, rx) = mpsc::channel(4);
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            let mut status = first;
+            loop {
+                let finished = status.queued + status.leased == 0;
+                if tx.send(Ok(status)).await.is_err() || finished {
+                    break;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = shutdown.cancelled() => break,
+                }
+                let (core, id) = (core.clone(), id.clone());
+                match blocking(move || core.status(&id)).await {
+                    Ok(s) => status = s,
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        break;
+                    }
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    type StreamResultsStream = ReceiverStream<Result<JobResult, Status>>;
+
+    async fn stream_results(
+        &self,
+        request: Request<ResultsRequest>,
+    ) -> Result<Response<Self::StreamResultsStream>, Status> {
+        let req = request.into_inner();
+        // fail early on an unknown batch
+        {
+            let (core, id) = (self.core.clone(), req.batch_id.clone());
+            blocking(move || core.status(&id)).await?;
+        }
+        let core = self.core.clone();
+        let (tx, rx) = mpsc::channel(1024);
+        tokio::spawn(async move {
+            let mut from = req.from_index;
+            let mut left = if req.limit == 0 { u64::MAX } else { req.limit };
+            while left > 0 {
+                let (core, id, status) = (core.clone(), req.batch_id.clone(), req.status.clone());
+                let page = (left.min(2000)) as usize;
+                let r = blocking(move || core.results(&id, from, page, &status)).await;
+                let (results, next) = match r {
+                    Ok(x) => x,
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                };
+                let exhausted = next == from;
+                for r in results {
+                    left -= 1;
+                    if tx.send(Ok(r)).await.is_err() {
+                        return;
+                    }
+                }
+                if exhausted {
+                    return;
+                }
+                from = next;
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn list_results(
+        &self,
+        request: Request<ResultsRequest>,
+    ) -> Result<Response<ResultsPage>, Status> {
+        let req = request.into_inner();
+        let core = self.core.clone();
+        let limit = if req.limit == 0 {
+            1000
+        } else {
+            req.limit.min(10_000)
+        } as usize;
+        let (results, next_index) =
+            blocking(move || core.results(&req.batch_id, req.from_index, limit, &req.status))
+                .await?;
+        Ok(Response::new(ResultsPage {
+            results,
+            next_index,
+        }))
+    }
+
+    async fn get_job(&self, request: Request<JobRef>) -> Result<Response<JobResult>, Status> {
+        let core = self.core.clone();
+        let id = request.into_inner().job_id;
+        Ok(Response::new(blocking(move || core.job(id)).await?))
+    }
+
+    async fn lookup(
+        &self,
+        request: Request<LookupRequest>,
+    ) -> Result<Response<LookupResponse>, Status> {
+        let core = self.core.clone();
+        let pos = request.into_inner().position;
+        let found = blocking(move || core.lookup(&pos)).await?;
+        Ok(Response::new(match found {
+            Some((result, mode)) => LookupResponse {
+                found: true,
+                result: Some(result),
+                mode: Some(mode),
+            },
+            None => LookupResponse::default(),
+        }))
+    }
+}
+
+#[tonic::async_trait]
+impl Workers for Svc {
+    async fn register(
+        &self,
+        request: Request<RegisterRequest>,
+    ) -> Result<Response<RegisterResponse>, Status> {
+        let r = request.into_inner();
+        let (worker_id, lease) = self.core.register(r.name, r.threads, r.table_fingerprint);
+        Ok(Response::new(RegisterResponse {
+            worker_id,
+            lease_seconds: lease.as_secs_f64(),
+        }))
+    }
+
+    async fn lease(
+        &self,
+        request: Request<LeaseRequest>,
+    ) -> Result<Response<LeaseResponse>, Status> {
+        if self.shutdown.is_cancelled() {
+            return Ok(Response::new(LeaseResponse::default()));
+        }
+        let r = request.into_inner();
+        let core = self.core.clone();
+        let jobs = blocking(move || core.lease(&r.worker_id, r.max_jobs.min(10_000))).await?;
+        Ok(Response::new(LeaseResponse { jobs }))
+    }
+
+    async fn heartbeat(
+        &self,
+        request: Request<HeartbeatRequest>,
+    ) -> Result<Response<HeartbeatResponse>, Status> {
+        let r = request.into_inner();
+        let core = self.core.clone();
+        let cancel = blocking(move || core.heartbeat(&r.worker_id, &r.jobs)).await?;
+        Ok(Response::new(HeartbeatResponse { cancel }))
+    }
+
+    async fn complete(
+        &self,
+        request: Request<CompleteRequest>,
+    ) -> Result<Response<CompleteResponse>, Status> {
+        let r = request.into_inner();
+        let core = self.core.clone();
+        let (accepted, rejected) =
+            blocking(move || core.complete(&r.worker_id, &r.results)).await?;
+        Ok(Response::new(CompleteResponse {
+            accepted,
+            rejected: rejected
+                .into_iter()
+                .map(|(job_id, reason)| Rejection { job_id, reason })
+                .collect(),
+        }))
+    }
+
+    async fn release(
+        &self,
+        request: Request<ReleaseRequest>,
+    ) -> Result<Response<ReleaseResponse>, Status> {
+        let r = request.into_inner();
+        let core = self.core.clone();
+        let released = blocking(move || core.release(&r.worker_id, &r.jobs)).await?;
+        Ok(Response::new(ReleaseResponse { released }))
+    }
+}
+
+/// Checks the bearer token of every call (when one is configured).
+#[derive(Clone)]
+struct Auth {
+    expected: Option<String>,
+}
+
+impl tonic::service::Interceptor for Auth {
+    fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
+        let Some(expected) = &self.expected else {
+            return Ok(req);
+        };
+        let given = req
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        match given {
+            Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => Ok(req),
+            Some(_) => Err(Status::unauthenticated("wrong bearer token")),
+            None => Err(Status::unauthenticated(
+                "this coordinator needs a bearer token (--token or CUBEFLEET_TOKEN)",
+            )),
+        }
+    }
+}
+
+/// Compares secrets without leaking where they differ through timing.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Serves until `shutdown`; expires leases in the background.
+pub(crate) async fn run(
+    core: Arc<Core>,
+    config: Config,
+    listener: tokio::net::TcpListener,
+    shutdown: CancellationToken,
+) -> Result<(), Error> {
+    let svc = Svc {
+        core: core.clone(),
+        shutdown: shutdown.clone(),
+    };
+    let auth = Auth {
+        expected: config.token.clone().filter(|t| !t.is_empty()),
+    };
+    let limit = config.max_message_bytes;
+    // limits go on the generated servers before the interceptor wraps them
+    let batches = InterceptedService::new(
+        BatchesServer::new(svc.clone())
+            .max_decoding_message_size(limit)
+            .max_encoding_message_size(limit),
+        auth.clone(),
+    );
+    let workers = InterceptedService::new(
+        WorkersServer::new(svc)
+            .max_decoding_message_size(limit)
+            .max_encoding_message_size(limit),
+        auth,
+    );
+    let (health, health_svc) = tonic_health::server::health_reporter();
+    health
+        .set_service_status(crate::HEALTH_SERVICE, tonic_health::ServingStatus::Serving)
+        .await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(cubefleet_proto::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| Error::Internal(e.to_string()))?;
+
+    let sweeper = {
+        let (core, shutdown) = (core.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                    _ = shutdown.cancelled() => return,
+                }
+                let core = core.clone();
+                if let Ok(Ok(n)) = tokio::task::spawn_blocking(move || core.expire_leases()).await {
+                    if n > 0 {
+                        tracing::info!(expired = n, "leases expired; jobs back in the queue");
+                    }
+                }
+            }
+        })
+    };
+
+    let mut builder = tonic::transport::Server::builder();
+    if let Some((cert, key)) = &config.tls {
+        let identity =
+            tonic::transport::Identity::from_pem(std::fs::read(cert)?, std::fs::read(key)?);
+        builder =
+            builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
+    }
+    let incoming = tonic::transport::server::TcpIncoming::from(listener);
+    let down = shutdown.clone();
+    let result = builder
+        .add_service(health_svc)
+        .add_service(reflection)
+        .add_service(batches)
+        .add_service(workers)
+        .serve_with_incoming_shutdown(incoming, async move { down.cancelled().await })
+        .await;
+    health
+        .set_service_status(
+            crate::HEALTH_SERVICE,
+            tonic_health::ServingStatus::NotServing,
+        )
+        .await;
+    shutdown.cancel();
+    let _ = sweeper.await;
+    result?;
+    Ok(())
+}

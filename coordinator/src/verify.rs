@@ -1,0 +1,93 @@
+//! Trust nothing: every reported solution is applied to the position before it is stored.
+
+use cubefleet_proto::{mode, Completion, JobResult, Metric, Mode, TwoPhase};
+use cubefleet_tables::{parse_position, InputFormat, MoveSeq};
+
+use crate::core::metric_of;
+use crate::error::Error;
+
+/// Fills defaults (two-phase with 20 moves) and refuses nonsense.
+pub(crate) fn normalize_mode(mut m: Mode) -> Result<Mode, Error> {
+    match &mut m.kind {
+        None => m.kind = Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
+        Some(mode::Kind::TwoPhase(t)) if t.max_length == 0 => t.max_length = 20,
+        Some(mode::Kind::DepthLimited(d)) if d.max_depth > 40 => {
+            return Err(Error::InvalidArgument("max_depth above 40".into()))
+        }
+        _ => {}
+    }
+    if m.timeout_seconds < 0.0 || !m.timeout_seconds.is_finite() {
+        return Err(Error::InvalidArgument(
+            "timeout must be a positive number".into(),
+        ));
+    }
+    Ok(m)
+}
+
+/// A short key naming what a result answers (two results with equal keys are interchangeable).
+pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
+    match &m.kind {
+        Some(mode::Kind::TwoPhase(t)) => vec![1, t.max_length.min(255) as u8],
+        Some(mode::Kind::Optimal(o)) => vec![2, o.metric as u8],
+        Some(mode::Kind::DepthLimited(d)) => vec![3, d.max_depth.min(255) as u8, d.metric as u8],
+        None => vec![0],
+    }
+}
+
+/// Checks a worker's result for `job` under `mode`; returns the solution length (in the mode's
+/// metric) or the reason it is refused.
+pub(crate) fn verify(job: &JobResult, mode: &Mode, c: &Completion) -> Result<u32, String> {
+    let cube = parse_position(&job.facelets, InputFormat::Facelets)
+        .map_err(|e| format!("stored position does not parse: {e}"))?;
+    let metric = metric_of(mode);
+    if c.status == "none_within" {
+        return match &mode.kind {
+            Some(mode::Kind::DepthLimited(d)) if !c.has_solution && c.lower_bound > d.max_depth => {
+                Ok(0)
+            }
+            Some(mode::Kind::DepthLimited(_)) => {
+                Err("none_within needs a lower bound above the depth limit".into())
+            }
+            _ => Err("none_within is only an answer of a depth-limited search".into()),
+        };
+    }
+    if !c.has_solution {
+        return if c.status == "timeout" {
+            Ok(0)
+        } else {
+            Err(format!("status {} without a solution", c.status))
+        };
+    }
+    let moves = MoveSeq::parse(&c.solution).map_err(|e| format!("solution does not parse: {e}"))?;
+    if !cube.apply_moves(&moves.0).is_solved() {
+        return Err(format!("`{}` does not solve the position", c.solution));
+    }
+    let length = match metric {
+        Metric::Qtm => moves.qtm_len(),
+        _ => moves.len() as u32,
+    };
+    if length < job.lower_bound {
+        return Err(format!(
+            "{length} moves is below the proven lower bound {}",
+            job.lower_bound
+        ));
+    }
+    match (&mode.kind, c.status.as_str()) {
+        (_, "timeout") => Ok(length),
+        (Some(mode::Kind::TwoPhase(t)), "solved") if length > t.max_length => Err(format!(
+            "{length} moves is above the target {}",
+            t.max_length
+        )),
+        (Some(mode::Kind::DepthLimited(d)), "solved") if length > d.max_depth => Err(format!(
+            "{length} moves is above the depth limit {}",
+            d.max_depth
+        )),
+        (Some(mode::Kind::Optimal(_)) | Some(mode::Kind::DepthLimited(_)), "solved")
+            if c.optimal && c.lower_bound > length =>
+        {
+            Err("lower bound above the solution's length".into())
+        }
+        (_, "solved") => Ok(length),
+        (_, other) => Err(format!("unknown status `{other}`")),
+    }
+}

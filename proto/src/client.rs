@@ -1,0 +1,90 @@
+//! A typed client for both services, with the bearer token on every call.
+
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+use tonic::{Request, Status};
+
+use crate::batches_client::BatchesClient;
+use crate::workers_client::WorkersClient;
+
+/// Adds `authorization: Bearer <token>` to every request when a token is set.
+#[derive(Clone, Debug)]
+pub struct Token(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for Token {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(req)
+    }
+}
+
+/// The channel type of the clients.
+pub type AuthChannel = InterceptedService<Channel, Token>;
+
+/// Clients of both services over one connection.
+#[derive(Clone, Debug)]
+pub struct Client {
+    /// The client-facing service.
+    pub batches: BatchesClient<AuthChannel>,
+    /// The worker-facing service.
+    pub workers: WorkersClient<AuthChannel>,
+}
+
+/// Why a connection could not be made.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// The URL or token is malformed.
+    Invalid(String),
+    /// The connection failed.
+    Transport(tonic::transport::Error),
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::Invalid(m) => f.write_str(m),
+            ConnectError::Transport(e) => write!(f, "cannot reach the coordinator: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// Largest message the clients accept.
+const MAX_MESSAGE: usize = 64 << 20;
+
+impl Client {
+    /// Connects to `url` (`http://host:port`, or `https://` with the system's or
+    /// `$CUBEFLEET_TLS_CA`'s certificates) with an optional bearer token.
+    pub async fn connect(url: &str, token: Option<&str>) -> Result<Client, ConnectError> {
+        let mut endpoint = Endpoint::from_shared(url.to_string())
+            .map_err(|e| ConnectError::Invalid(format!("bad coordinator URL {url}: {e}")))?
+            .tcp_nodelay(true)
+            .http2_keep_alive_interval(std::time::Duration::from_secs(30));
+        if url.starts_with("https://") {
+            let mut tls = ClientTlsConfig::new();
+            if let Some(ca) = std::env::var_os("CUBEFLEET_TLS_CA") {
+                let pem = std::fs::read(&ca)
+                    .map_err(|e| ConnectError::Invalid(format!("CUBEFLEET_TLS_CA: {e}")))?;
+                tls = tls.ca_certificate(tonic::transport::Certificate::from_pem(pem));
+            }
+            endpoint = endpoint.tls_config(tls).map_err(ConnectError::Transport)?;
+        }
+        let channel = endpoint.connect().await.map_err(ConnectError::Transport)?;
+        let token = match token.filter(|t| !t.is_empty()) {
+            Some(t) => Some(format!("Bearer {t}").parse().map_err(|_| {
+                ConnectError::Invalid("the token has characters a header cannot carry".into())
+            })?),
+            None => None,
+        };
+        let auth = Token(token);
+        Ok(Client {
+            batches: BatchesClient::with_interceptor(channel.clone(), auth.clone())
+                .max_decoding_message_size(MAX_MESSAGE),
+            workers: WorkersClient::with_interceptor(channel, auth)
+                .max_decoding_message_size(MAX_MESSAGE),
+        })
+    }
+}

@@ -1,0 +1,51 @@
+//! `cubefleet coordinator`: serve the job system over gRPC on a sled store.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::connect::{runtime, shutdown_signal};
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// gRPC address to listen on.
+    #[arg(long, default_value = "127.0.0.1:7700")]
+    listen: String,
+    /// Directory of the sled store.
+    #[arg(long, default_value = "cubefleet-data")]
+    data: PathBuf,
+    /// Bearer token that clients and workers must present.
+    #[arg(long, env = "CUBEFLEET_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// TLS certificate (PEM); needs --tls-key.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM); needs --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Seconds a lease lasts without a heartbeat.
+    #[arg(long, default_value_t = 30.0)]
+    lease: f64,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async move {
+        let mut config = cubefleet_coordinator::Config::new(&args.data);
+        config.token = args.token.clone();
+        config.tls = args.tls_cert.clone().zip(args.tls_key.clone());
+        config.lease = Duration::from_secs_f64(args.lease.max(1.0));
+        let listener = tokio::net::TcpListener::bind(&args.listen).await?;
+        tracing::info!(listen = %listener.local_addr()?, data = %args.data.display(), "coordinator starting");
+        let shutdown = CancellationToken::new();
+        let signal = shutdown.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: no new work, flushing");
+            signal.cancel();
+        });
+        cubefleet_coordinator::serve(config, listener, shutdown).await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}

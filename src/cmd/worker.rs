@@ -1,0 +1,90 @@
+//! `cubefleet worker`: join a coordinator and solve what it hands out until stopped.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cubefleet_worker::remote::GrpcCoordinator;
+use cubefleet_worker::runtime::{self, RuntimeConfig};
+use tokio_util::sync::CancellationToken;
+
+use super::connect::{runtime, shutdown_signal, ConnectArgs};
+use super::TablesArgs;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    connect: ConnectArgs,
+    #[command(flatten)]
+    tables: TablesArgs,
+    /// Search threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Seconds running jobs get to finish after SIGTERM before they are handed back.
+    #[arg(long, default_value_t = 30.0)]
+    grace: f64,
+    /// A name for the coordinator's logs and status page.
+    #[arg(long)]
+    name: Option<String>,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let start = std::time::Instant::now();
+    let tables = Arc::new(args.tables.load()?);
+    tracing::info!(elapsed = ?start.elapsed(), "tables mapped");
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    runtime()?.block_on(async move {
+        let shutdown = CancellationToken::new();
+        let signal = shutdown.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: no new leases, finishing held jobs");
+            signal.cancel();
+        });
+        let name = args.name.clone().unwrap_or_else(|| {
+            format!(
+                "{}-{}",
+                std::env::var("HOSTNAME").unwrap_or_else(|_| "worker".into()),
+                std::process::id()
+            )
+        });
+        // reach the coordinator, retrying with backoff (it may start after us)
+        let mut wait = Duration::from_millis(200);
+        let coordinator = loop {
+            let attempt = async {
+                let client = args.connect.connect().await?;
+                let c = GrpcCoordinator::register(
+                    client,
+                    name.clone(),
+                    threads as u32,
+                    tables.fingerprint(),
+                )
+                .await?;
+                anyhow::Ok(c)
+            };
+            match attempt.await {
+                Ok(c) => break c,
+                Err(e) => {
+                    tracing::warn!(error = %e, retry_in = ?wait, "coordinator not reachable");
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait.mul_f64(rand::random_range(0.75..1.25))) => {}
+                        _ = shutdown.cancelled() => return Ok(ExitCode::SUCCESS),
+                    }
+                    wait = (wait * 2).min(Duration::from_secs(10));
+                }
+            }
+        };
+        tracing::info!(worker = coordinator.worker_id(), threads, "registered");
+        let config = RuntimeConfig {
+            threads,
+            heartbeat: (coordinator.lease_duration() / 4).max(Duration::from_millis(200)),
+            grace: Duration::from_secs_f64(args.grace.max(0.0)),
+            ..RuntimeConfig::default()
+        };
+        let stats = runtime::run(Arc::new(coordinator), tables, config, shutdown).await;
+        tracing::info!(?stats, "worker stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}

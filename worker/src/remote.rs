@@ -1,0 +1,224 @@
+//! The runtime's [`Coordinator`] over gRPC: a registered worker's calls to `cubefleet.v1.Workers`.
+
+use std::time::Duration;
+
+use cubefleet_proto::client::Client;
+use cubefleet_proto::{
+    mode, CompleteRequest, Completion, HeartbeatRequest, JobProgress, LeaseRequest,
+    Metric as PMetric, RegisterRequest, ReleaseRequest,
+};
+use cubefleet_tables::{parse_position, InputFormat};
+use tonic::Status;
+
+use crate::pool::{Finished, Job};
+use crate::runtime::{Coordinator, HeartbeatReply};
+use crate::search::optimal::Metric;
+use crate::search::{Mode, Progress, Status as SearchStatus};
+
+/// A worker registered with a coordinator.
+pub struct GrpcCoordinator {
+    client: Client,
+    worker_id: String,
+    lease: Duration,
+}
+
+impl GrpcCoordinator {
+    /// Registers with the coordinator behind `client`.
+    pub async fn register(
+        client: Client,
+        name: String,
+        threads: u32,
+        fingerprint: String,
+    ) -> Result<GrpcCoordinator, Status> {
+        let r = client
+            .workers
+            .clone()
+            .register(RegisterRequest {
+                name,
+                threads,
+                table_fingerprint: fingerprint,
+            })
+            .await?
+            .into_inner();
+        Ok(GrpcCoordinator {
+            client,
+            worker_id: r.worker_id,
+            lease: Duration::from_secs_f64(r.lease_seconds.max(1.0)),
+        })
+    }
+
+    /// The id the coordinator gave this worker.
+    pub fn worker_id(&self) -> &str {
+        &self.worker_id
+    }
+
+    /// How long a lease lasts without a heartbeat.
+    pub fn lease_duration(&self) -> Duration {
+        self.lease
+    }
+}
+
+fn metric(m: i32) -> Metric {
+    match PMetric::try_from(m) {
+        Ok(PMetric::Qtm) => Metric::Qtm,
+        _ => Metric::Htm,
+    }
+}
+
+/// The search a protocol mode asks for, and its time budget.
+pub fn mode_from_proto(m: &cubefleet_proto::Mode) -> (Mode, Option<Duration>) {
+    let mode = match &m.kind {
+        Some(mode::Kind::Optimal(o)) => Mode::Optimal {
+            metric: metric(o.metric),
+        },
+        Some(mode::Kind::DepthLimited(d)) => Mode::DepthLimited {
+            max_depth: d.max_depth,
+            metric: metric(d.metric),
+        },
+        Some(mode::Kind::TwoPhase(t)) => Mode::TwoPhase {
+            max_length: if t.max_length == 0 { 20 } else { t.max_length },
+        },
+        None => Mode::default(),
+    };
+    let timeout = (m.timeout_seconds > 0.0).then(|| Duration::from_secs_f64(m.timeout_seconds));
+    (mode, timeout)
+}
+
+/// The protocol form of a search mode.
+pub fn mode_to_proto(mode: &Mode, timeout: Option<Duration>) -> cubefleet_proto::Mode {
+    let pm = |m: Metric| match m {
+        Metric::Htm => PMetric::Htm as i32,
+        Metric::Qtm => PMetric::Qtm as i32,
+    };
+    let kind = match *mode {
+        Mode::TwoPhase { max_length } => {
+            mode::Kind::TwoPhase(cubefleet_proto::TwoPhase { max_length })
+        }
+        Mode::Optimal { metric } => {
+            mode::Kind::Optimal(cubefleet_proto::Optimal { metric: pm(metric) })
+        }
+        Mode::DepthLimited { max_depth, metric } => {
+            mode::Kind::DepthLimited(cubefleet_proto::DepthLimited {
+                max_depth,
+                metric: pm(metric),
+            })
+        }
+    };
+    cubefleet_proto::Mode {
+        kind: Some(kind),
+        timeout_seconds: timeout.map_or(0.0, |t| t.as_secs_f64()),
+    }
+}
+
+fn progress_list(jobs: Vec<(u64, Progress)>) -> Vec<JobProgress> {
+    jobs.into_iter()
+        .map(|(job_id, p)| JobProgress {
+            job_id,
+            lower_bound: p.lower_bound,
+            nodes: p.nodes,
+        })
+        .collect()
+}
+
+impl Coordinator for GrpcCoordinator {
+    type Error = Status;
+
+    async fn lease(&self, max: u32) -> Result<Vec<Job>, Status> {
+        let r = self
+            .client
+            .workers
+            .clone()
+            .lease(LeaseRequest {
+                worker_id: self.worker_id.clone(),
+                max_jobs: max,
+            })
+            .await?
+            .into_inner();
+        let mut jobs = Vec::with_capacity(r.jobs.len());
+        for j in r.jobs {
+            let Ok(cube) = parse_position(&j.facelets, InputFormat::Facelets) else {
+                tracing::warn!(
+                    job = j.job_id,
+                    "coordinator sent a position that does not parse"
+                );
+                continue;
+            };
+            let (mode, timeout) = mode_from_proto(&j.mode.unwrap_or_default());
+            jobs.push(Job {
+                id: j.job_id,
+                cube,
+                mode,
+                start_lower_bound: j.lower_bound,
+                timeout,
+            });
+        }
+        Ok(jobs)
+    }
+
+    async fn heartbeat(&self, held: Vec<(u64, Progress)>) -> Result<HeartbeatReply, Status> {
+        let r = self
+            .client
+            .workers
+            .clone()
+            .heartbeat(HeartbeatRequest {
+                worker_id: self.worker_id.clone(),
+                jobs: progress_list(held),
+            })
+            .await?
+            .into_inner();
+        Ok(HeartbeatReply { cancel: r.cancel })
+    }
+
+    async fn complete(&self, results: Vec<Finished>) -> Result<(), Status> {
+        let results = results
+            .into_iter()
+            .map(|f| Completion {
+                job_id: f.id,
+                status: match f.outcome.status {
+                    SearchStatus::Solved => "solved",
+                    SearchStatus::Timeout => "timeout",
+                    SearchStatus::NoneWithin => "none_within",
+                    SearchStatus::Cancelled => "cancelled",
+                }
+                .into(),
+                has_solution: f.outcome.solution.is_some(),
+                solution: f
+                    .outcome
+                    .solution
+                    .as_ref()
+                    .map(|s| s.to_string())
+                    .unwrap_or_default(),
+                optimal: f.outcome.optimal,
+                lower_bound: f.outcome.lower_bound,
+                nodes: f.outcome.nodes,
+                millis: f.millis,
+            })
+            .collect();
+        let r = self
+            .client
+            .workers
+            .clone()
+            .complete(CompleteRequest {
+                worker_id: self.worker_id.clone(),
+                results,
+            })
+            .await?
+            .into_inner();
+        for rej in r.rejected {
+            tracing::warn!(job = rej.job_id, reason = %rej.reason, "coordinator refused a result");
+        }
+        Ok(())
+    }
+
+    async fn release(&self, jobs: Vec<(u64, Progress)>) -> Result<(), Status> {
+        self.client
+            .workers
+            .clone()
+            .release(ReleaseRequest {
+                worker_id: self.worker_id.clone(),
+                jobs: progress_list(jobs),
+            })
+            .await?;
+        Ok(())
+    }
+}
