@@ -96,6 +96,8 @@ struct State {
     workers: HashMap<String, WorkerInfo>,
     counters: Counters,
     next_worker: u64,
+    /// Search times of accepted results, for metrics and the queued-work estimate.
+    solve_times: crate::metrics::SolveTimes,
 }
 
 impl State {
@@ -622,6 +624,7 @@ impl Core {
             st.queue.remove(&(Reverse(priority), id));
             st.count(id, from, JobState::Done);
             st.record_length(id, new.r());
+            st.solve_times.observe(new.r().millis);
             st.counters.completed += 1;
             if let Some(w) = st.workers.get_mut(worker) {
                 w.completed += 1;
@@ -894,6 +897,11 @@ impl Core {
     /// Flushes the store (shutdown).
     pub fn flush(&self) -> Result<(), Error> {
         self.store.flush()
+    }
+
+    /// Search times of the results accepted since start (histogram and recent mean).
+    pub fn solve_times(&self) -> crate::metrics::SolveTimes {
+        self.lock().solve_times.clone()
     }
 }
 

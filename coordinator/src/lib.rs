@@ -3,10 +3,12 @@
 //!
 //! Module map: [`core`] holds the logic (batches, queue, leases, verification, dedup,
 //! progress) over the [`store`]; `service` adapts it to gRPC; [`serve`] runs it all on a
-//! listener until shut down.
+//! listener until shut down; [`http`] serves the status page and [`metrics`] on a second port.
 
 pub mod core;
 mod error;
+pub mod http;
+pub mod metrics;
 mod record;
 mod service;
 mod store;

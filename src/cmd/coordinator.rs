@@ -1,4 +1,5 @@
-//! `cubefleet coordinator`: serve the job system over gRPC on a sled store.
+//! `cubefleet coordinator`: serve the job system over gRPC on a sled store, and (with `--http`)
+//! the status page and Prometheus metrics on a second port.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +29,10 @@ pub(crate) struct Args {
     /// Seconds a lease lasts without a heartbeat.
     #[arg(long, default_value_t = 30.0)]
     lease: f64,
+    /// HTTP address of the status page (`/`) and Prometheus metrics (`/metrics`), e.g.
+    /// 0.0.0.0:7780 (port 0: any free port, logged); none when absent.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -37,6 +42,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         config.tls = args.tls_cert.clone().zip(args.tls_key.clone());
         config.lease = Duration::from_secs_f64(args.lease.max(1.0));
         let listener = tokio::net::TcpListener::bind(&args.listen).await?;
+        let http = match &args.http {
+            Some(addr) => Some(
+                tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("--http {addr}: {e}"))?,
+            ),
+            None => None,
+        };
         tracing::info!(listen = %listener.local_addr()?, data = %args.data.display(), "coordinator starting");
         let shutdown = CancellationToken::new();
         let signal = shutdown.clone();
@@ -45,7 +58,31 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             tracing::info!("shutting down: no new work, flushing");
             signal.cancel();
         });
-        cubefleet_coordinator::serve(config, listener, shutdown).await?;
+        // open the store once; gRPC and the HTTP port share it
+        let dir = config.data_dir.clone();
+        let lease = config.lease;
+        let core = tokio::task::spawn_blocking(move || {
+            cubefleet_coordinator::Core::open(&dir, lease)
+        })
+        .await??;
+        let http_task = match http {
+            Some(l) => {
+                tracing::info!(http = %l.local_addr()?, "status page and /metrics listening");
+                let (core, stop) = (core.clone(), shutdown.clone());
+                Some(tokio::spawn(async move {
+                    if let Err(e) = cubefleet_coordinator::http::serve_http(core, l, stop).await {
+                        tracing::error!(error = %e, "HTTP port failed");
+                    }
+                }))
+            }
+            None => None,
+        };
+        let served = cubefleet_coordinator::serve_core(core, config, listener, shutdown.clone()).await;
+        shutdown.cancel();
+        if let Some(t) = http_task {
+            let _ = t.await;
+        }
+        served?;
         Ok(ExitCode::SUCCESS)
     })
 }

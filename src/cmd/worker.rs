@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cubefleet_worker::metrics::{Metered, WorkerMetrics};
 use cubefleet_worker::remote::GrpcCoordinator;
 use cubefleet_worker::runtime::{self, RuntimeConfig};
 use tokio_util::sync::CancellationToken;
@@ -26,17 +27,36 @@ pub(crate) struct Args {
     /// A name for the coordinator's logs and status page.
     #[arg(long)]
     name: Option<String>,
+    /// HTTP address of this worker's Prometheus metrics (`/metrics`), e.g. 0.0.0.0:7781; none
+    /// when absent.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let start = std::time::Instant::now();
     let tables = Arc::new(args.tables.load()?);
-    tracing::info!(elapsed = ?start.elapsed(), "tables mapped");
+    let load_time = start.elapsed();
+    tracing::info!(elapsed = ?load_time, "tables mapped");
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let metrics = WorkerMetrics::new(threads, load_time);
     runtime()?.block_on(async move {
         let shutdown = CancellationToken::new();
+        if let Some(addr) = &args.http {
+            let l = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| anyhow::anyhow!("--http {addr}: {e}"))?;
+            tracing::info!(http = %l.local_addr()?, "/metrics listening");
+            let (m, stop) = (metrics.clone(), shutdown.clone());
+            let render = move || cubefleet_coordinator::metrics::render_simple(&m.values());
+            tokio::spawn(async move {
+                if let Err(e) = cubefleet_coordinator::http::serve_metrics(l, render, stop).await {
+                    tracing::error!(error = %e, "HTTP port failed");
+                }
+            });
+        }
         let signal = shutdown.clone();
         tokio::spawn(async move {
             shutdown_signal().await;
@@ -83,6 +103,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             grace: Duration::from_secs_f64(args.grace.max(0.0)),
             ..RuntimeConfig::default()
         };
+        let coordinator = Metered::new(coordinator, metrics);
         let stats = runtime::run(Arc::new(coordinator), tables, config, shutdown).await;
         tracing::info!(?stats, "worker stopped");
         Ok(ExitCode::SUCCESS)

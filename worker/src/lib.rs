@@ -5,7 +5,9 @@
 //!   in HTM or QTM), and [`search::Solver`], which runs whichever a job's [`search::Mode`] asks for;
 //! - [`pool`]: search threads that take jobs and hand back results, cancellable, with progress;
 //! - [`runtime`]: the worker loop (lease, heartbeat, report, drain) over any [`runtime::Coordinator`];
-//! - [`remote`]: that coordinator over gRPC.
+//! - [`remote`]: that coordinator over gRPC;
+//! - [`metrics`]: the worker's own counters, taken by a wrapper around any coordinator.
+pub mod metrics;
 pub mod pool;
 pub mod remote;
 pub mod runtime;
