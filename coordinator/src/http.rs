@@ -313,6 +313,8 @@ fn mode_text(b: &BatchStatus) -> String {
 fn duration_text(seconds: f64) -> String {
     if !seconds.is_finite() || seconds < 0.0 {
         "—".into()
+    } else if seconds < 10.0 {
+        format!("{} s", number(seconds))
     } else if seconds < 90.0 {
         format!("{seconds:.0} s")
     } else if seconds < 90.0 * 60.0 {
@@ -606,6 +608,7 @@ mod tests {
         assert_eq!(count(1234567), "1\u{202f}234\u{202f}567");
         assert_eq!(count(999), "999");
         assert_eq!(duration_text(30.0), "30 s");
+        assert_eq!(duration_text(0.07), "0.07 s");
         assert_eq!(duration_text(600.0), "10 min");
         assert_eq!(duration_text(7200.0), "2.0 h");
     }
