@@ -19,8 +19,7 @@ pub(crate) struct ResultLine {
     pub(crate) optimal: bool,
     /// Wall time spent on this input.
     pub(crate) millis: f64,
-    /// Why the input was refused (invalid lines only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why the input was refused (invalid lines only; `null` otherwise, always present).
     pub(crate) error: Option<String>,
     /// Optimal / depth-limited searches: no solution shorter than this exists.
     #[serde(skip_serializing_if = "Option::is_none")]

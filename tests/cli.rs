@@ -1,31 +1,13 @@
 //! The binary end to end: real tables (built once into `target/test-tables`), real processes.
 
+mod common;
+
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+
+use common::{assert_solves, cubefleet, tables_dir};
 
 use cubefleet_tables::{parse_position, InputFormat, MoveSeq};
-
-fn tables_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-tables"))
-}
-
-/// Builds the tables once per test run (a no-op when they exist).
-fn cubefleet() -> Command {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let st = Command::new(env!("CARGO_BIN_EXE_cubefleet"))
-            .args(["tables", "build", "--dir"])
-            .arg(tables_dir())
-            .status()
-            .expect("runs");
-        assert!(st.success());
-    });
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
-    c.env("CUBEFLEET_TABLES", tables_dir());
-    c
-}
 
 fn run_with_stdin(mut cmd: Command, stdin: &str) -> (i32, String, String) {
     let mut child = cmd
@@ -149,11 +131,11 @@ fn solve_json_mixes_invalid_lines_with_good_ones() {
     for l in [&lines[0], &lines[4]] {
         assert_eq!(l["status"], "solved");
         assert_eq!(l["optimal"], false);
-        let cube =
-            parse_position(l["input"].as_str().expect("input"), InputFormat::Auto).expect("valid");
-        let sol = MoveSeq::parse(l["solution"].as_str().expect("solution")).expect("notation");
-        assert!(cube.apply_moves(&sol.0).is_solved());
-        assert_eq!(l["length"].as_u64(), Some(sol.len() as u64));
+        assert_solves(
+            l["input"].as_str().expect("input"),
+            l["solution"].as_str().expect("solution"),
+            l["length"].as_u64().expect("length"),
+        );
         assert!(l["millis"].as_f64().is_some());
     }
 }

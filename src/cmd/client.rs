@@ -35,8 +35,8 @@ pub(crate) struct SubmitArgs {
     /// Batch id (resubmitting an id continues that batch; default: a new id).
     #[arg(long)]
     batch_id: Option<String>,
-    /// Higher runs first.
-    #[arg(long, default_value_t = 0)]
+    /// Higher runs first (negative values allowed: `--priority -1`).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     priority: i32,
     /// Time budget per position, in seconds.
     #[arg(long)]
