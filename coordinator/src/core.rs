@@ -43,6 +43,8 @@ struct BatchMem {
     counts: [u64; 6],
     histogram: Vec<u64>,
     cancelled: bool,
+    /// Jobs answered from the store at submission.
+    from_store: u64,
     /// (time, finished) samples for the rate.
     samples: VecDeque<(Instant, u64)>,
 }
@@ -187,11 +189,21 @@ impl Core {
             m.priority = b.priority;
             m.cancelled = b.cancelled;
         }
+        let cancelled: HashSet<u32> = batches
+            .iter()
+            .filter(|b| b.cancelled)
+            .map(|b| b.seq)
+            .collect();
+        // leased jobs go back to the queue; unfinished jobs of a cancelled batch (a lease, or a
+        // cancellation cut short by a crash) become cancelled
         let mut requeue = Vec::new();
         self.store.for_each_job(&mut |id, job| {
             let state = job.state();
             let seq = batch_seq(id);
             match state {
+                JobState::Queued | JobState::Leased if cancelled.contains(&seq) => {
+                    requeue.push((id, job.clone()))
+                }
                 JobState::Queued => {
                     st.queue
                         .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
@@ -201,17 +213,27 @@ impl Core {
             }
             st.record_length(id, job.r());
             st.count(id, JobState::Unspecified, state);
+            if job.r().from_store {
+                st.batch(seq).from_store += 1;
+            }
         })?;
         let requeued = requeue.len();
         for (id, job) in requeue {
+            let seq = batch_seq(id);
             let mut new = job.clone();
-            new.r_mut().state = JobState::Queued as i32;
+            if cancelled.contains(&seq) {
+                new.r_mut().state = JobState::Cancelled as i32;
+                new.r_mut().status = "cancelled".into();
+            } else {
+                new.r_mut().state = JobState::Queued as i32;
+            }
             new.worker_id.clear();
             if self.store.cas_job(id, &job, &new)? {
-                st.count(id, JobState::Leased, JobState::Queued);
-                let seq = batch_seq(id);
-                st.queue
-                    .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
+                st.count(id, job.state(), new.state());
+                if new.state() == JobState::Queued {
+                    st.queue
+                        .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
+                }
             }
         }
         self.store.flush()?;
@@ -362,6 +384,7 @@ impl Core {
         let mut st = self.lock();
         st.counters.submitted += jobs.len() as u64;
         st.counters.from_store += from_store;
+        st.batch(batch.seq).from_store += from_store;
         for (id, j) in &jobs {
             let state = j.state();
             st.count(*id, JobState::Unspecified, state);
@@ -514,7 +537,18 @@ impl Core {
     /// its batch was cancelled. Retries the compare-and-swap while a concurrent heartbeat
     /// changes the record, so a job never stays `leased` without a lease in memory.
     fn requeue(&self, id: u64, why: &str) -> Result<(), Error> {
+        self.requeue_from(id, None, why)
+    }
+
+    /// Like [`Core::requeue`], but when `owner` is given only if the job is leased to that
+    /// worker: a worker whose lease was lost must not take the job from its new holder.
+    fn requeue_from(&self, id: u64, owner: Option<&str>, why: &str) -> Result<(), Error> {
         let mut st = self.lock();
+        if let Some(w) = owner {
+            if st.leases.get(&id).is_none_or(|l| l.worker != w) {
+                return Ok(());
+            }
+        }
         st.leases.remove(&id);
         let cancelled = st.batch(batch_seq(id)).cancelled;
         loop {
@@ -645,7 +679,7 @@ impl Core {
             _ => {}
         }
         if c.status == "cancelled" {
-            self.requeue(c.job_id, "worker gave it up")?;
+            self.requeue_from(c.job_id, Some(worker), "worker gave it up")?;
             return Ok(Completed::GivenUp);
         }
         let mode = self.batch_mode(batch_seq(c.job_id))?;
@@ -659,7 +693,7 @@ impl Core {
                         w.rejected += 1;
                     }
                 }
-                self.requeue(c.job_id, "result rejected")?;
+                self.requeue_from(c.job_id, Some(worker), "result rejected")?;
                 Ok(Completed::Rejected(reason))
             }
             Ok(length) => {
@@ -886,6 +920,13 @@ impl Core {
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
+    }
+
+    /// Of the lines of batch `seq` stored so far: (invalid ones, ones answered from the store).
+    pub(crate) fn submitted_counts(&self, seq: u32) -> (u64, u64) {
+        let mut st = self.lock();
+        let b = st.batch(seq);
+        (b.counts[JobState::Invalid as usize], b.from_store)
     }
 
     /// Counters since start, and the number of queued jobs.

@@ -74,7 +74,6 @@ impl Batches for Svc {
         let _release = Release(self.core.clone(), id.clone());
         let mut next_index = 0u64;
         let mut pending: Vec<String> = Vec::new();
-        let (mut invalid, mut from_store) = (0u64, 0u64);
         loop {
             let msg = stream.message().await?;
             let done = msg.is_none();
@@ -89,20 +88,19 @@ impl Batches for Svc {
                 let lines: Vec<String> = pending.drain(..take).collect();
                 let core = self.core.clone();
                 let first = next_index;
-                let (b, (i, f)) = blocking(move || {
-                    let r = core.submit_chunk(&mut batch, first, &lines)?;
-                    Ok((batch, r))
+                batch = blocking(move || {
+                    core.submit_chunk(&mut batch, first, &lines)?;
+                    Ok(batch)
                 })
                 .await?;
-                batch = b;
-                invalid += i;
-                from_store += f;
                 next_index += take as u64;
             }
             if done {
                 break;
             }
         }
+        // the counts describe the whole batch, also when an earlier submission stored part of it
+        let (invalid, from_store) = self.core.submitted_counts(batch.seq);
         tracing::info!(batch = %id, lines = next_index, invalid, from_store, "batch submitted");
         Ok(Response::new(SubmitResponse {
             batch_id: id,

@@ -1,0 +1,1040 @@
+//! Integration tests of the coordinator over real sockets: a real server on `127.0.0.1:0`, a
+//! real sled store in a temporary directory, and the real gRPC client.
+//!
+//! Positions are made from short scrambles, so a correct solution is the inverse scramble and
+//! no lookup tables are needed.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cubefleet_coordinator::{Config, Core, HEALTH_SERVICE};
+use cubefleet_proto::client::Client;
+use cubefleet_proto::{
+    mode, submit_request, BatchRef, BatchSpec, BatchStatus, CompleteRequest, Completion,
+    HeartbeatRequest, JobProgress, JobRef, JobResult, JobState, LeaseRequest, LeasedJob, LineChunk,
+    ListBatchesRequest, LookupRequest, Metric, Mode, Optimal, RegisterRequest, ResultsRequest,
+    SubmitRequest, SubmitResponse, TwoPhase,
+};
+use cubefleet_tables::symmetry::SYMMETRIES;
+use cubefleet_tables::{parse_position, FaceletCube, InputFormat, MoveSeq};
+use tempfile::TempDir;
+use tokio::task::JoinHandle;
+use tokio_stream::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+/// The solved cube as a facelet string.
+const SOLVED: &str = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
+
+/// A coordinator running in this process.
+struct Server {
+    url: String,
+    shutdown: CancellationToken,
+    handle: JoinHandle<Result<(), cubefleet_coordinator::Error>>,
+    /// The coordinator itself (for counters gRPC does not show).
+    core: Arc<Core>,
+}
+
+impl Server {
+    /// Starts a coordinator with `config` on a fresh loopback port.
+    async fn start(config: Config) -> Server {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        // a store just closed by a stopped server may take a moment to release its lock
+        let mut tries = 0;
+        let core = loop {
+            let (dir, lease) = (config.data_dir.clone(), config.lease);
+            match tokio::task::spawn_blocking(move || Core::open(&dir, lease))
+                .await
+                .unwrap()
+            {
+                Ok(core) => break core,
+                Err(e) if tries < 50 => {
+                    tries += 1;
+                    eprintln!("store not open yet: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("store does not open: {e}"),
+            }
+        };
+        let shutdown = CancellationToken::new();
+        let handle = tokio::spawn(cubefleet_coordinator::serve_core(
+            core.clone(),
+            config,
+            listener,
+            shutdown.clone(),
+        ));
+        Server {
+            url,
+            shutdown,
+            handle,
+            core,
+        }
+    }
+
+    /// A client without a token.
+    async fn client(&self) -> Client {
+        Client::connect(&self.url, None).await.unwrap()
+    }
+
+    /// Stops the server and waits until it has flushed the store and released it.
+    async fn stop(self) {
+        self.shutdown.cancel();
+        drop(self.core);
+        tokio::time::timeout(Duration::from_secs(20), self.handle)
+            .await
+            .expect("the server stops")
+            .unwrap()
+            .expect("the server stops cleanly");
+    }
+}
+
+/// A config for a store in `dir` with short leases.
+fn config(dir: &TempDir, lease: Duration) -> Config {
+    let mut c = Config::new(dir.path());
+    c.lease = lease;
+    c
+}
+
+fn two_phase(max_length: u32) -> Mode {
+    Mode {
+        kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length })),
+        timeout_seconds: 0.0,
+    }
+}
+
+fn optimal() -> Mode {
+    Mode {
+        kind: Some(mode::Kind::Optimal(Optimal {
+            metric: Metric::Htm as i32,
+        })),
+        timeout_seconds: 0.0,
+    }
+}
+
+/// The facelet string of a position given as moves or facelets.
+fn facelets(position: &str) -> String {
+    FaceletCube::from_cubie(&parse_position(position, InputFormat::Auto).unwrap()).to_string()
+}
+
+/// A solution of the position made by `scramble`: the scramble undone.
+fn undo(scramble: &str) -> String {
+    MoveSeq::parse(scramble).unwrap().inverse().to_string()
+}
+
+/// True when `solution` solves `position`.
+fn solves(position: &str, solution: &str) -> bool {
+    let cube = parse_position(position, InputFormat::Auto).unwrap();
+    let moves = MoveSeq::parse(solution).unwrap();
+    cube.apply_moves(&moves.0).is_solved()
+}
+
+/// Submits `lines` as batch `id` in chunks of `chunk` lines.
+async fn submit(
+    client: &mut Client,
+    id: &str,
+    mode: Mode,
+    lines: &[&str],
+    chunk: usize,
+) -> Result<SubmitResponse, tonic::Status> {
+    let mut msgs = vec![SubmitRequest {
+        part: Some(submit_request::Part::Spec(BatchSpec {
+            batch_id: id.to_string(),
+            name: format!("test batch {id}"),
+            mode: Some(mode),
+            priority: 0,
+        })),
+    }];
+    for c in lines.chunks(chunk.max(1)) {
+        msgs.push(SubmitRequest {
+            part: Some(submit_request::Part::Chunk(LineChunk {
+                lines: c.iter().map(|s| s.to_string()).collect(),
+            })),
+        });
+    }
+    client
+        .batches
+        .submit(tokio_stream::iter(msgs))
+        .await
+        .map(|r| r.into_inner())
+}
+
+async fn status(client: &mut Client, id: &str) -> BatchStatus {
+    client
+        .batches
+        .get_batch(BatchRef {
+            batch_id: id.to_string(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+async fn job(client: &mut Client, id: u64) -> JobResult {
+    client
+        .batches
+        .get_job(JobRef { job_id: id })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// Every result of a batch, via the server stream.
+async fn all_results(client: &mut Client, id: &str) -> Vec<JobResult> {
+    let mut stream = client
+        .batches
+        .stream_results(ResultsRequest {
+            batch_id: id.to_string(),
+            ..ResultsRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut out = Vec::new();
+    while let Some(r) = stream.next().await {
+        out.push(r.unwrap());
+    }
+    out
+}
+
+async fn register(client: &mut Client, name: &str) -> String {
+    client
+        .workers
+        .register(RegisterRequest {
+            name: name.to_string(),
+            threads: 1,
+            table_fingerprint: "test".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id
+}
+
+async fn lease(client: &mut Client, worker: &str, max_jobs: u32) -> Vec<LeasedJob> {
+    client
+        .workers
+        .lease(LeaseRequest {
+            worker_id: worker.to_string(),
+            max_jobs,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .jobs
+}
+
+/// Sends a heartbeat for `jobs` (job id, lower bound); returns the jobs to cancel.
+async fn heartbeat(client: &mut Client, worker: &str, jobs: &[(u64, u32)]) -> Vec<u64> {
+    client
+        .workers
+        .heartbeat(HeartbeatRequest {
+            worker_id: worker.to_string(),
+            jobs: jobs
+                .iter()
+                .map(|&(job_id, lower_bound)| JobProgress {
+                    job_id,
+                    lower_bound,
+                    nodes: 1000,
+                })
+                .collect(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .cancel
+}
+
+/// A "solved" completion of `job_id` with `solution`.
+fn solved(job_id: u64, solution: &str) -> Completion {
+    Completion {
+        job_id,
+        status: "solved".into(),
+        solution: solution.to_string(),
+        optimal: false,
+        lower_bound: 0,
+        nodes: 10,
+        millis: 1.0,
+        has_solution: true,
+    }
+}
+
+/// Reports `results`; returns (accepted, rejections).
+async fn complete(
+    client: &mut Client,
+    worker: &str,
+    results: Vec<Completion>,
+) -> (u32, Vec<(u64, String)>) {
+    let r = client
+        .workers
+        .complete(CompleteRequest {
+            worker_id: worker.to_string(),
+            results,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    (
+        r.accepted,
+        r.rejected
+            .into_iter()
+            .map(|x| (x.job_id, x.reason))
+            .collect(),
+    )
+}
+
+/// The scramble behind each leased job, found through its facelets.
+fn scrambles_of(jobs: &[LeasedJob], scrambles: &[&'static str]) -> HashMap<u64, &'static str> {
+    let by_facelets: HashMap<String, &'static str> =
+        scrambles.iter().map(|s| (facelets(s), *s)).collect();
+    jobs.iter()
+        .map(|j| {
+            let s = by_facelets
+                .get(&j.facelets)
+                .unwrap_or_else(|| panic!("leased an unknown position {}", j.facelets));
+            (j.job_id, *s)
+        })
+        .collect()
+}
+
+/// Waits (polling) until `cond` holds for the batch status, or panics after `secs`.
+async fn wait_for(
+    client: &mut Client,
+    id: &str,
+    secs: u64,
+    cond: impl Fn(&BatchStatus) -> bool,
+) -> BatchStatus {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let s = status(client, id).await;
+        if cond(&s) {
+            return s;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "condition not reached in {secs} s; status: {s:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A facelet string with one corner (URF) twisted clockwise in place.
+fn twisted_corner() -> String {
+    let mut s: Vec<char> = SOLVED.chars().collect();
+    // U9, R1, F3 are the stickers of the URF corner
+    s[8] = 'R';
+    s[9] = 'F';
+    s[20] = 'U';
+    s.into_iter().collect()
+}
+
+/// A facelet string with one U sticker painted R: eight U, ten R.
+fn wrong_counts() -> String {
+    let mut s: Vec<char> = SOLVED.chars().collect();
+    s[0] = 'R';
+    s.into_iter().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submission_with_bad_lines_reports_them_and_queues_the_rest() {
+    let dir = TempDir::new().unwrap();
+    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
+    let mut c = server.client().await;
+    let twisted = twisted_corner();
+    let counts = wrong_counts();
+    let lines = [
+        "R U",
+        "R Q U",
+        counts.as_str(),
+        "F R'",
+        twisted.as_str(),
+        "U2 B",
+        "D L2",
+    ];
+    // chunks of 2 lines: line numbers must run on across chunks
+    let r = submit(&mut c, "mixed", two_phase(20), &lines, 2)
+        .await
+        .unwrap();
+    assert_eq!(r.batch_id, "mixed");
+    assert_eq!(r.total, 7);
+    assert_eq!(r.invalid, 3);
+    assert_eq!(r.from_store, 0);
+
+    let s = status(&mut c, "mixed").await;
+    assert_eq!(s.total, 7);
+    assert_eq!(s.queued, 4);
+    assert_eq!(s.invalid, 3);
+    assert_eq!(s.leased + s.done + s.cancelled, 0);
+    assert!(!s.cancelled_batch);
+    assert_eq!(s.name, "test batch mixed");
+
+    let results = all_results(&mut c, "mixed").await;
+    assert_eq!(results.len(), 7);
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r.index, i as u64, "results in line order");
+        assert_eq!(r.input, lines[i]);
+        assert_eq!(r.batch_id, "mixed");
+    }
+    let invalid = |i: usize| {
+        let r = &results[i];
+        assert_eq!(r.state, JobState::Invalid as i32, "line {i}: {r:?}");
+        assert_eq!(r.status, "invalid");
+        assert!(r.facelets.is_empty());
+        r.error.clone()
+    };
+    assert!(invalid(1).contains("unknown move `Q`"), "{}", invalid(1));
+    assert!(invalid(2).contains("appears"), "{}", invalid(2));
+    assert!(invalid(4).contains("twisted"), "{}", invalid(4));
+    for i in [0, 3, 5, 6] {
+        let r = &results[i];
+        assert_eq!(r.state, JobState::Queued as i32, "line {i}: {r:?}");
+        assert!(r.error.is_empty());
+        assert_eq!(r.facelets, facelets(lines[i]));
+    }
+
+    // a page, and a status filter
+    let page = c
+        .batches
+        .list_results(ResultsRequest {
+            batch_id: "mixed".into(),
+            status: String::new(),
+            from_index: 2,
+            limit: 3,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let idx: Vec<u64> = page.results.iter().map(|r| r.index).collect();
+    assert_eq!(idx, vec![2, 3, 4]);
+    assert_eq!(page.next_index, 5);
+    let page = c
+        .batches
+        .list_results(ResultsRequest {
+            batch_id: "mixed".into(),
+            status: "invalid".into(),
+            from_index: 0,
+            limit: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let idx: Vec<u64> = page.results.iter().map(|r| r.index).collect();
+    assert_eq!(idx, vec![1, 2, 4]);
+    assert_eq!(page.next_index, 7);
+
+    // the batch is listed; an unknown one is not found
+    let list = c
+        .batches
+        .list_batches(ListBatchesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(list.batches.len(), 1);
+    assert_eq!(list.batches[0].batch_id, "mixed");
+    let err = c
+        .batches
+        .get_batch(BatchRef {
+            batch_id: "nope".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::NotFound);
+
+    // a stream that does not start with the spec is refused
+    let err = c
+        .batches
+        .submit(tokio_stream::iter(vec![SubmitRequest {
+            part: Some(submit_request::Part::Chunk(LineChunk {
+                lines: vec!["R".into()],
+            })),
+        }]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_complete_verify_and_reject() {
+    let dir = TempDir::new().unwrap();
+    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
+    let mut c = server.client().await;
+    let scrambles = ["R U F'", "D2 L B", "U R2 F"];
+    submit(&mut c, "work", two_phase(20), &scrambles, 10)
+        .await
+        .unwrap();
+    let w = register(&mut c, "worker-1").await;
+    assert!(!w.is_empty());
+
+    let jobs = lease(&mut c, &w, 2).await;
+    assert_eq!(jobs.len(), 2, "at most max_jobs jobs");
+    let s = status(&mut c, "work").await;
+    assert_eq!((s.queued, s.leased), (1, 2));
+    for j in &jobs {
+        assert_eq!(j.mode, Some(two_phase(20)));
+        assert_eq!(job(&mut c, j.job_id).await.state, JobState::Leased as i32);
+    }
+    let by_job = scrambles_of(&jobs, &scrambles);
+
+    // correct solutions: done
+    let good: Vec<Completion> = jobs
+        .iter()
+        .map(|j| solved(j.job_id, &undo(by_job[&j.job_id])))
+        .collect();
+    let (accepted, rejected) = complete(&mut c, &w, good.clone()).await;
+    assert_eq!((accepted, rejected.len()), (2, 0), "{rejected:?}");
+    let s = status(&mut c, "work").await;
+    assert_eq!((s.queued, s.leased, s.done), (1, 0, 2));
+    assert_eq!(s.length_histogram.get(3), Some(&2), "{s:?}");
+    for j in &jobs {
+        let r = job(&mut c, j.job_id).await;
+        assert_eq!(r.state, JobState::Done as i32);
+        assert_eq!(r.status, "solved");
+        assert_eq!(r.length, 3);
+        assert!(solves(&r.facelets, &r.solution));
+        assert!(!r.from_store);
+    }
+
+    // the same results again: harmless, nothing counted twice
+    let (accepted, rejected) = complete(&mut c, &w, good).await;
+    assert_eq!((accepted, rejected.len()), (2, 0));
+    let s2 = status(&mut c, "work").await;
+    assert_eq!((s2.queued, s2.leased, s2.done), (1, 0, 2));
+    assert_eq!(s2.length_histogram, s.length_histogram);
+    assert_eq!(server.core.counters().0.completed, 2);
+
+    // a wrong solution: refused with the reason, counted, the job back in the queue
+    let third = lease(&mut c, &w, 10).await;
+    assert_eq!(third.len(), 1);
+    let id = third[0].job_id;
+    let scramble = scrambles_of(&third, &scrambles)[&id];
+    let (accepted, rejected) = complete(&mut c, &w, vec![solved(id, "R U")]).await;
+    assert_eq!(accepted, 0);
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0].0, id);
+    assert!(
+        rejected[0].1.contains("does not solve"),
+        "{}",
+        rejected[0].1
+    );
+    assert_eq!(server.core.counters().0.rejected, 1);
+    let worker = server
+        .core
+        .workers()
+        .into_iter()
+        .find(|(wid, _)| wid == &w)
+        .unwrap()
+        .1;
+    assert_eq!((worker.completed, worker.rejected), (2, 1));
+    let r = job(&mut c, id).await;
+    assert_eq!(r.state, JobState::Queued as i32);
+    assert!(r.solution.is_empty());
+    let s = status(&mut c, "work").await;
+    assert_eq!((s.queued, s.leased, s.done), (1, 0, 2));
+
+    // it can be leased again (by another worker); a solution that does not parse is refused too
+    let w2 = register(&mut c, "worker-2").await;
+    assert_ne!(w, w2);
+    let again = lease(&mut c, &w2, 10).await;
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].job_id, id);
+    let (_, rejected) = complete(&mut c, &w2, vec![solved(id, "R X")]).await;
+    assert_eq!(rejected.len(), 1);
+    assert!(
+        rejected[0].1.contains("does not parse"),
+        "{}",
+        rejected[0].1
+    );
+    let again = lease(&mut c, &w2, 10).await;
+    assert_eq!(again.len(), 1);
+    let (accepted, rejected) = complete(&mut c, &w2, vec![solved(id, &undo(scramble))]).await;
+    assert_eq!((accepted, rejected.len()), (1, 0));
+    let s = status(&mut c, "work").await;
+    assert_eq!((s.queued, s.leased, s.done), (0, 0, 3));
+    assert!(lease(&mut c, &w2, 10).await.is_empty());
+
+    // a solution longer than the batch's target is refused
+    submit(&mut c, "short", two_phase(4), &["R U F"], 10)
+        .await
+        .unwrap();
+    let jobs = lease(&mut c, &w, 10).await;
+    assert_eq!(jobs.len(), 1);
+    let long = "U D U' D' F' U' R'"; // 7 moves, solves R U F
+    assert!(solves("R U F", long));
+    let (accepted, rejected) = complete(&mut c, &w, vec![solved(jobs[0].job_id, long)]).await;
+    assert_eq!(accepted, 0);
+    assert_eq!(rejected.len(), 1);
+    assert!(
+        rejected[0].1.contains("above the target 4"),
+        "{}",
+        rejected[0].1
+    );
+    assert_eq!(server.core.counters().0.rejected, 3);
+    let r = job(&mut c, jobs[0].job_id).await;
+    assert_eq!(r.state, JobState::Queued as i32);
+    let jobs = lease(&mut c, &w, 10).await;
+    let (accepted, _) = complete(&mut c, &w, vec![solved(jobs[0].job_id, "F' U' R'")]).await;
+    assert_eq!(accepted, 1);
+    assert_eq!(status(&mut c, "short").await.done, 1);
+
+    // watching a finished batch: one status, then the stream ends
+    let mut watch = c
+        .batches
+        .watch_batch(BatchRef {
+            batch_id: "work".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = watch.next().await.unwrap().unwrap();
+    assert_eq!((first.done, first.total), (3, 3));
+    assert!(watch.next().await.is_none());
+
+    // a completion of a job that does not exist is refused
+    let (_, rejected) = complete(&mut c, &w, vec![solved(12345, "R")]).await;
+    assert_eq!(rejected.len(), 1);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
+    let dir = TempDir::new().unwrap();
+    let server = Server::start(config(&dir, Duration::from_secs(1))).await;
+    let mut c = server.client().await;
+    submit(&mut c, "opt", optimal(), &["R U F'"], 10)
+        .await
+        .unwrap();
+    let w = register(&mut c, "slow").await;
+    let jobs = lease(&mut c, &w, 10).await;
+    assert_eq!(jobs.len(), 1);
+    let id = jobs[0].job_id;
+    assert_eq!(jobs[0].lower_bound, 0);
+    assert_eq!(jobs[0].mode, Some(optimal()));
+
+    // progress before the deadline, then silence
+    assert!(heartbeat(&mut c, &w, &[(id, 2)]).await.is_empty());
+    assert_eq!(job(&mut c, id).await.lower_bound, 2);
+    let s = wait_for(&mut c, "opt", 5, |s| s.queued == 1).await;
+    assert_eq!((s.leased, s.done), (0, 0));
+    let r = job(&mut c, id).await;
+    assert_eq!(r.state, JobState::Queued as i32);
+    assert_eq!(r.lower_bound, 2, "the progress survives the expiry");
+    assert!(server.core.counters().0.lease_expiries >= 1);
+
+    // the late worker hears that the job is no longer its own
+    assert_eq!(heartbeat(&mut c, &w, &[(id, 3)]).await, vec![id]);
+    assert_eq!(job(&mut c, id).await.lower_bound, 2);
+
+    // the next lease resumes from the bound
+    let w2 = register(&mut c, "fresh").await;
+    let jobs = lease(&mut c, &w2, 10).await;
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].job_id, id);
+    assert_eq!(jobs[0].lower_bound, 2);
+
+    // the late worker's wrong answer or give-up does not take the job from its new holder
+    let (accepted, rejected) = complete(&mut c, &w, vec![solved(id, "R")]).await;
+    assert_eq!((accepted, rejected.len()), (0, 1));
+    let give_up = Completion {
+        job_id: id,
+        status: "cancelled".into(),
+        ..Completion::default()
+    };
+    complete(&mut c, &w, vec![give_up]).await;
+    let r = job(&mut c, id).await;
+    assert_eq!(r.state, JobState::Leased as i32);
+    assert!(heartbeat(&mut c, &w2, &[(id, 2)]).await.is_empty());
+    let s = status(&mut c, "opt").await;
+    assert_eq!((s.queued, s.leased), (0, 1));
+
+    // a solution shorter than a proven bound is a lie
+    assert!(heartbeat(&mut c, &w2, &[(id, 4)]).await.is_empty());
+    let mut lie = solved(id, &undo("R U F'"));
+    lie.optimal = true;
+    let (accepted, rejected) = complete(&mut c, &w2, vec![lie]).await;
+    assert_eq!(accepted, 0);
+    assert!(rejected[0].1.contains("lower bound"), "{}", rejected[0].1);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
+    let dir = TempDir::new().unwrap();
+    let server = Server::start(config(&dir, Duration::from_secs(1))).await;
+    let mut c = server.client().await;
+    submit(
+        &mut c,
+        "long",
+        optimal(),
+        &["R U", "F D", "L B", "U2 R"],
+        10,
+    )
+    .await
+    .unwrap();
+    let w = register(&mut c, "busy").await;
+    let jobs = lease(&mut c, &w, 1).await;
+    assert_eq!(jobs.len(), 1);
+    let id = jobs[0].job_id;
+
+    // heartbeats for three lease lengths: still leased
+    for bound in 1..=6 {
+        assert!(heartbeat(&mut c, &w, &[(id, bound / 3)]).await.is_empty());
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    let s = status(&mut c, "long").await;
+    assert_eq!((s.queued, s.leased), (3, 1));
+    assert_eq!(job(&mut c, id).await.state, JobState::Leased as i32);
+
+    // cancel: queued jobs are cancelled at once, the worker hears of its job
+    let s = c
+        .batches
+        .cancel_batch(BatchRef {
+            batch_id: "long".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(s.cancelled_batch);
+    assert_eq!((s.queued, s.leased, s.cancelled), (0, 1, 3));
+    assert!(lease(&mut c, &w, 10).await.is_empty());
+    assert_eq!(heartbeat(&mut c, &w, &[(id, 2)]).await, vec![id]);
+    // the worker gives it up: cancelled, not queued
+    let give_up = Completion {
+        job_id: id,
+        status: "cancelled".into(),
+        ..Completion::default()
+    };
+    complete(&mut c, &w, vec![give_up]).await;
+    let s = status(&mut c, "long").await;
+    assert_eq!((s.queued, s.leased, s.cancelled), (0, 0, 4));
+    let r = job(&mut c, id).await;
+    assert_eq!(r.state, JobState::Cancelled as i32);
+    assert_eq!(r.status, "cancelled");
+    for r in all_results(&mut c, "long").await {
+        assert_eq!(r.state, JobState::Cancelled as i32);
+    }
+
+    // a cancelled batch's leased job that nobody reports on ends cancelled when its lease expires
+    submit(&mut c, "gone", optimal(), &["R U", "F D"], 10)
+        .await
+        .unwrap();
+    let jobs = lease(&mut c, &w, 1).await;
+    assert_eq!(jobs.len(), 1);
+    c.batches
+        .cancel_batch(BatchRef {
+            batch_id: "gone".into(),
+        })
+        .await
+        .unwrap();
+    let s = wait_for(&mut c, "gone", 5, |s| s.leased == 0).await;
+    assert_eq!((s.queued, s.cancelled), (0, 2));
+    assert!(lease(&mut c, &w, 10).await.is_empty());
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resubmitting_a_batch_is_idempotent() {
+    let dir = TempDir::new().unwrap();
+    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
+    let mut c = server.client().await;
+    let lines = ["R U", "nonsense", "F D'", "B2 L"];
+    let first = submit(&mut c, "again", two_phase(20), &lines, 3)
+        .await
+        .unwrap();
+    assert_eq!((first.total, first.invalid), (4, 1));
+    let before = status(&mut c, "again").await;
+
+    let second = submit(&mut c, "again", two_phase(20), &lines, 1)
+        .await
+        .unwrap();
+    assert_eq!(second.batch_id, "again");
+    assert_eq!(second.total, 4);
+    assert_eq!(second.invalid, 1, "counts describe the whole batch");
+    let after = status(&mut c, "again").await;
+    assert_eq!(
+        (after.total, after.queued, after.invalid),
+        (before.total, before.queued, before.invalid)
+    );
+    assert_eq!(after.created_unix_ms, before.created_unix_ms);
+    let results = all_results(&mut c, "again").await;
+    assert_eq!(results.len(), 4);
+    let list = c
+        .batches
+        .list_batches(ListBatchesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(list.batches.len(), 1);
+
+    // only four jobs to lease
+    let w = register(&mut c, "w").await;
+    assert_eq!(lease(&mut c, &w, 100).await.len(), 3);
+
+    // a resubmission that goes further appends the new lines only
+    let mut more = lines.to_vec();
+    more.push("U F");
+    let third = submit(&mut c, "again", two_phase(20), &more, 2)
+        .await
+        .unwrap();
+    assert_eq!(third.total, 5);
+    let s = status(&mut c, "again").await;
+    assert_eq!((s.total, s.queued, s.leased, s.invalid), (5, 1, 3, 1));
+    assert_eq!(all_results(&mut c, "again").await[4].input, "U F");
+
+    // the same id with another mode is refused
+    let err = submit(&mut c, "again", optimal(), &lines, 2)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert_eq!(status(&mut c, "again").await.total, 5);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn symmetric_and_inverse_copies_are_answered_from_the_store() {
+    let dir = TempDir::new().unwrap();
+    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
+    let mut c = server.client().await;
+    let scramble = "R U F' D2 L";
+    submit(&mut c, "first", two_phase(20), &[scramble], 10)
+        .await
+        .unwrap();
+    let w = register(&mut c, "w").await;
+    let jobs = lease(&mut c, &w, 10).await;
+    assert_eq!(jobs.len(), 1);
+    let (accepted, _) = complete(&mut c, &w, vec![solved(jobs[0].job_id, &undo(scramble))]).await;
+    assert_eq!(accepted, 1);
+
+    // copies: the same, rotated (y ... y'), mirrored (L-R), inverted, and a rotated inverse
+    let cube = parse_position(scramble, InputFormat::Moves).unwrap();
+    let rotated = format!("y {scramble} y'");
+    let mirrored = FaceletCube::from_cubie(&SYMMETRIES.conjugate(&cube, 1)).to_string();
+    let inverse = undo(scramble);
+    let rotated_inverse = format!("x2 {inverse} x2");
+    let copies = [
+        scramble.to_string(),
+        rotated.clone(),
+        mirrored.clone(),
+        inverse.clone(),
+        rotated_inverse,
+    ];
+    // they really are other positions
+    let distinct: std::collections::HashSet<String> = copies.iter().map(|p| facelets(p)).collect();
+    assert_eq!(distinct.len(), copies.len(), "{distinct:?}");
+    let mut lines: Vec<&str> = copies.iter().map(String::as_str).collect();
+    lines.push("B2 D"); // not solved before
+    let r = submit(&mut c, "second", two_phase(20), &lines, 10)
+        .await
+        .unwrap();
+    assert_eq!(r.from_store, 5);
+    let s = status(&mut c, "second").await;
+    assert_eq!((s.done, s.queued), (5, 1));
+    let results = all_results(&mut c, "second").await;
+    for (i, r) in results.iter().take(5).enumerate() {
+        assert_eq!(r.state, JobState::Done as i32, "{i}: {r:?}");
+        assert!(r.from_store, "{i}");
+        assert_eq!(r.status, "solved");
+        assert_eq!(r.length, 5);
+        assert_eq!(r.facelets, facelets(&copies[i]));
+        assert!(
+            solves(&copies[i], &r.solution),
+            "{i}: `{}` does not solve `{}`",
+            r.solution,
+            copies[i]
+        );
+    }
+    assert_eq!(results[5].state, JobState::Queued as i32);
+    assert!(!results[5].from_store);
+    let again = submit(&mut c, "second", two_phase(20), &lines, 10)
+        .await
+        .unwrap();
+    assert_eq!((again.total, again.from_store), (6, 5));
+
+    // another mode is not answered from this one
+    let r = submit(&mut c, "other-mode", two_phase(19), &[scramble], 10)
+        .await
+        .unwrap();
+    assert_eq!(r.from_store, 0);
+    assert_eq!(status(&mut c, "other-mode").await.queued, 1);
+
+    // lookup by position, for each copy
+    for p in &copies {
+        let found = c
+            .batches
+            .lookup(LookupRequest {
+                position: p.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(found.found, "{p}");
+        let r = found.result.unwrap();
+        assert!(
+            solves(p, &r.solution),
+            "`{}` does not solve {p}",
+            r.solution
+        );
+        assert_eq!(r.facelets, facelets(p));
+        assert_eq!(found.mode, Some(two_phase(20)));
+    }
+    let missing = c
+        .batches
+        .lookup(LookupRequest {
+            position: "U R2 F2".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!missing.found);
+    let err = c
+        .batches
+        .lookup(LookupRequest {
+            position: twisted_corner(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_requeues_leases_and_keeps_results() {
+    let dir = TempDir::new().unwrap();
+    let scrambles = ["R U", "F D'", "L2 B", "U R'"];
+    let (done_id, done_solution, leased_id) = {
+        let server = Server::start(config(&dir, Duration::from_secs(30))).await;
+        let mut c = server.client().await;
+        submit(&mut c, "durable", two_phase(20), &scrambles, 10)
+            .await
+            .unwrap();
+        let w = register(&mut c, "w").await;
+        let jobs = lease(&mut c, &w, 2).await;
+        assert_eq!(jobs.len(), 2);
+        let by_job = scrambles_of(&jobs, &scrambles);
+        let solution = undo(by_job[&jobs[0].job_id]);
+        let (accepted, _) = complete(&mut c, &w, vec![solved(jobs[0].job_id, &solution)]).await;
+        assert_eq!(accepted, 1);
+        let s = status(&mut c, "durable").await;
+        assert_eq!((s.queued, s.leased, s.done), (2, 1, 1));
+        // a cancelled batch whose leased job is still out when the server stops
+        submit(&mut c, "dropped", optimal(), &["R U", "F D"], 10)
+            .await
+            .unwrap();
+        assert_eq!(lease(&mut c, &w, 1).await.len(), 1);
+        c.batches
+            .cancel_batch(BatchRef {
+                batch_id: "dropped".into(),
+            })
+            .await
+            .unwrap();
+        drop(c);
+        server.stop().await;
+        (jobs[0].job_id, solution, jobs[1].job_id)
+    };
+
+    // the same data directory, the lease forgotten
+    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
+    let mut c = server.client().await;
+    let s = status(&mut c, "durable").await;
+    assert_eq!((s.total, s.queued, s.leased, s.done), (4, 3, 0, 1));
+    assert_eq!(s.length_histogram.get(2), Some(&1));
+    let r = job(&mut c, done_id).await;
+    assert_eq!(r.state, JobState::Done as i32);
+    assert_eq!(r.solution, done_solution);
+    assert!(solves(&r.facelets, &r.solution));
+    let r = job(&mut c, leased_id).await;
+    assert_eq!(r.state, JobState::Queued as i32);
+    let s = status(&mut c, "dropped").await;
+    assert!(s.cancelled_batch);
+    assert_eq!((s.queued, s.leased, s.cancelled), (0, 0, 2));
+
+    // every unfinished job can be leased and finished
+    let w = register(&mut c, "w-after").await;
+    let jobs = lease(&mut c, &w, 10).await;
+    assert_eq!(jobs.len(), 3);
+    assert!(jobs.iter().any(|j| j.job_id == leased_id));
+    let by_job = scrambles_of(&jobs, &scrambles);
+    let good = jobs
+        .iter()
+        .map(|j| solved(j.job_id, &undo(by_job[&j.job_id])))
+        .collect();
+    assert_eq!(complete(&mut c, &w, good).await.0, 3);
+    let s = status(&mut c, "durable").await;
+    assert_eq!((s.queued, s.leased, s.done), (0, 0, 4));
+    // dedup survives the restart (the canonical index is stored)
+    let r = submit(&mut c, "again", two_phase(20), &[scrambles[0]], 10)
+        .await
+        .unwrap();
+    assert_eq!(r.from_store, 1);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_is_required_but_health_is_open() {
+    let dir = TempDir::new().unwrap();
+    let mut cfg = config(&dir, Duration::from_secs(30));
+    cfg.token = Some("s3cret".into());
+    let server = Server::start(cfg).await;
+
+    let mut anon = Client::connect(&server.url, None).await.unwrap();
+    let err = anon
+        .batches
+        .list_batches(ListBatchesRequest {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    let err = anon
+        .workers
+        .register(RegisterRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    let err = submit(&mut anon, "x", two_phase(20), &["R"], 1)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+
+    let mut wrong = Client::connect(&server.url, Some("guess")).await.unwrap();
+    let err = wrong
+        .batches
+        .list_batches(ListBatchesRequest {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+
+    let mut ok = Client::connect(&server.url, Some("s3cret")).await.unwrap();
+    let r = submit(&mut ok, "x", two_phase(20), &["R"], 1)
+        .await
+        .unwrap();
+    assert_eq!(r.total, 1);
+    let list = ok
+        .batches
+        .list_batches(ListBatchesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(list.batches.len(), 1);
+    assert!(!register(&mut ok, "w").await.is_empty());
+
+    // health needs no token
+    let channel = tonic::transport::Endpoint::from_shared(server.url.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    let r = health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: HEALTH_SERVICE.to_string(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        r.status,
+        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+    );
+    server.stop().await;
+}
