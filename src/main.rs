@@ -5,6 +5,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// The store (sled) and the gRPC stack allocate and free small blocks at a high rate; mimalloc
+/// serves them markedly faster than the system allocator (see BENCHMARKS.md, job system).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod cmd;
 mod output;
 mod progress;

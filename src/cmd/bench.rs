@@ -18,6 +18,8 @@ pub(crate) enum Command {
     Twophase(TwophaseArgs),
     /// Optimal solver: seconds per position and nodes per second.
     Optimal(OptimalArgs),
+    /// The job system alone: submit, lease, complete (verified) and store, over loopback gRPC.
+    Coordinator(super::bench_coordinator::CoordinatorArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -125,6 +127,7 @@ fn mean(v: &[f64]) -> f64 {
 
 pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
+        Command::Coordinator(a) => super::bench_coordinator::run(a),
         Command::Optimal(a) => {
             let tables = a.tables.load()?;
             let cubes = read_positions(&a.file, Some(a.skip + a.count))?;

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub(crate) mod bench;
+pub(crate) mod bench_coordinator;
 pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod coordinator;
