@@ -191,9 +191,11 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
         .arg("--data")
         .arg(dir.path().join("data"));
     let coordinator = Proc::spawn(c);
-    wait_for("the coordinator's HTTP port", Duration::from_secs(30), || {
-        get(http, "/healthz").ok().filter(|r| r.0 == 200)
-    });
+    wait_for(
+        "the coordinator's HTTP port",
+        Duration::from_secs(30),
+        || get(http, "/healthz").ok().filter(|r| r.0 == 200),
+    );
     let m = metrics(http);
     assert_eq!(sample(&m, "cubefleet_queue_depth"), 0.0);
     assert_eq!(sample(&m, "cubefleet_queued_work_seconds"), 0.0);
@@ -271,7 +273,10 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     let mean = sample(&m, "cubefleet_solve_mean_seconds");
     assert!(mean > 0.0 && mean < 5.0, "mean solve time {mean}");
     let work = sample(&m, "cubefleet_queued_work_seconds");
-    assert!((work - 20.0 * mean).abs() < 1e-6 * work.max(1.0), "{work} vs 20 x {mean}");
+    assert!(
+        (work - 20.0 * mean).abs() < 1e-6 * work.max(1.0),
+        "{work} vs 20 x {mean}"
+    );
 
     // the status page as served
     let (status, ctype, page) = get(http, "/").unwrap();
@@ -282,7 +287,10 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
         page.contains("&lt;b&gt;nightly&lt;/b&gt; &amp; &quot;more&quot;"),
         "the batch name, escaped"
     );
-    assert!(!page.contains(evil), "a batch name must never reach the page unescaped");
+    assert!(
+        !page.contains(evil),
+        "a batch name must never reach the page unescaped"
+    );
     let article = |id: &str| {
         let start = page
             .find(&format!("data-batch=\"{id}\""))
@@ -396,7 +404,11 @@ fn browser_checks(http: u16, batch: &str) {
         return;
     };
     let url = format!("http://127.0.0.1:{http}/");
-    let out = chromium_run(&browser, &["--virtual-time-budget=5000", "--dump-dom"], &url);
+    let out = chromium_run(
+        &browser,
+        &["--virtual-time-budget=5000", "--dump-dom"],
+        &url,
+    );
     let dom = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && dom.contains("</html>"),
@@ -412,7 +424,10 @@ fn browser_checks(http: u16, batch: &str) {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
     assert!(refreshed >= 1, "the page's script never refreshed:\n{dom}");
-    assert!(dom.contains("id=\"updated\">updated "), "refresh time shown");
+    assert!(
+        dom.contains("id=\"updated\">updated "),
+        "refresh time shown"
+    );
     let start = dom
         .find(&format!("data-batch=\"{batch}\""))
         .unwrap_or_else(|| panic!("batch {batch} not in the rendered DOM:\n{dom}"));
@@ -424,9 +439,15 @@ fn browser_checks(http: u16, batch: &str) {
     );
     assert!(b.contains("class=\"histogram\""), "histogram: {b}");
     assert!(b.contains("class=\"bar\""), "histogram bars: {b}");
-    assert!(b.contains("&lt;b&gt;nightly&lt;/b&gt;"), "escaped name: {b}");
+    assert!(
+        b.contains("&lt;b&gt;nightly&lt;/b&gt;"),
+        "escaped name: {b}"
+    );
 
-    let shot = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/status-page.png"));
+    let shot = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/target/status-page.png"
+    ));
     let _ = std::fs::remove_file(&shot);
     let arg = format!("--screenshot={}", shot.display());
     let out = chromium_run(

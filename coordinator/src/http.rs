@@ -331,7 +331,7 @@ fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut s = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             s.push('\u{202f}');
         }
         s.push(ch);

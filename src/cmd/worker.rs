@@ -49,7 +49,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .await
                 .map_err(|e| anyhow::anyhow!("--http {addr}: {e}"))?;
             tracing::info!(http = %l.local_addr()?, "/metrics listening");
-            let (m, stop) = (metrics.clone(), shutdown.clone());
+            // up until the process ends, so the drain after SIGTERM shows too
+            let (m, stop) = (metrics.clone(), CancellationToken::new());
             let render = move || cubefleet_coordinator::metrics::render_simple(&m.values());
             tokio::spawn(async move {
                 if let Err(e) = cubefleet_coordinator::http::serve_metrics(l, render, stop).await {
