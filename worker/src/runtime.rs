@@ -3,7 +3,10 @@
 //!
 //! The runtime talks to the coordinator through the [`Coordinator`] trait, so the loop is the
 //! same over gRPC (`cubefleet worker`) and in one process (`cubefleet run`). Invariants:
-//! - at most `2 * threads` jobs are held at once, so a dying worker strands little work;
+//! - the jobs held at once are about [`HELD_WORK`] of search per thread (at least two jobs per
+//!   thread, at most [`MAX_HELD`]), estimated from the mean time of the jobs finished so far:
+//!   enough that fast jobs (a fraction of a millisecond each) are leased and reported in large
+//!   groups, few enough that a dying worker strands little work;
 //! - a result is forgotten only after the coordinator acknowledged it (a failed report is
 //!   retried; reporting twice is harmless on the coordinator's side);
 //! - on shutdown no new job is leased; running jobs get `grace` to finish, then they are
@@ -86,6 +89,25 @@ pub struct WorkerStats {
     pub released: u64,
 }
 
+/// Search time per thread a worker aims to hold in leased jobs.
+pub const HELD_WORK: Duration = Duration::from_secs(2);
+
+/// Most jobs a worker holds at once.
+pub const MAX_HELD: usize = 4000;
+
+/// How many jobs to hold: [`HELD_WORK`] per thread at the mean job time `mean` (seconds), at
+/// least two per thread, at most [`MAX_HELD`]. Before any job finished, two per thread.
+fn capacity(threads: usize, mean: Option<f64>) -> usize {
+    let floor = 2 * threads.max(1);
+    match mean {
+        Some(m) if m > 0.0 => {
+            let want = threads.max(1) as f64 * HELD_WORK.as_secs_f64() / m;
+            (want as usize).clamp(floor, MAX_HELD.max(floor))
+        }
+        _ => floor,
+    }
+}
+
 /// Exponential backoff with jitter, for calls to an unreachable coordinator.
 struct Backoff {
     next: Duration,
@@ -123,7 +145,8 @@ pub async fn run<C: Coordinator>(
     let pool = Pool::new(tables, config.threads, move |f| {
         let _ = tx.send(f);
     });
-    let capacity = (2 * config.threads.max(1)) as u32;
+    // mean search time of finished jobs (seconds, exponentially weighted)
+    let mut mean_job: Option<f64> = None;
     let mut stats = WorkerStats::default();
     // jobs held: id -> start lower bound (for release)
     let mut held: HashMap<u64, u32> = HashMap::new();
@@ -135,9 +158,10 @@ pub async fn run<C: Coordinator>(
     report.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
     loop {
-        // lease while there is room
-        let room = capacity.saturating_sub(held.len() as u32);
-        if room > 0 && !shutdown.is_cancelled() {
+        // lease when the jobs held fall to half the capacity (or none are held), in one group
+        let capacity = capacity(config.threads, mean_job);
+        let room = capacity.saturating_sub(held.len()) as u32;
+        if (held.is_empty() || held.len() <= capacity / 2) && !shutdown.is_cancelled() {
             match coordinator.lease(room).await {
                 Ok(jobs) => {
                     backoff.reset();
@@ -173,14 +197,18 @@ pub async fn run<C: Coordinator>(
         }
         tokio::select! {
             Some(f) = finished.recv() => {
-                held.remove(&f.id);
-                unreported.push(f);
-                // take whatever else is ready without waiting
-                while let Ok(f) = finished.try_recv() {
+                let mut take = |f: Finished| {
+                    let secs = f.millis / 1000.0;
+                    mean_job = Some(mean_job.map_or(secs, |m| 0.9 * m + 0.1 * secs));
                     held.remove(&f.id);
                     unreported.push(f);
+                };
+                take(f);
+                // take whatever else is ready without waiting
+                while let Ok(f) = finished.try_recv() {
+                    take(f);
                 }
-                if unreported.len() >= capacity as usize {
+                if unreported.len() >= capacity.div_ceil(2) {
                     flush(&*coordinator, &mut unreported, &mut stats).await;
                 }
             }
