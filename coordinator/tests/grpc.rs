@@ -601,7 +601,7 @@ async fn lease_complete_verify_and_reject() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
     let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(1))).await;
+    let server = Server::start(config(&dir, Duration::from_secs(2))).await;
     let mut c = server.client().await;
     submit(&mut c, "opt", optimal(), &["R U F'"], 10)
         .await
@@ -616,7 +616,7 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
     // progress before the deadline, then silence
     assert!(heartbeat(&mut c, &w, &[(id, 2)]).await.is_empty());
     assert_eq!(job(&mut c, id).await.lower_bound, 2);
-    let s = wait_for(&mut c, "opt", 5, |s| s.queued == 1).await;
+    let s = wait_for(&mut c, "opt", 8, |s| s.queued == 1).await;
     assert_eq!((s.leased, s.done), (0, 0));
     let r = job(&mut c, id).await;
     assert_eq!(r.state, JobState::Queued as i32);
@@ -662,7 +662,7 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
     let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(1))).await;
+    let server = Server::start(config(&dir, Duration::from_secs(2))).await;
     let mut c = server.client().await;
     submit(
         &mut c,
@@ -678,8 +678,8 @@ async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
     assert_eq!(jobs.len(), 1);
     let id = jobs[0].job_id;
 
-    // heartbeats for three lease lengths: still leased
-    for bound in 1..=6 {
+    // heartbeats for twice the lease length: still leased
+    for bound in 1..=10 {
         assert!(heartbeat(&mut c, &w, &[(id, bound / 3)]).await.is_empty());
         tokio::time::sleep(Duration::from_millis(400)).await;
     }
@@ -728,9 +728,91 @@ async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
         })
         .await
         .unwrap();
-    let s = wait_for(&mut c, "gone", 5, |s| s.leased == 0).await;
+    let s = wait_for(&mut c, "gone", 8, |s| s.leased == 0).await;
     assert_eq!((s.queued, s.cancelled), (0, 2));
     assert!(lease(&mut c, &w, 10).await.is_empty());
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn higher_priority_first_and_released_jobs_keep_their_progress() {
+    let dir = TempDir::new().unwrap();
+    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
+    let mut c = server.client().await;
+    submit(&mut c, "low", optimal(), &["R U", "F D"], 10)
+        .await
+        .unwrap();
+    let spec = BatchSpec {
+        batch_id: "high".into(),
+        name: "urgent".into(),
+        mode: Some(optimal()),
+        priority: 5,
+    };
+    let msgs = vec![
+        SubmitRequest {
+            part: Some(submit_request::Part::Spec(spec)),
+        },
+        SubmitRequest {
+            part: Some(submit_request::Part::Chunk(LineChunk {
+                lines: vec!["L B".into(), "U2 R".into()],
+            })),
+        },
+    ];
+    c.batches.submit(tokio_stream::iter(msgs)).await.unwrap();
+    let w = register(&mut c, "w").await;
+    let jobs = lease(&mut c, &w, 3).await;
+    let order = scrambles_of(&jobs, &["R U", "F D", "L B", "U2 R"]);
+    let leased: Vec<&str> = jobs.iter().map(|j| order[&j.job_id]).collect();
+    assert_eq!(
+        leased,
+        vec!["L B", "U2 R", "R U"],
+        "priority, then line order"
+    );
+
+    // release on drain: back to the queue with the bound reached
+    let released = c
+        .workers
+        .release(cubefleet_proto::ReleaseRequest {
+            worker_id: w.clone(),
+            jobs: jobs
+                .iter()
+                .map(|j| JobProgress {
+                    job_id: j.job_id,
+                    lower_bound: 1,
+                    nodes: 5,
+                })
+                .collect(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .released;
+    assert_eq!(released, 3);
+    assert_eq!(status(&mut c, "high").await.queued, 2);
+    assert_eq!(status(&mut c, "low").await.queued, 2);
+    let again = lease(&mut c, &w, 10).await;
+    assert_eq!(again.len(), 4);
+    for j in &again {
+        let expected = u32::from(jobs.iter().any(|k| k.job_id == j.job_id));
+        assert_eq!(j.lower_bound, expected, "{j:?}");
+    }
+    // a job not held is not released
+    let released = c
+        .workers
+        .release(cubefleet_proto::ReleaseRequest {
+            worker_id: "someone-else".into(),
+            jobs: vec![JobProgress {
+                job_id: again[0].job_id,
+                lower_bound: 0,
+                nodes: 0,
+            }],
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .released;
+    assert_eq!(released, 0);
+    assert_eq!(status(&mut c, "high").await.leased, 2);
     server.stop().await;
 }
 
