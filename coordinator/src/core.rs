@@ -40,6 +40,8 @@ struct Lease {
 struct BatchMem {
     id: String,
     priority: i32,
+    /// The batch's search (a copy of the stored record's, which never changes).
+    mode: Option<Mode>,
     counts: [u64; 6],
     histogram: Vec<u64>,
     cancelled: bool,
@@ -105,6 +107,14 @@ struct State {
 impl State {
     fn batch(&mut self, seq: u32) -> &mut BatchMem {
         self.batches.entry(seq).or_default()
+    }
+
+    /// The mode of batch `seq` (the default mode for an unknown batch).
+    fn mode(&self, seq: u32) -> Mode {
+        self.batches
+            .get(&seq)
+            .and_then(|b| b.mode)
+            .unwrap_or_default()
     }
 
     /// Moves one job's count from state `from` to `to` (both may be Unspecified: none).
@@ -187,6 +197,7 @@ impl Core {
             let m = st.batch(b.seq);
             m.id = b.batch_id.clone();
             m.priority = b.priority;
+            m.mode = b.mode;
             m.cancelled = b.cancelled;
         }
         let cancelled: HashSet<u32> = batches
@@ -295,6 +306,7 @@ impl Core {
         let m = st.batch(b.seq);
         m.id = b.batch_id.clone();
         m.priority = b.priority;
+        m.mode = b.mode;
         Ok(b)
     }
 
@@ -334,6 +346,7 @@ impl Core {
                 input: line.chars().take(MAX_LINE_LEN).collect(),
                 ..JobResult::default()
             };
+            let mut canonical = Vec::new();
             let parsed = if line.len() > MAX_LINE_LEN {
                 Err(format!("line longer than {MAX_LINE_LEN} characters"))
             } else {
@@ -349,10 +362,12 @@ impl Core {
                 Ok(cube) => {
                     r.facelets = FaceletCube::from_cubie(&cube).to_string();
                     r.state = JobState::Queued as i32;
+                    let canon = cube.canonical();
+                    canonical = canon.cube.key().to_vec();
                     if batch.cancelled {
                         r.state = JobState::Cancelled as i32;
                         r.status = "cancelled".into();
-                    } else if let Some(stored) = self.answer_from_store(&cube, &mkey)? {
+                    } else if let Some(stored) = self.answer_from_store(&cube, &canon, &mkey)? {
                         r.state = JobState::Done as i32;
                         r.status = stored.status;
                         r.solution = stored.solution;
@@ -370,6 +385,7 @@ impl Core {
                     result: Some(r),
                     worker_id: String::new(),
                     attempts: 0,
+                    canonical,
                 },
             ));
         }
@@ -401,16 +417,16 @@ impl Core {
     fn answer_from_store(
         &self,
         cube: &cubefleet_tables::CubieCube,
+        canon: &cubefleet_tables::symmetry::Canonical,
         mkey: &[u8],
     ) -> Result<Option<JobResult>, Error> {
-        let canon = cube.canonical();
         let mut key = canon.cube.key().to_vec();
         key.extend_from_slice(mkey);
         for id in self.store.canonical(&key)? {
             let Some(job) = self.store.job(id)? else {
                 continue;
             };
-            if let Some(r) = map_result(job.r(), cube, &canon) {
+            if let Some(r) = map_result(job.r(), cube, canon) {
                 return Ok(Some(r));
             }
         }
@@ -447,7 +463,6 @@ impl Core {
     pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<LeasedJob>, Error> {
         self.expire_leases()?;
         let mut out = Vec::new();
-        let mut modes: HashMap<u32, Mode> = HashMap::new();
         let mut st = self.lock();
         self.touch(&mut st, worker);
         while out.len() < max as usize {
@@ -476,16 +491,7 @@ impl Core {
                     deadline: Instant::now() + self.lease_duration,
                 },
             );
-            let seq = batch_seq(id);
-            let mode = match modes.get(&seq) {
-                Some(m) => *m,
-                None => {
-                    let batch_id = st.batches.get(&seq).map(|b| b.id.clone());
-                    let m = self.mode_of_batch(batch_id.as_deref())?;
-                    modes.insert(seq, m);
-                    m
-                }
-            };
+            let mode = st.mode(batch_seq(id));
             out.push(LeasedJob {
                 job_id: id,
                 facelets: new.r().facelets.clone(),
@@ -498,21 +504,8 @@ impl Core {
 
     /// The mode of the batch with sequence number `seq`. Takes the state lock: never call it
     /// while holding that lock.
-    fn batch_mode(&self, seq: u32) -> Result<Mode, Error> {
-        let id = self.lock().batches.get(&seq).map(|b| b.id.clone());
-        self.mode_of_batch(id.as_deref())
-    }
-
-    /// The stored mode of batch `id` (the default mode when there is no such batch).
-    fn mode_of_batch(&self, id: Option<&str>) -> Result<Mode, Error> {
-        let Some(id) = id else {
-            return Ok(Mode::default());
-        };
-        Ok(self
-            .store
-            .batch(id)?
-            .and_then(|b| b.mode)
-            .unwrap_or_default())
+    fn batch_mode(&self, seq: u32) -> Mode {
+        self.lock().mode(seq)
     }
 
     /// Returns every lease past its deadline to the queue, with the progress it reached.
@@ -682,7 +675,7 @@ impl Core {
             self.requeue_from(c.job_id, Some(worker), "worker gave it up")?;
             return Ok(Completed::GivenUp);
         }
-        let mode = self.batch_mode(batch_seq(c.job_id))?;
+        let mode = self.batch_mode(batch_seq(c.job_id));
         match verify(job.r(), &mode, c) {
             Err(reason) => {
                 tracing::warn!(worker, job = c.job_id, %reason, "result rejected");
@@ -730,10 +723,14 @@ impl Core {
         if !(r.status == "solved" || r.status == "none_within") {
             return None;
         }
-        let cube = parse_position(&r.facelets, InputFormat::Facelets).ok()?;
-        let mode = self.batch_mode(batch_seq(r.job_id)).ok()?;
-        let mut key = cube.canonical().cube.key().to_vec();
-        key.extend_from_slice(&mode_key(&mode));
+        let mut key = if job.canonical.is_empty() {
+            // a record stored before the key was kept with the job
+            let cube = parse_position(&r.facelets, InputFormat::Facelets).ok()?;
+            cube.canonical().cube.key().to_vec()
+        } else {
+            job.canonical.clone()
+        };
+        key.extend_from_slice(&mode_key(&self.batch_mode(batch_seq(r.job_id))));
         Some(key)
     }
 
@@ -904,7 +901,7 @@ impl Core {
             };
             let better = best.as_ref().is_none_or(|(b, _)| r.optimal && !b.optimal);
             if better {
-                best = Some((r, self.batch_mode(batch_seq(id))?));
+                best = Some((r, self.batch_mode(batch_seq(id))));
             }
         }
         Ok(best)

@@ -60,6 +60,10 @@ pub(crate) struct JobRecord {
     /// Times it was leased.
     #[prost(uint32, tag = "3")]
     pub(crate) attempts: u32,
+    /// Key of the position's class under the 48 symmetries and inversion (16 bytes; empty for
+    /// invalid lines), computed once at submission for the canonical index.
+    #[prost(bytes = "vec", tag = "4")]
+    pub(crate) canonical: Vec<u8>,
 }
 
 impl JobRecord {

@@ -87,6 +87,13 @@ pub(crate) fn verify(job: &JobResult, mode: &Mode, c: &Completion) -> Result<u32
         {
             Err("lower bound above the solution's length".into())
         }
+        // an optimal batch's answer is reused for every symmetric copy: it must be proven
+        (Some(mode::Kind::Optimal(_)), "solved") if !c.optimal || c.lower_bound < length => Err(
+            format!(
+                "an optimal batch needs a proven-optimal solution (lower bound {} < {length} moves)",
+                c.lower_bound
+            ),
+        ),
         (_, "solved") => Ok(length),
         (_, other) => Err(format!("unknown status `{other}`")),
     }

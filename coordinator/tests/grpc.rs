@@ -649,6 +649,17 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
     let s = status(&mut c, "opt").await;
     assert_eq!((s.queued, s.leased), (0, 1));
 
+    // an optimal batch takes only proven answers: they are reused for every symmetric copy
+    let (accepted, rejected) = complete(&mut c, &w2, vec![solved(id, &undo("R U F'"))]).await;
+    assert_eq!(accepted, 0);
+    assert!(rejected[0].1.contains("proven"), "{}", rejected[0].1);
+    let jobs = lease(&mut c, &w2, 10).await;
+    assert_eq!(
+        (jobs.len(), jobs[0].job_id),
+        (1, id),
+        "a refused job is leased again"
+    );
+
     // a solution shorter than a proven bound is a lie
     assert!(heartbeat(&mut c, &w2, &[(id, 4)]).await.is_empty());
     let mut lie = solved(id, &undo("R U F'"));
