@@ -41,6 +41,10 @@ struct Svc {
     shutdown: CancellationToken,
 }
 
+/// Time between two progress messages of `WatchBatch` (short, so `run` and `submit --wait`
+/// return promptly when a batch finishes).
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+
 /// Lines are stored in groups of at most this many (one flush each).
 const STORE_CHUNK: usize = 5000;
 
@@ -157,7 +161,7 @@ impl Batches for Svc {
                     break;
                 }
                 tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = tokio::time::sleep(WATCH_EVERY) => {}
                     _ = shutdown.cancelled() => break,
                 }
                 let (core, id) = (core.clone(), id.clone());
