@@ -2,6 +2,8 @@
 //! search (exact distances up to 8 half turns / 10 quarter turns), the proven lengths of
 //! `known-optimal.txt`, and the ZOJ 2477 sample nets.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -23,8 +25,6 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
     ));
     Tables::load_or_build(dir, &|_, _, _| {}).expect("tables build")
 });
-
-const KNOWN: &str = include_str!("../../../shared/vectors/known-optimal.txt");
 
 fn moves_of(metric: Metric) -> Vec<Move> {
     match metric {
@@ -159,17 +159,7 @@ fn qtm_lengths_equal_brute_force_up_to_10() {
 #[test]
 fn known_optimal_up_to_15() {
     let mut n = 0;
-    for line in KNOWN
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let mut words = line.split_whitespace();
-        let facelets = words.next().expect("facelets");
-        let len: u32 = words.next().expect("length").parse().expect("number");
-        if len > 15 {
-            continue;
-        }
-        let c = parse_position(facelets, InputFormat::Facelets).expect("valid");
+    for (facelets, c, len) in common::known_optimal(0..=15) {
         let got = solve(&c, OptimalOptions::default());
         assert_eq!(got.status, Status::Solved, "{facelets}");
         let sol = got.solution.expect("solution");

@@ -3,6 +3,8 @@
 //! Environment: `BENCH_RANDOM` (number of random states, default 10), `BENCH_HUGE=0|1` (use the
 //! huge table when built, default 1), `BENCH_TIMEOUT` (seconds per solve, default 600).
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -12,8 +14,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/test-tables");
-const KNOWN: &str = include_str!("../../../shared/vectors/known-optimal.txt");
-const RANDOM: &str = include_str!("../../../shared/vectors/random-states-1000.txt");
+const RANDOM: &str = include_str!("../../tests/vectors/random-states-1000.txt");
 
 fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -85,20 +86,9 @@ fn bench_random_states() {
 #[test]
 #[ignore]
 fn bench_known_16_17() {
-    let mut cubes = Vec::new();
-    let mut lens = Vec::new();
-    for line in KNOWN
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let mut w = line.split_whitespace();
-        let f = w.next().expect("facelets");
-        let len: usize = w.next().expect("len").parse().expect("number");
-        if (16..=17).contains(&len) {
-            cubes.push(parse_position(f, InputFormat::Facelets).expect("valid"));
-            lens.push(len);
-        }
-    }
+    let known = common::known_optimal(16..=17);
+    let cubes: Vec<CubieCube> = known.iter().map(|k| k.1).collect();
+    let lens: Vec<usize> = known.iter().map(|k| k.2 as usize).collect();
     run("known-optimal 16-17", &cubes, Some(&lens));
 }
 

@@ -2,17 +2,18 @@
 //! against the phase-1-only solver. Run:
 //! `cargo test --release -p cubefleet-worker --test optimal_huge -- --ignored --nocapture --test-threads 1`
 
+mod common;
+
 use std::path::Path;
 use std::time::Instant;
 
 use cubefleet_tables::file::TableKind;
 use cubefleet_tables::huge::{HUGE_DISTRIBUTION, N_HUGE};
-use cubefleet_tables::{parse_position, InputFormat, Tables};
+use cubefleet_tables::Tables;
 use cubefleet_worker::search::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
 use cubefleet_worker::search::Budget;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/test-tables");
-const KNOWN: &str = include_str!("../../../shared/vectors/known-optimal.txt");
 
 fn peak_rss_mb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -79,17 +80,7 @@ fn huge_agrees_with_phase1_on_known_positions() {
         .expect("build it first");
     let mut with = OptimalSearcher::new(OptimalTables::with_huge(&tables, Some(&huge)));
     let mut n = 0;
-    for line in KNOWN
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let mut words = line.split_whitespace();
-        let facelets = words.next().expect("facelets");
-        let len: usize = words.next().expect("length").parse().expect("number");
-        if len > 17 {
-            continue;
-        }
-        let c = parse_position(facelets, InputFormat::Facelets).expect("valid");
+    for (facelets, c, len) in common::known_optimal(0..=17) {
         let start = Instant::now();
         let got = with.solve(
             &c,
@@ -99,7 +90,7 @@ fn huge_agrees_with_phase1_on_known_positions() {
         );
         let sol = got.solution.expect("solution");
         assert!(c.apply_moves(&sol.0).is_solved());
-        assert_eq!(sol.len(), len, "{facelets}");
+        assert_eq!(sol.len() as u32, len, "{facelets}");
         eprintln!(
             "{len} moves in {:.3} s, {} nodes",
             start.elapsed().as_secs_f64(),
