@@ -15,8 +15,8 @@ use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     mode, submit_request, BatchRef, BatchSpec, BatchStatus, CompleteRequest, Completion,
     HeartbeatRequest, JobProgress, JobRef, JobResult, JobState, LeaseRequest, LeasedJob, LineChunk,
-    ListBatchesRequest, LookupRequest, Metric, Mode, Optimal, RegisterRequest, ResultsRequest,
-    SubmitRequest, SubmitResponse, TwoPhase,
+    ListBatchesRequest, LookupRequest, LookupResponse, Metric, Mode, Optimal, RegisterRequest,
+    ReleaseRequest, ResultsRequest, SubmitRequest, SubmitResponse, TwoPhase,
 };
 use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, MoveSeq};
@@ -98,6 +98,15 @@ fn config(dir: &TempDir, lease: Duration) -> Config {
     c
 }
 
+/// A coordinator with leases of `lease_secs` on a store in a fresh temporary directory, and a
+/// client of it. Keep the directory until the server has stopped.
+async fn start(lease_secs: u64) -> (TempDir, Server, Client) {
+    let dir = TempDir::new().unwrap();
+    let server = Server::start(config(&dir, Duration::from_secs(lease_secs))).await;
+    let client = server.client().await;
+    (dir, server, client)
+}
+
 fn two_phase(max_length: u32) -> Mode {
     Mode {
         kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length })),
@@ -131,29 +140,25 @@ fn solves(position: &str, solution: &str) -> bool {
     cube.apply_moves(&moves.0).is_solved()
 }
 
-/// Submits `lines` as batch `id` in chunks of `chunk` lines.
-async fn submit(
-    client: &mut Client,
-    id: &str,
-    mode: Mode,
-    lines: &[&str],
-    chunk: usize,
-) -> Result<SubmitResponse, tonic::Status> {
-    let mut msgs = vec![SubmitRequest {
-        part: Some(submit_request::Part::Spec(BatchSpec {
-            batch_id: id.to_string(),
-            name: format!("test batch {id}"),
-            mode: Some(mode),
-            priority: 0,
+/// The messages of a submission: `spec` first (when given), then `lines` in chunks of `chunk`
+/// lines.
+fn submission(spec: Option<BatchSpec>, lines: &[&str], chunk: usize) -> Vec<SubmitRequest> {
+    let spec = spec.map(|spec| SubmitRequest {
+        part: Some(submit_request::Part::Spec(spec)),
+    });
+    let chunks = lines.chunks(chunk.max(1)).map(|c| SubmitRequest {
+        part: Some(submit_request::Part::Chunk(LineChunk {
+            lines: c.iter().map(|s| s.to_string()).collect(),
         })),
-    }];
-    for c in lines.chunks(chunk.max(1)) {
-        msgs.push(SubmitRequest {
-            part: Some(submit_request::Part::Chunk(LineChunk {
-                lines: c.iter().map(|s| s.to_string()).collect(),
-            })),
-        });
-    }
+    });
+    spec.into_iter().chain(chunks).collect()
+}
+
+/// Sends `msgs` as one submission stream.
+async fn submit_stream(
+    client: &mut Client,
+    msgs: Vec<SubmitRequest>,
+) -> Result<SubmitResponse, tonic::Status> {
     client
         .batches
         .submit(tokio_stream::iter(msgs))
@@ -161,17 +166,116 @@ async fn submit(
         .map(|r| r.into_inner())
 }
 
-async fn status(client: &mut Client, id: &str) -> BatchStatus {
+/// Submits `lines` as batch `id` (named `test batch {id}`, priority 0) in chunks of `chunk`
+/// lines.
+async fn submit(
+    client: &mut Client,
+    id: &str,
+    mode: Mode,
+    lines: &[&str],
+    chunk: usize,
+) -> Result<SubmitResponse, tonic::Status> {
+    let spec = BatchSpec {
+        batch_id: id.to_string(),
+        name: format!("test batch {id}"),
+        mode: Some(mode),
+        priority: 0,
+    };
+    submit_stream(client, submission(Some(spec), lines, chunk)).await
+}
+
+/// Like [`submit`], for a submission that must be accepted.
+async fn submit_ok(
+    client: &mut Client,
+    id: &str,
+    mode: Mode,
+    lines: &[&str],
+    chunk: usize,
+) -> SubmitResponse {
+    submit(client, id, mode, lines, chunk).await.unwrap()
+}
+
+/// Names batch `id`.
+fn batch_ref(id: &str) -> BatchRef {
+    BatchRef {
+        batch_id: id.to_string(),
+    }
+}
+
+/// The status of batch `id`, or the error of asking for it.
+async fn try_status(client: &mut Client, id: &str) -> Result<BatchStatus, tonic::Status> {
     client
         .batches
-        .get_batch(BatchRef {
+        .get_batch(batch_ref(id))
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// The status of batch `id`, which must exist.
+async fn status(client: &mut Client, id: &str) -> BatchStatus {
+    try_status(client, id).await.unwrap()
+}
+
+/// Cancels batch `id`; returns its status after the cancellation.
+async fn cancel_batch(client: &mut Client, id: &str) -> BatchStatus {
+    let r = client.batches.cancel_batch(batch_ref(id)).await;
+    r.unwrap().into_inner()
+}
+
+/// Every batch, oldest first, or the error of asking for them.
+async fn try_list_batches(client: &mut Client) -> Result<Vec<BatchStatus>, tonic::Status> {
+    client
+        .batches
+        .list_batches(ListBatchesRequest {})
+        .await
+        .map(|r| r.into_inner().batches)
+}
+
+/// Every batch, oldest first.
+async fn list_batches(client: &mut Client) -> Vec<BatchStatus> {
+    try_list_batches(client).await.unwrap()
+}
+
+/// One page of batch `id`'s results with `status` ("" for any), from line `from_index`, at most
+/// `limit` (0: no limit); returns the line indices on the page and the index to ask for next.
+async fn result_page(
+    client: &mut Client,
+    id: &str,
+    status: &str,
+    from_index: u64,
+    limit: u64,
+) -> (Vec<u64>, u64) {
+    let page = client
+        .batches
+        .list_results(ResultsRequest {
             batch_id: id.to_string(),
+            status: status.to_string(),
+            from_index,
+            limit,
         })
         .await
         .unwrap()
-        .into_inner()
+        .into_inner();
+    (
+        page.results.iter().map(|r| r.index).collect(),
+        page.next_index,
+    )
 }
 
+/// Looks `position` up in the store, or returns the error of asking.
+async fn try_lookup(client: &mut Client, position: &str) -> Result<LookupResponse, tonic::Status> {
+    let request = LookupRequest {
+        position: position.to_string(),
+    };
+    client.batches.lookup(request).await.map(|r| r.into_inner())
+}
+
+/// Looks `position` (a valid one) up in the store.
+async fn lookup(client: &mut Client, position: &str) -> LookupResponse {
+    try_lookup(client, position).await.unwrap()
+}
+
+/// The result of job `id`, which must exist.
 async fn job(client: &mut Client, id: u64) -> JobResult {
     client
         .batches
@@ -226,25 +330,56 @@ async fn lease(client: &mut Client, worker: &str, max_jobs: u32) -> Vec<LeasedJo
         .jobs
 }
 
+/// Leases up to `max_jobs` jobs for `worker` and checks that exactly `expected` came.
+async fn lease_exactly(
+    client: &mut Client,
+    worker: &str,
+    max_jobs: u32,
+    expected: usize,
+) -> Vec<LeasedJob> {
+    let jobs = lease(client, worker, max_jobs).await;
+    assert_eq!(jobs.len(), expected, "jobs leased by {worker}: {jobs:?}");
+    jobs
+}
+
+/// The progress of `jobs` (job id, lower bound), each with `nodes` searched.
+fn progress(jobs: &[(u64, u32)], nodes: u64) -> Vec<JobProgress> {
+    jobs.iter()
+        .map(|&(job_id, lower_bound)| JobProgress {
+            job_id,
+            lower_bound,
+            nodes,
+        })
+        .collect()
+}
+
 /// Sends a heartbeat for `jobs` (job id, lower bound); returns the jobs to cancel.
 async fn heartbeat(client: &mut Client, worker: &str, jobs: &[(u64, u32)]) -> Vec<u64> {
     client
         .workers
         .heartbeat(HeartbeatRequest {
             worker_id: worker.to_string(),
-            jobs: jobs
-                .iter()
-                .map(|&(job_id, lower_bound)| JobProgress {
-                    job_id,
-                    lower_bound,
-                    nodes: 1000,
-                })
-                .collect(),
+            jobs: progress(jobs, 1000),
         })
         .await
         .unwrap()
         .into_inner()
         .cancel
+}
+
+/// Hands `jobs` (job id, lower bound) back unfinished, each with `nodes` searched; returns how
+/// many went back to the queue.
+async fn release(client: &mut Client, worker: &str, jobs: &[(u64, u32)], nodes: u64) -> u32 {
+    client
+        .workers
+        .release(ReleaseRequest {
+            worker_id: worker.to_string(),
+            jobs: progress(jobs, nodes),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .released
 }
 
 /// A "solved" completion of `job_id` with `solution`.
@@ -259,6 +394,30 @@ fn solved(job_id: u64, solution: &str) -> Completion {
         millis: 1.0,
         has_solution: true,
     }
+}
+
+/// A "cancelled" completion of `job_id`: the worker gives the job up.
+fn give_up(job_id: u64) -> Completion {
+    Completion {
+        job_id,
+        status: "cancelled".into(),
+        ..Completion::default()
+    }
+}
+
+/// Correct completions of every job in `jobs` (each leased from one of `scrambles`): the
+/// scramble undone.
+fn undo_all(jobs: &[LeasedJob], scrambles: &[&'static str]) -> Vec<Completion> {
+    let by_job = scrambles_of(jobs, scrambles);
+    jobs.iter()
+        .map(|j| solved(j.job_id, &undo(by_job[&j.job_id])))
+        .collect()
+}
+
+#[track_caller]
+/// Checks that the first rejection gives a reason containing `reason`.
+fn assert_refused_for(rejected: &[(u64, String)], reason: &str) {
+    assert!(rejected[0].1.contains(reason), "{}", rejected[0].1);
 }
 
 /// Reports `results`; returns (accepted, rejections).
@@ -339,9 +498,7 @@ fn wrong_counts() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn submission_with_bad_lines_reports_them_and_queues_the_rest() {
-    let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
-    let mut c = server.client().await;
+    let (_dir, server, mut c) = start(30).await;
     let twisted = twisted_corner();
     let counts = wrong_counts();
     let lines = [
@@ -354,9 +511,7 @@ async fn submission_with_bad_lines_reports_them_and_queues_the_rest() {
         "D L2",
     ];
     // chunks of 2 lines: line numbers must run on across chunks
-    let r = submit(&mut c, "mixed", two_phase(20), &lines, 2)
-        .await
-        .unwrap();
+    let r = submit_ok(&mut c, "mixed", two_phase(20), &lines, 2).await;
     assert_eq!(r.batch_id, "mixed");
     assert_eq!(r.total, 7);
     assert_eq!(r.invalid, 3);
@@ -395,61 +550,22 @@ async fn submission_with_bad_lines_reports_them_and_queues_the_rest() {
     }
 
     // a page, and a status filter
-    let page = c
-        .batches
-        .list_results(ResultsRequest {
-            batch_id: "mixed".into(),
-            status: String::new(),
-            from_index: 2,
-            limit: 3,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let idx: Vec<u64> = page.results.iter().map(|r| r.index).collect();
+    let (idx, next_index) = result_page(&mut c, "mixed", "", 2, 3).await;
     assert_eq!(idx, vec![2, 3, 4]);
-    assert_eq!(page.next_index, 5);
-    let page = c
-        .batches
-        .list_results(ResultsRequest {
-            batch_id: "mixed".into(),
-            status: "invalid".into(),
-            from_index: 0,
-            limit: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let idx: Vec<u64> = page.results.iter().map(|r| r.index).collect();
+    assert_eq!(next_index, 5);
+    let (idx, next_index) = result_page(&mut c, "mixed", "invalid", 0, 0).await;
     assert_eq!(idx, vec![1, 2, 4]);
-    assert_eq!(page.next_index, 7);
+    assert_eq!(next_index, 7);
 
     // the batch is listed; an unknown one is not found
-    let list = c
-        .batches
-        .list_batches(ListBatchesRequest {})
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(list.batches.len(), 1);
-    assert_eq!(list.batches[0].batch_id, "mixed");
-    let err = c
-        .batches
-        .get_batch(BatchRef {
-            batch_id: "nope".into(),
-        })
-        .await
-        .unwrap_err();
+    let list = list_batches(&mut c).await;
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].batch_id, "mixed");
+    let err = try_status(&mut c, "nope").await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::NotFound);
 
     // a stream that does not start with the spec is refused
-    let err = c
-        .batches
-        .submit(tokio_stream::iter(vec![SubmitRequest {
-            part: Some(submit_request::Part::Chunk(LineChunk {
-                lines: vec!["R".into()],
-            })),
-        }]))
+    let err = submit_stream(&mut c, submission(None, &["R"], 1))
         .await
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
@@ -458,13 +574,9 @@ async fn submission_with_bad_lines_reports_them_and_queues_the_rest() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lease_complete_verify_and_reject() {
-    let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
-    let mut c = server.client().await;
+    let (_dir, server, mut c) = start(30).await;
     let scrambles = ["R U F'", "D2 L B", "U R2 F"];
-    submit(&mut c, "work", two_phase(20), &scrambles, 10)
-        .await
-        .unwrap();
+    submit_ok(&mut c, "work", two_phase(20), &scrambles, 10).await;
     let w = register(&mut c, "worker-1").await;
     assert!(!w.is_empty());
 
@@ -476,13 +588,9 @@ async fn lease_complete_verify_and_reject() {
         assert_eq!(j.mode, Some(two_phase(20)));
         assert_eq!(job(&mut c, j.job_id).await.state, JobState::Leased as i32);
     }
-    let by_job = scrambles_of(&jobs, &scrambles);
 
     // correct solutions: done
-    let good: Vec<Completion> = jobs
-        .iter()
-        .map(|j| solved(j.job_id, &undo(by_job[&j.job_id])))
-        .collect();
+    let good = undo_all(&jobs, &scrambles);
     let (accepted, rejected) = complete(&mut c, &w, good.clone()).await;
     assert_eq!((accepted, rejected.len()), (2, 0), "{rejected:?}");
     let s = status(&mut c, "work").await;
@@ -506,19 +614,14 @@ async fn lease_complete_verify_and_reject() {
     assert_eq!(server.core.counters().0.completed, 2);
 
     // a wrong solution: refused with the reason, counted, the job back in the queue
-    let third = lease(&mut c, &w, 10).await;
-    assert_eq!(third.len(), 1);
+    let third = lease_exactly(&mut c, &w, 10, 1).await;
     let id = third[0].job_id;
     let scramble = scrambles_of(&third, &scrambles)[&id];
     let (accepted, rejected) = complete(&mut c, &w, vec![solved(id, "R U")]).await;
     assert_eq!(accepted, 0);
     assert_eq!(rejected.len(), 1);
     assert_eq!(rejected[0].0, id);
-    assert!(
-        rejected[0].1.contains("does not solve"),
-        "{}",
-        rejected[0].1
-    );
+    assert_refused_for(&rejected, "does not solve");
     assert_eq!(server.core.counters().0.rejected, 1);
     let worker = server
         .core
@@ -537,18 +640,12 @@ async fn lease_complete_verify_and_reject() {
     // it can be leased again (by another worker); a solution that does not parse is refused too
     let w2 = register(&mut c, "worker-2").await;
     assert_ne!(w, w2);
-    let again = lease(&mut c, &w2, 10).await;
-    assert_eq!(again.len(), 1);
+    let again = lease_exactly(&mut c, &w2, 10, 1).await;
     assert_eq!(again[0].job_id, id);
     let (_, rejected) = complete(&mut c, &w2, vec![solved(id, "R X")]).await;
     assert_eq!(rejected.len(), 1);
-    assert!(
-        rejected[0].1.contains("does not parse"),
-        "{}",
-        rejected[0].1
-    );
-    let again = lease(&mut c, &w2, 10).await;
-    assert_eq!(again.len(), 1);
+    assert_refused_for(&rejected, "does not parse");
+    lease_exactly(&mut c, &w2, 10, 1).await;
     let (accepted, rejected) = complete(&mut c, &w2, vec![solved(id, &undo(scramble))]).await;
     assert_eq!((accepted, rejected.len()), (1, 0));
     let s = status(&mut c, "work").await;
@@ -556,21 +653,14 @@ async fn lease_complete_verify_and_reject() {
     assert!(lease(&mut c, &w2, 10).await.is_empty());
 
     // a solution longer than the batch's target is refused
-    submit(&mut c, "short", two_phase(4), &["R U F"], 10)
-        .await
-        .unwrap();
-    let jobs = lease(&mut c, &w, 10).await;
-    assert_eq!(jobs.len(), 1);
+    submit_ok(&mut c, "short", two_phase(4), &["R U F"], 10).await;
+    let jobs = lease_exactly(&mut c, &w, 10, 1).await;
     let long = "U D U' D' F' U' R'"; // 7 moves, solves R U F
     assert!(solves("R U F", long));
     let (accepted, rejected) = complete(&mut c, &w, vec![solved(jobs[0].job_id, long)]).await;
     assert_eq!(accepted, 0);
     assert_eq!(rejected.len(), 1);
-    assert!(
-        rejected[0].1.contains("above the target 4"),
-        "{}",
-        rejected[0].1
-    );
+    assert_refused_for(&rejected, "above the target 4");
     assert_eq!(server.core.counters().0.rejected, 3);
     let r = job(&mut c, jobs[0].job_id).await;
     assert_eq!(r.state, JobState::Queued as i32);
@@ -582,9 +672,7 @@ async fn lease_complete_verify_and_reject() {
     // watching a finished batch: one status, then the stream ends
     let mut watch = c
         .batches
-        .watch_batch(BatchRef {
-            batch_id: "work".into(),
-        })
+        .watch_batch(batch_ref("work"))
         .await
         .unwrap()
         .into_inner();
@@ -600,15 +688,10 @@ async fn lease_complete_verify_and_reject() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
-    let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(2))).await;
-    let mut c = server.client().await;
-    submit(&mut c, "opt", optimal(), &["R U F'"], 10)
-        .await
-        .unwrap();
+    let (_dir, server, mut c) = start(2).await;
+    submit_ok(&mut c, "opt", optimal(), &["R U F'"], 10).await;
     let w = register(&mut c, "slow").await;
-    let jobs = lease(&mut c, &w, 10).await;
-    assert_eq!(jobs.len(), 1);
+    let jobs = lease_exactly(&mut c, &w, 10, 1).await;
     let id = jobs[0].job_id;
     assert_eq!(jobs[0].lower_bound, 0);
     assert_eq!(jobs[0].mode, Some(optimal()));
@@ -629,20 +712,14 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
 
     // the next lease resumes from the bound
     let w2 = register(&mut c, "fresh").await;
-    let jobs = lease(&mut c, &w2, 10).await;
-    assert_eq!(jobs.len(), 1);
+    let jobs = lease_exactly(&mut c, &w2, 10, 1).await;
     assert_eq!(jobs[0].job_id, id);
     assert_eq!(jobs[0].lower_bound, 2);
 
     // the late worker's wrong answer or give-up does not take the job from its new holder
     let (accepted, rejected) = complete(&mut c, &w, vec![solved(id, "R")]).await;
     assert_eq!((accepted, rejected.len()), (0, 1));
-    let give_up = Completion {
-        job_id: id,
-        status: "cancelled".into(),
-        ..Completion::default()
-    };
-    complete(&mut c, &w, vec![give_up]).await;
+    complete(&mut c, &w, vec![give_up(id)]).await;
     let r = job(&mut c, id).await;
     assert_eq!(r.state, JobState::Leased as i32);
     assert!(heartbeat(&mut c, &w2, &[(id, 2)]).await.is_empty());
@@ -652,7 +729,7 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
     // an optimal batch takes only proven answers: they are reused for every symmetric copy
     let (accepted, rejected) = complete(&mut c, &w2, vec![solved(id, &undo("R U F'"))]).await;
     assert_eq!(accepted, 0);
-    assert!(rejected[0].1.contains("proven"), "{}", rejected[0].1);
+    assert_refused_for(&rejected, "proven");
     let jobs = lease(&mut c, &w2, 10).await;
     assert_eq!(
         (jobs.len(), jobs[0].job_id),
@@ -666,27 +743,23 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
     lie.optimal = true;
     let (accepted, rejected) = complete(&mut c, &w2, vec![lie]).await;
     assert_eq!(accepted, 0);
-    assert!(rejected[0].1.contains("lower bound"), "{}", rejected[0].1);
+    assert_refused_for(&rejected, "lower bound");
     server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
-    let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(2))).await;
-    let mut c = server.client().await;
-    submit(
+    let (_dir, server, mut c) = start(2).await;
+    submit_ok(
         &mut c,
         "long",
         optimal(),
         &["R U", "F D", "L B", "U2 R"],
         10,
     )
-    .await
-    .unwrap();
+    .await;
     let w = register(&mut c, "busy").await;
-    let jobs = lease(&mut c, &w, 1).await;
-    assert_eq!(jobs.len(), 1);
+    let jobs = lease_exactly(&mut c, &w, 1, 1).await;
     let id = jobs[0].job_id;
 
     // heartbeats for twice the lease length: still leased
@@ -699,25 +772,13 @@ async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
     assert_eq!(job(&mut c, id).await.state, JobState::Leased as i32);
 
     // cancel: queued jobs are cancelled at once, the worker hears of its job
-    let s = c
-        .batches
-        .cancel_batch(BatchRef {
-            batch_id: "long".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let s = cancel_batch(&mut c, "long").await;
     assert!(s.cancelled_batch);
     assert_eq!((s.queued, s.leased, s.cancelled), (0, 1, 3));
     assert!(lease(&mut c, &w, 10).await.is_empty());
     assert_eq!(heartbeat(&mut c, &w, &[(id, 2)]).await, vec![id]);
     // the worker gives it up: cancelled, not queued
-    let give_up = Completion {
-        job_id: id,
-        status: "cancelled".into(),
-        ..Completion::default()
-    };
-    complete(&mut c, &w, vec![give_up]).await;
+    complete(&mut c, &w, vec![give_up(id)]).await;
     let s = status(&mut c, "long").await;
     assert_eq!((s.queued, s.leased, s.cancelled), (0, 0, 4));
     let r = job(&mut c, id).await;
@@ -728,17 +789,9 @@ async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
     }
 
     // a cancelled batch's leased job that nobody reports on ends cancelled when its lease expires
-    submit(&mut c, "gone", optimal(), &["R U", "F D"], 10)
-        .await
-        .unwrap();
-    let jobs = lease(&mut c, &w, 1).await;
-    assert_eq!(jobs.len(), 1);
-    c.batches
-        .cancel_batch(BatchRef {
-            batch_id: "gone".into(),
-        })
-        .await
-        .unwrap();
+    submit_ok(&mut c, "gone", optimal(), &["R U", "F D"], 10).await;
+    lease_exactly(&mut c, &w, 1, 1).await;
+    cancel_batch(&mut c, "gone").await;
     let s = wait_for(&mut c, "gone", 8, |s| s.leased == 0).await;
     assert_eq!((s.queued, s.cancelled), (0, 2));
     assert!(lease(&mut c, &w, 10).await.is_empty());
@@ -747,29 +800,17 @@ async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn higher_priority_first_and_released_jobs_keep_their_progress() {
-    let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
-    let mut c = server.client().await;
-    submit(&mut c, "low", optimal(), &["R U", "F D"], 10)
-        .await
-        .unwrap();
+    let (_dir, server, mut c) = start(30).await;
+    submit_ok(&mut c, "low", optimal(), &["R U", "F D"], 10).await;
     let spec = BatchSpec {
         batch_id: "high".into(),
         name: "urgent".into(),
         mode: Some(optimal()),
         priority: 5,
     };
-    let msgs = vec![
-        SubmitRequest {
-            part: Some(submit_request::Part::Spec(spec)),
-        },
-        SubmitRequest {
-            part: Some(submit_request::Part::Chunk(LineChunk {
-                lines: vec!["L B".into(), "U2 R".into()],
-            })),
-        },
-    ];
-    c.batches.submit(tokio_stream::iter(msgs)).await.unwrap();
+    submit_stream(&mut c, submission(Some(spec), &["L B", "U2 R"], 10))
+        .await
+        .unwrap();
     let w = register(&mut c, "w").await;
     let jobs = lease(&mut c, &w, 3).await;
     let order = scrambles_of(&jobs, &["R U", "F D", "L B", "U2 R"]);
@@ -781,47 +822,18 @@ async fn higher_priority_first_and_released_jobs_keep_their_progress() {
     );
 
     // release on drain: back to the queue with the bound reached
-    let released = c
-        .workers
-        .release(cubefleet_proto::ReleaseRequest {
-            worker_id: w.clone(),
-            jobs: jobs
-                .iter()
-                .map(|j| JobProgress {
-                    job_id: j.job_id,
-                    lower_bound: 1,
-                    nodes: 5,
-                })
-                .collect(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .released;
+    let progress: Vec<(u64, u32)> = jobs.iter().map(|j| (j.job_id, 1)).collect();
+    let released = release(&mut c, &w, &progress, 5).await;
     assert_eq!(released, 3);
     assert_eq!(status(&mut c, "high").await.queued, 2);
     assert_eq!(status(&mut c, "low").await.queued, 2);
-    let again = lease(&mut c, &w, 10).await;
-    assert_eq!(again.len(), 4);
+    let again = lease_exactly(&mut c, &w, 10, 4).await;
     for j in &again {
         let expected = u32::from(jobs.iter().any(|k| k.job_id == j.job_id));
         assert_eq!(j.lower_bound, expected, "{j:?}");
     }
     // a job not held is not released
-    let released = c
-        .workers
-        .release(cubefleet_proto::ReleaseRequest {
-            worker_id: "someone-else".into(),
-            jobs: vec![JobProgress {
-                job_id: again[0].job_id,
-                lower_bound: 0,
-                nodes: 0,
-            }],
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .released;
+    let released = release(&mut c, "someone-else", &[(again[0].job_id, 0)], 0).await;
     assert_eq!(released, 0);
     assert_eq!(status(&mut c, "high").await.leased, 2);
     server.stop().await;
@@ -829,19 +841,13 @@ async fn higher_priority_first_and_released_jobs_keep_their_progress() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resubmitting_a_batch_is_idempotent() {
-    let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
-    let mut c = server.client().await;
+    let (_dir, server, mut c) = start(30).await;
     let lines = ["R U", "nonsense", "F D'", "B2 L"];
-    let first = submit(&mut c, "again", two_phase(20), &lines, 3)
-        .await
-        .unwrap();
+    let first = submit_ok(&mut c, "again", two_phase(20), &lines, 3).await;
     assert_eq!((first.total, first.invalid), (4, 1));
     let before = status(&mut c, "again").await;
 
-    let second = submit(&mut c, "again", two_phase(20), &lines, 1)
-        .await
-        .unwrap();
+    let second = submit_ok(&mut c, "again", two_phase(20), &lines, 1).await;
     assert_eq!(second.batch_id, "again");
     assert_eq!(second.total, 4);
     assert_eq!(second.invalid, 1, "counts describe the whole batch");
@@ -853,13 +859,7 @@ async fn resubmitting_a_batch_is_idempotent() {
     assert_eq!(after.created_unix_ms, before.created_unix_ms);
     let results = all_results(&mut c, "again").await;
     assert_eq!(results.len(), 4);
-    let list = c
-        .batches
-        .list_batches(ListBatchesRequest {})
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(list.batches.len(), 1);
+    assert_eq!(list_batches(&mut c).await.len(), 1);
 
     // only four jobs to lease
     let w = register(&mut c, "w").await;
@@ -868,9 +868,7 @@ async fn resubmitting_a_batch_is_idempotent() {
     // a resubmission that goes further appends the new lines only
     let mut more = lines.to_vec();
     more.push("U F");
-    let third = submit(&mut c, "again", two_phase(20), &more, 2)
-        .await
-        .unwrap();
+    let third = submit_ok(&mut c, "again", two_phase(20), &more, 2).await;
     assert_eq!(third.total, 5);
     let s = status(&mut c, "again").await;
     assert_eq!((s.total, s.queued, s.leased, s.invalid), (5, 1, 3, 1));
@@ -887,16 +885,11 @@ async fn resubmitting_a_batch_is_idempotent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn symmetric_and_inverse_copies_are_answered_from_the_store() {
-    let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(30))).await;
-    let mut c = server.client().await;
+    let (_dir, server, mut c) = start(30).await;
     let scramble = "R U F' D2 L";
-    submit(&mut c, "first", two_phase(20), &[scramble], 10)
-        .await
-        .unwrap();
+    submit_ok(&mut c, "first", two_phase(20), &[scramble], 10).await;
     let w = register(&mut c, "w").await;
-    let jobs = lease(&mut c, &w, 10).await;
-    assert_eq!(jobs.len(), 1);
+    let jobs = lease_exactly(&mut c, &w, 10, 1).await;
     let (accepted, _) = complete(&mut c, &w, vec![solved(jobs[0].job_id, &undo(scramble))]).await;
     assert_eq!(accepted, 1);
 
@@ -918,9 +911,7 @@ async fn symmetric_and_inverse_copies_are_answered_from_the_store() {
     assert_eq!(distinct.len(), copies.len(), "{distinct:?}");
     let mut lines: Vec<&str> = copies.iter().map(String::as_str).collect();
     lines.push("B2 D"); // not solved before
-    let r = submit(&mut c, "second", two_phase(20), &lines, 10)
-        .await
-        .unwrap();
+    let r = submit_ok(&mut c, "second", two_phase(20), &lines, 10).await;
     assert_eq!(r.from_store, 5);
     let s = status(&mut c, "second").await;
     assert_eq!((s.done, s.queued), (5, 1));
@@ -940,28 +931,17 @@ async fn symmetric_and_inverse_copies_are_answered_from_the_store() {
     }
     assert_eq!(results[5].state, JobState::Queued as i32);
     assert!(!results[5].from_store);
-    let again = submit(&mut c, "second", two_phase(20), &lines, 10)
-        .await
-        .unwrap();
+    let again = submit_ok(&mut c, "second", two_phase(20), &lines, 10).await;
     assert_eq!((again.total, again.from_store), (6, 5));
 
     // another mode is not answered from this one
-    let r = submit(&mut c, "other-mode", two_phase(19), &[scramble], 10)
-        .await
-        .unwrap();
+    let r = submit_ok(&mut c, "other-mode", two_phase(19), &[scramble], 10).await;
     assert_eq!(r.from_store, 0);
     assert_eq!(status(&mut c, "other-mode").await.queued, 1);
 
     // lookup by position, for each copy
     for p in &copies {
-        let found = c
-            .batches
-            .lookup(LookupRequest {
-                position: p.clone(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let found = lookup(&mut c, p).await;
         assert!(found.found, "{p}");
         let r = found.result.unwrap();
         assert!(
@@ -972,22 +952,8 @@ async fn symmetric_and_inverse_copies_are_answered_from_the_store() {
         assert_eq!(r.facelets, facelets(p));
         assert_eq!(found.mode, Some(two_phase(20)));
     }
-    let missing = c
-        .batches
-        .lookup(LookupRequest {
-            position: "U R2 F2".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(!missing.found);
-    let err = c
-        .batches
-        .lookup(LookupRequest {
-            position: twisted_corner(),
-        })
-        .await
-        .unwrap_err();
+    assert!(!lookup(&mut c, "U R2 F2").await.found);
+    let err = try_lookup(&mut c, &twisted_corner()).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
     server.stop().await;
 }
@@ -999,12 +965,9 @@ async fn a_restart_requeues_leases_and_keeps_results() {
     let (done_id, done_solution, leased_id) = {
         let server = Server::start(config(&dir, Duration::from_secs(30))).await;
         let mut c = server.client().await;
-        submit(&mut c, "durable", two_phase(20), &scrambles, 10)
-            .await
-            .unwrap();
+        submit_ok(&mut c, "durable", two_phase(20), &scrambles, 10).await;
         let w = register(&mut c, "w").await;
-        let jobs = lease(&mut c, &w, 2).await;
-        assert_eq!(jobs.len(), 2);
+        let jobs = lease_exactly(&mut c, &w, 2, 2).await;
         let by_job = scrambles_of(&jobs, &scrambles);
         let solution = undo(by_job[&jobs[0].job_id]);
         let (accepted, _) = complete(&mut c, &w, vec![solved(jobs[0].job_id, &solution)]).await;
@@ -1012,16 +975,9 @@ async fn a_restart_requeues_leases_and_keeps_results() {
         let s = status(&mut c, "durable").await;
         assert_eq!((s.queued, s.leased, s.done), (2, 1, 1));
         // a cancelled batch whose leased job is still out when the server stops
-        submit(&mut c, "dropped", optimal(), &["R U", "F D"], 10)
-            .await
-            .unwrap();
+        submit_ok(&mut c, "dropped", optimal(), &["R U", "F D"], 10).await;
         assert_eq!(lease(&mut c, &w, 1).await.len(), 1);
-        c.batches
-            .cancel_batch(BatchRef {
-                batch_id: "dropped".into(),
-            })
-            .await
-            .unwrap();
+        cancel_batch(&mut c, "dropped").await;
         drop(c);
         server.stop().await;
         (jobs[0].job_id, solution, jobs[1].job_id)
@@ -1045,21 +1001,13 @@ async fn a_restart_requeues_leases_and_keeps_results() {
 
     // every unfinished job can be leased and finished
     let w = register(&mut c, "w-after").await;
-    let jobs = lease(&mut c, &w, 10).await;
-    assert_eq!(jobs.len(), 3);
+    let jobs = lease_exactly(&mut c, &w, 10, 3).await;
     assert!(jobs.iter().any(|j| j.job_id == leased_id));
-    let by_job = scrambles_of(&jobs, &scrambles);
-    let good = jobs
-        .iter()
-        .map(|j| solved(j.job_id, &undo(by_job[&j.job_id])))
-        .collect();
-    assert_eq!(complete(&mut c, &w, good).await.0, 3);
+    assert_eq!(complete(&mut c, &w, undo_all(&jobs, &scrambles)).await.0, 3);
     let s = status(&mut c, "durable").await;
     assert_eq!((s.queued, s.leased, s.done), (0, 0, 4));
     // dedup survives the restart (the canonical index is stored)
-    let r = submit(&mut c, "again", two_phase(20), &[scrambles[0]], 10)
-        .await
-        .unwrap();
+    let r = submit_ok(&mut c, "again", two_phase(20), &[scrambles[0]], 10).await;
     assert_eq!(r.from_store, 1);
     server.stop().await;
 }
@@ -1072,11 +1020,7 @@ async fn a_token_is_required_but_health_is_open() {
     let server = Server::start(cfg).await;
 
     let mut anon = Client::connect(&server.url, None).await.unwrap();
-    let err = anon
-        .batches
-        .list_batches(ListBatchesRequest {})
-        .await
-        .unwrap_err();
+    let err = try_list_batches(&mut anon).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unauthenticated);
     let err = anon
         .workers
@@ -1090,25 +1034,13 @@ async fn a_token_is_required_but_health_is_open() {
     assert_eq!(err.code(), tonic::Code::Unauthenticated);
 
     let mut wrong = Client::connect(&server.url, Some("guess")).await.unwrap();
-    let err = wrong
-        .batches
-        .list_batches(ListBatchesRequest {})
-        .await
-        .unwrap_err();
+    let err = try_list_batches(&mut wrong).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unauthenticated);
 
     let mut ok = Client::connect(&server.url, Some("s3cret")).await.unwrap();
-    let r = submit(&mut ok, "x", two_phase(20), &["R"], 1)
-        .await
-        .unwrap();
+    let r = submit_ok(&mut ok, "x", two_phase(20), &["R"], 1).await;
     assert_eq!(r.total, 1);
-    let list = ok
-        .batches
-        .list_batches(ListBatchesRequest {})
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(list.batches.len(), 1);
+    assert_eq!(list_batches(&mut ok).await.len(), 1);
     assert!(!register(&mut ok, "w").await.is_empty());
 
     // health needs no token
