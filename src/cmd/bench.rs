@@ -42,6 +42,9 @@ pub(crate) struct OptimalArgs {
     /// Half-turn (htm) or quarter-turn (qtm) metric.
     #[arg(long, value_enum, default_value = "htm")]
     metric: super::MetricArg,
+    /// Bound the search with the phase-1 table even when the huge table is present.
+    #[arg(long)]
+    no_huge: bool,
     #[command(flatten)]
     tables: TablesArgs,
 }
@@ -141,8 +144,21 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 a.file.display(),
                 a.skip
             );
+            let huge = if a.no_huge {
+                None
+            } else {
+                tables.huge.as_ref()
+            };
+            println!(
+                "bound: {}",
+                if huge.is_some() {
+                    "huge table"
+                } else {
+                    "phase-1 table on 3 axes"
+                }
+            );
             let stats = optimal::bench_optimal(
-                optimal::OptimalTables::new(&tables),
+                optimal::OptimalTables::with_huge(&tables, huge),
                 cubes,
                 metric,
                 a.threads,

@@ -63,6 +63,9 @@ pub struct Tables {
     pub phase2: Table,
     /// Phase 2 pruning: depth of `24 * corners + slice_sorted`.
     pub phase2_slice: Table,
+    /// The huge table (UDSliceSorted class x flip x twist), when it was built into the same
+    /// directory (`cubefleet tables build --huge`): a stronger bound for optimal searches.
+    pub huge: Option<huge::HugeTable>,
 }
 
 /// The two-phase tables, in build order.
@@ -74,19 +77,22 @@ pub const TWO_PHASE_TABLES: [TableKind; 4] = [
 ];
 
 impl Tables {
-    /// Maps the tables in `dir`, checking every header and checksum.
+    /// Maps the tables in `dir`, checking every header and checksum; the huge table too when
+    /// its file is there.
     pub fn load(dir: &Path) -> Result<Tables, Error> {
         let phase1 = Table::open(dir, TableKind::Phase1)?;
         let phase1_moves = Table::open(dir, TableKind::Phase1Moves)?;
         let phase2 = Table::open(dir, TableKind::Phase2)?;
         let phase2_slice = Table::open(dir, TableKind::Phase2Slice)?;
         let coords = CoordTables::compute();
+        let huge = huge::HugeTable::load(dir)?;
         Ok(Tables {
             coords,
             phase1,
             phase1_moves,
             phase2,
             phase2_slice,
+            huge,
         })
     }
 
@@ -160,6 +166,7 @@ impl Tables {
             phase1_moves: self.phase1_moves.into_private_hugepages()?,
             phase2: self.phase2.into_private_hugepages()?,
             phase2_slice: self.phase2_slice.into_private_hugepages()?,
+            huge: self.huge,
         })
     }
 

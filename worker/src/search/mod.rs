@@ -130,7 +130,10 @@ impl<'t> Solver<'t> {
     pub fn new(tables: &'t Tables) -> Self {
         Solver {
             twophase: twophase::TwoPhaseSearcher::new(tables),
-            optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::new(tables)),
+            optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::with_huge(
+                tables,
+                tables.huge.as_ref(),
+            )),
         }
     }
 
