@@ -10,85 +10,23 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use common::{free_port, wait_for, Proc};
 
 const TOKEN: &str = "status-page-test-token";
 
-/// The tables every test of the binary shares, built once (a no-op when they exist).
-fn tables_dir() -> PathBuf {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-tables"));
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let st = Command::new(env!("CARGO_BIN_EXE_cubefleet"))
-            .args(["tables", "build", "--dir"])
-            .arg(&dir)
-            .status()
-            .unwrap();
-        assert!(st.success(), "building the tables");
-    });
-    dir
-}
-
-/// The binary, with the tables and the token in its environment.
+/// The binary, with the tables (see `common`) and the token in its environment.
 fn cubefleet() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
-    c.env("CUBEFLEET_TABLES", tables_dir())
-        .env("CUBEFLEET_TOKEN", TOKEN);
+    let mut c = common::cubefleet();
+    c.env("CUBEFLEET_TOKEN", TOKEN);
     c
-}
-
-/// A loopback port that was free a moment ago.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A child process, killed when dropped so a failing test leaves nothing behind.
-struct Proc(Child);
-
-impl Proc {
-    fn spawn(mut cmd: Command) -> Proc {
-        Proc(
-            cmd.stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .unwrap(),
-        )
-    }
-
-    /// SIGTERM, then wait (at most 60 s) for a clean exit.
-    fn terminate(mut self) {
-        let st = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(st.success());
-        let end = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < end {
-            if let Some(s) = self.0.try_wait().unwrap() {
-                assert!(s.success(), "exit status {s}");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("no exit within 60 s of SIGTERM");
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// `GET path` over HTTP/1.0 (so the body ends with the connection): (status, content type, body).
@@ -113,18 +51,6 @@ fn get(port: u16, path: &str) -> std::io::Result<(u16, String, String)> {
         })
         .unwrap_or_default();
     Ok((status, ctype, body.to_string()))
-}
-
-/// Polls `f` every 100 ms until it returns `Some`, for at most `limit`.
-fn wait_for<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + limit;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < end, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// The value of the sample `series` (a metric name with its labels, as exposed) in `text`.
@@ -190,7 +116,7 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
         .args(["--http", &format!("127.0.0.1:{http}")])
         .arg("--data")
         .arg(dir.path().join("data"));
-    let coordinator = Proc::spawn(c);
+    let coordinator = Proc::spawn("coordinator", c);
     wait_for(
         "the coordinator's HTTP port",
         Duration::from_secs(30),
@@ -216,7 +142,7 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
         .args(["--coordinator", &format!("http://127.0.0.1:{grpc}")])
         .args(["--threads", "1", "--no-build", "--name", "page-worker"])
         .args(["--http", &format!("127.0.0.1:{worker_http}")]);
-    let worker = Proc::spawn(c);
+    let worker = Proc::spawn("worker", c);
     let mut depths = Vec::new();
     let m = wait_for("batch 1 to be solved", Duration::from_secs(120), || {
         let m = metrics(http);
@@ -257,7 +183,7 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     assert!(sample(&w, "cubefleet_worker_nodes_total") > 0.0);
     assert!(sample(&w, "cubefleet_worker_nodes_per_second") > 0.0);
     assert!(sample(&w, "cubefleet_worker_tables_load_seconds") > 0.0);
-    worker.terminate();
+    assert_eq!(worker.terminate(Duration::from_secs(60)), Some(0));
 
     // batch 2, no worker: its first 20 lines are answered from the store, the bad line is
     // invalid, 20 wait -> a batch in progress, about half done, with a length histogram
@@ -319,7 +245,7 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     assert!(json.contains("\"queue_depth\":20"), "{json}");
 
     browser_checks(http, &batch2);
-    coordinator.terminate();
+    assert_eq!(coordinator.terminate(Duration::from_secs(60)), Some(0));
 }
 
 /// Where Chromium is, or `None` (skip) when it is missing and not required.
