@@ -278,42 +278,40 @@ impl Snapshot {
 
         t.family("cubefleet_workers", "gauge", "Workers registered.");
         t.sample("cubefleet_workers", &[], self.workers.len() as f64);
-        t.family(
-            "cubefleet_worker_threads",
-            "gauge",
-            "Search threads of a registered worker.",
-        );
-        for (id, w) in &self.workers {
-            let l = [("worker", id.as_str()), ("name", w.name.as_str())];
-            t.sample("cubefleet_worker_threads", &l, f64::from(w.threads));
-        }
-        t.family(
-            "cubefleet_worker_completed_total",
-            "counter",
-            "Results of a worker accepted; rate() is its throughput.",
-        );
-        for (id, w) in &self.workers {
-            let l = [("worker", id.as_str()), ("name", w.name.as_str())];
-            t.sample("cubefleet_worker_completed_total", &l, w.completed as f64);
-        }
-        t.family(
-            "cubefleet_worker_rejected_total",
-            "counter",
-            "Results of a worker refused by verification.",
-        );
-        for (id, w) in &self.workers {
-            let l = [("worker", id.as_str()), ("name", w.name.as_str())];
-            t.sample("cubefleet_worker_rejected_total", &l, w.rejected as f64);
-        }
-        t.family(
-            "cubefleet_worker_last_seen_seconds",
-            "gauge",
-            "Seconds since a worker last called the coordinator.",
-        );
-        for (id, w) in &self.workers {
-            let l = [("worker", id.as_str()), ("name", w.name.as_str())];
-            let ago = w.last_seen.elapsed().as_secs_f64();
-            t.sample("cubefleet_worker_last_seen_seconds", &l, ago);
+        // one family per worker figure, one sample per registered worker
+        type PerWorker = fn(&crate::core::WorkerInfo) -> f64;
+        let per_worker: [(&str, &str, &str, PerWorker); 4] = [
+            (
+                "cubefleet_worker_threads",
+                "gauge",
+                "Search threads of a registered worker.",
+                |w| f64::from(w.threads),
+            ),
+            (
+                "cubefleet_worker_completed_total",
+                "counter",
+                "Results of a worker accepted; rate() is its throughput.",
+                |w| w.completed as f64,
+            ),
+            (
+                "cubefleet_worker_rejected_total",
+                "counter",
+                "Results of a worker refused by verification.",
+                |w| w.rejected as f64,
+            ),
+            (
+                "cubefleet_worker_last_seen_seconds",
+                "gauge",
+                "Seconds since a worker last called the coordinator.",
+                |w| w.last_seen.elapsed().as_secs_f64(),
+            ),
+        ];
+        for (name, kind, help, value) in per_worker {
+            t.family(name, kind, help);
+            for (id, w) in &self.workers {
+                let l = [("worker", id.as_str()), ("name", w.name.as_str())];
+                t.sample(name, &l, value(w));
+            }
         }
 
         let st = &self.solve_times;
