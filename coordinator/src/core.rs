@@ -453,10 +453,20 @@ impl Core {
         (id, self.lease_duration)
     }
 
+    /// Notes that `worker` called. A worker this coordinator does not know (registered before
+    /// a restart, or forgotten after a long silence) is listed again under its id.
     fn touch(&self, st: &mut State, worker: &str) {
-        if let Some(w) = st.workers.get_mut(worker) {
-            w.last_seen = Instant::now();
-        }
+        st.workers
+            .entry(worker.to_string())
+            .or_insert_with(|| WorkerInfo {
+                name: format!("{worker} (not registered here)"),
+                threads: 0,
+                fingerprint: String::new(),
+                completed: 0,
+                rejected: 0,
+                last_seen: Instant::now(),
+            })
+            .last_seen = Instant::now();
     }
 
     /// Leases up to `max` queued jobs, highest priority first, then submission order.
@@ -908,8 +918,13 @@ impl Core {
     }
 
     /// Registered workers.
+    ///
+    /// A worker silent for three lease durations is forgotten (all its leases have expired by
+    /// then); if it calls again it is listed again.
     pub fn workers(&self) -> Vec<(String, WorkerInfo)> {
-        let st = self.lock();
+        let mut st = self.lock();
+        let gone = 3 * self.lease_duration;
+        st.workers.retain(|_, w| w.last_seen.elapsed() <= gone);
         let mut v: Vec<_> = st
             .workers
             .iter()

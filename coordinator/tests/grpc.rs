@@ -962,7 +962,7 @@ async fn symmetric_and_inverse_copies_are_answered_from_the_store() {
 async fn a_restart_requeues_leases_and_keeps_results() {
     let dir = TempDir::new().unwrap();
     let scrambles = ["R U", "F D'", "L2 B", "U R'"];
-    let (done_id, done_solution, leased_id) = {
+    let (done_id, done_solution, leased_id, old_worker) = {
         let server = Server::start(config(&dir, Duration::from_secs(30))).await;
         let mut c = server.client().await;
         submit_ok(&mut c, "durable", two_phase(20), &scrambles, 10).await;
@@ -980,7 +980,7 @@ async fn a_restart_requeues_leases_and_keeps_results() {
         cancel_batch(&mut c, "dropped").await;
         drop(c);
         server.stop().await;
-        (jobs[0].job_id, solution, jobs[1].job_id)
+        (jobs[0].job_id, solution, jobs[1].job_id, w)
     };
 
     // the same data directory, the lease forgotten
@@ -998,6 +998,13 @@ async fn a_restart_requeues_leases_and_keeps_results() {
     let s = status(&mut c, "dropped").await;
     assert!(s.cancelled_batch);
     assert_eq!((s.queued, s.leased, s.cancelled), (0, 0, 2));
+
+    // registrations live in memory: a worker from before the restart is listed again when it
+    // calls (its old leases are gone, so the heartbeat names nothing to stop)
+    assert!(server.core.workers().is_empty());
+    assert!(heartbeat(&mut c, &old_worker, &[]).await.is_empty());
+    let listed: Vec<String> = server.core.workers().into_iter().map(|w| w.0).collect();
+    assert_eq!(listed, vec![old_worker]);
 
     // every unfinished job can be leased and finished
     let w = register(&mut c, "w-after").await;
