@@ -56,18 +56,34 @@ impl std::error::Error for ConnectError {}
 const MAX_MESSAGE: usize = 64 << 20;
 
 impl Client {
-    /// Connects to `url` (`http://host:port`, or `https://` with the system's or
-    /// `$CUBEFLEET_TLS_CA`'s certificates) with an optional bearer token.
+    /// Connects to `url` (`http://host:port`, or `https://` trusting the CA certificate in the
+    /// PEM file named by `$CUBEFLEET_TLS_CA`) with an optional bearer token.
     pub async fn connect(url: &str, token: Option<&str>) -> Result<Client, ConnectError> {
+        let ca = match std::env::var_os("CUBEFLEET_TLS_CA") {
+            Some(path) if url.starts_with("https://") => Some(
+                std::fs::read(&path)
+                    .map_err(|e| ConnectError::Invalid(format!("CUBEFLEET_TLS_CA: {e}")))?,
+            ),
+            _ => None,
+        };
+        Client::connect_with_ca(url, token, ca.as_deref()).await
+    }
+
+    /// Like [`Client::connect`], trusting the CA certificate `ca_pem` (PEM) for `https://`
+    /// instead of reading `$CUBEFLEET_TLS_CA`. No system roots are built in: without a CA,
+    /// no `https://` server is trusted.
+    pub async fn connect_with_ca(
+        url: &str,
+        token: Option<&str>,
+        ca_pem: Option<&[u8]>,
+    ) -> Result<Client, ConnectError> {
         let mut endpoint = Endpoint::from_shared(url.to_string())
             .map_err(|e| ConnectError::Invalid(format!("bad coordinator URL {url}: {e}")))?
             .tcp_nodelay(true)
             .http2_keep_alive_interval(std::time::Duration::from_secs(30));
         if url.starts_with("https://") {
             let mut tls = ClientTlsConfig::new();
-            if let Some(ca) = std::env::var_os("CUBEFLEET_TLS_CA") {
-                let pem = std::fs::read(&ca)
-                    .map_err(|e| ConnectError::Invalid(format!("CUBEFLEET_TLS_CA: {e}")))?;
+            if let Some(pem) = ca_pem {
                 tls = tls.ca_certificate(tonic::transport::Certificate::from_pem(pem));
             }
             endpoint = endpoint.tls_config(tls).map_err(ConnectError::Transport)?;
