@@ -56,8 +56,9 @@ impl std::error::Error for ConnectError {}
 const MAX_MESSAGE: usize = 64 << 20;
 
 impl Client {
-    /// Connects to `url` (`http://host:port`, or `https://` trusting the CA certificate in the
-    /// PEM file named by `$CUBEFLEET_TLS_CA`) with an optional bearer token.
+    /// Connects to `url` (`http://host:port`, or `https://` trusting the system's roots and
+    /// the CA certificate in the PEM file named by `$CUBEFLEET_TLS_CA`, if set) with an
+    /// optional bearer token.
     pub async fn connect(url: &str, token: Option<&str>) -> Result<Client, ConnectError> {
         let ca = match std::env::var_os("CUBEFLEET_TLS_CA") {
             Some(path) if url.starts_with("https://") => Some(
@@ -70,8 +71,8 @@ impl Client {
     }
 
     /// Like [`Client::connect`], trusting the CA certificate `ca_pem` (PEM) for `https://`
-    /// instead of reading `$CUBEFLEET_TLS_CA`. No system roots are built in: without a CA,
-    /// no `https://` server is trusted.
+    /// instead of reading `$CUBEFLEET_TLS_CA`. The system's root certificates are trusted
+    /// too, so a coordinator with a publicly issued certificate needs no CA file.
     pub async fn connect_with_ca(
         url: &str,
         token: Option<&str>,
@@ -82,7 +83,8 @@ impl Client {
             .tcp_nodelay(true)
             .http2_keep_alive_interval(std::time::Duration::from_secs(30));
         if url.starts_with("https://") {
-            let mut tls = ClientTlsConfig::new();
+            // the system's roots (a publicly issued certificate), plus the given CA if any
+            let mut tls = ClientTlsConfig::new().with_native_roots();
             if let Some(pem) = ca_pem {
                 tls = tls.ca_certificate(tonic::transport::Certificate::from_pem(pem));
             }
