@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use cubefleet_worker::metrics::{Metered, WorkerMetrics};
 use cubefleet_worker::remote::GrpcCoordinator;
-use cubefleet_worker::runtime::{self, RuntimeConfig};
+use cubefleet_worker::runtime::{self, Backoff, RuntimeConfig};
 use tokio_util::sync::CancellationToken;
 
 use super::connect::{runtime, shutdown_signal, ConnectArgs};
@@ -72,7 +72,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
         });
         // reach the coordinator, retrying with backoff (it may start after us)
-        let mut wait = Duration::from_millis(200);
+        let mut backoff = Backoff::default();
         let coordinator = loop {
             let attempt = async {
                 let client = args.connect.connect().await?;
@@ -88,12 +88,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             match attempt.await {
                 Ok(c) => break c,
                 Err(e) => {
+                    let wait = backoff.step();
                     tracing::warn!(error = %e, retry_in = ?wait, "coordinator not reachable");
                     tokio::select! {
-                        _ = tokio::time::sleep(wait.mul_f64(rand::random_range(0.75..1.25))) => {}
+                        _ = tokio::time::sleep(wait) => {}
                         _ = shutdown.cancelled() => return Ok(ExitCode::SUCCESS),
                     }
-                    wait = (wait * 2).min(Duration::from_secs(10));
                 }
             }
         };

@@ -108,25 +108,30 @@ fn capacity(threads: usize, mean: Option<f64>) -> usize {
     }
 }
 
-/// Exponential backoff with jitter, for calls to an unreachable coordinator.
-struct Backoff {
+/// Exponential backoff with jitter, for calls to an unreachable coordinator: waits of 100 ms
+/// doubling up to 10 s, each with +-25 % jitter so that many workers do not retry in step.
+pub struct Backoff {
     next: Duration,
+}
+
+impl Default for Backoff {
+    /// A backoff whose next wait is the first one.
+    fn default() -> Self {
+        Backoff { next: Self::FIRST }
+    }
 }
 
 impl Backoff {
     const FIRST: Duration = Duration::from_millis(100);
     const MAX: Duration = Duration::from_secs(10);
 
-    fn new() -> Self {
-        Backoff { next: Self::FIRST }
-    }
-
-    fn reset(&mut self) {
+    /// Back to the first wait (after a call succeeded).
+    pub fn reset(&mut self) {
         self.next = Self::FIRST;
     }
 
     /// The next wait: doubling up to 10 s, with +-25 % jitter.
-    fn step(&mut self) -> Duration {
+    pub fn step(&mut self) -> Duration {
         let base = self.next;
         self.next = (self.next * 2).min(Self::MAX);
         let jitter = rand::random_range(0.75..1.25);
@@ -151,7 +156,7 @@ pub async fn run<C: Coordinator>(
     // jobs held: id -> start lower bound (for release)
     let mut held: HashMap<u64, u32> = HashMap::new();
     let mut unreported: Vec<Finished> = Vec::new();
-    let mut backoff = Backoff::new();
+    let mut backoff = Backoff::default();
     let mut heartbeat = tokio::time::interval(config.heartbeat);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut report = tokio::time::interval(config.report_every);
