@@ -9,9 +9,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     submit_request, BatchSpec, CompleteRequest, Completion, LeaseRequest, LineChunk,
     RegisterRequest, SubmitRequest,
@@ -20,9 +19,8 @@ use cubefleet_tables::{parse_position, FaceletCube, InputFormat, Move, MoveSeq};
 use cubefleet_worker::remote::mode_to_proto;
 use cubefleet_worker::search::Mode;
 use rand::{Rng, SeedableRng};
-use tokio_util::sync::CancellationToken;
 
-use super::connect::runtime;
+use super::connect::{runtime, Embedded};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct CoordinatorArgs {
@@ -92,23 +90,8 @@ pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
     }
     let answers = Arc::new(answers);
     let result = runtime()?.block_on(async {
-        let shutdown = CancellationToken::new();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let server = tokio::spawn(cubefleet_coordinator::serve(
-            cubefleet_coordinator::Config::new(&dir),
-            listener,
-            shutdown.clone(),
-        ));
-        let mut client = None;
-        for _ in 0..100 {
-            if let Ok(c) = Client::connect(&url, None).await {
-                client = Some(c);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let client = client.ok_or_else(|| anyhow::anyhow!("coordinator did not come up"))?;
+        let embedded = Embedded::start(&dir).await?;
+        let client = embedded.client.clone();
 
         let start = Instant::now();
         let spec = BatchSpec {
@@ -193,8 +176,7 @@ pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
         }
         let worked = work.elapsed();
         anyhow::ensure!(completed == args.jobs as u64, "completed {completed}");
-        shutdown.cancel();
-        server.await??;
+        embedded.stop().await?;
         anyhow::Ok((submitted, worked))
     });
     if remove {

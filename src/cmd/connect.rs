@@ -1,6 +1,10 @@
 //! What every command that talks to a coordinator shares: where it is and the token.
 
+use std::path::Path;
+use std::time::Duration;
+
 use cubefleet_proto::client::Client;
+use tokio_util::sync::CancellationToken;
 
 /// Where the coordinator is.
 #[derive(clap::Args, Clone, Debug)]
@@ -49,4 +53,51 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)
+}
+
+/// A coordinator served by this process on a loopback port over the store in a directory, and
+/// a client of it (`run`, `bench coordinator`): the same gRPC code path as a cluster.
+pub(crate) struct Embedded {
+    /// A client of the embedded coordinator.
+    pub(crate) client: Client,
+    shutdown: CancellationToken,
+    server: tokio::task::JoinHandle<Result<(), cubefleet_coordinator::Error>>,
+}
+
+impl Embedded {
+    /// Opens the store in `data`, serves it on `127.0.0.1:0` and connects (retrying while the
+    /// store is still opening).
+    pub(crate) async fn start(data: &Path) -> anyhow::Result<Embedded> {
+        let shutdown = CancellationToken::new();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let server = tokio::spawn(cubefleet_coordinator::serve(
+            cubefleet_coordinator::Config::new(data),
+            listener,
+            shutdown.clone(),
+        ));
+        let mut last = None;
+        for _ in 0..100 {
+            match Client::connect(&url, None).await {
+                Ok(client) => {
+                    return Ok(Embedded {
+                        client,
+                        shutdown,
+                        server,
+                    })
+                }
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Err(anyhow::anyhow!(
+            "embedded coordinator did not come up: {last:?}"
+        ))
+    }
+
+    /// Stops serving, flushes the store and waits until it is closed.
+    pub(crate) async fn stop(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        Ok(self.server.await??)
+    }
 }

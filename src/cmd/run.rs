@@ -9,14 +9,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_proto::client::Client;
 use cubefleet_proto::BatchSpec;
 use cubefleet_worker::remote::{mode_to_proto, GrpcCoordinator};
 use cubefleet_worker::runtime::{self, RuntimeConfig};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{export, submit_file, watch, ResultsFormat};
-use super::connect::{runtime, shutdown_signal};
+use super::connect::{runtime, shutdown_signal, Embedded};
 use super::{ModeArgs, TablesArgs};
 
 #[derive(clap::Args, Debug)]
@@ -69,16 +68,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mode = mode_to_proto(&args.mode.mode(), args.timeout.map(Duration::from_secs_f64));
     let id = batch_id(&args, &mode)?;
     runtime()?.block_on(async move {
-        let shutdown = CancellationToken::new();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let config = cubefleet_coordinator::Config::new(&args.data);
-        let server = tokio::spawn(cubefleet_coordinator::serve(
-            config,
-            listener,
-            shutdown.clone(),
-        ));
-        let client = connect_retrying(&url).await?;
+        let embedded = Embedded::start(&args.data).await?;
+        let client = embedded.client.clone();
         let stop_worker = CancellationToken::new();
         let worker = {
             let coordinator = GrpcCoordinator::register(
@@ -120,8 +111,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = worker.await;
         if interrupted {
             eprintln!("interrupted: everything finished so far is stored; run again to resume");
-            shutdown.cancel();
-            let _ = server.await;
+            embedded.stop().await?;
             return Ok(ExitCode::from(130));
         }
         let final_status = client
@@ -155,27 +145,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 eprintln!("  {l:>2} moves: {n}");
             }
         }
-        shutdown.cancel();
-        server.await??;
+        embedded.stop().await?;
         Ok(if final_status.invalid > 0 {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
         })
     })
-}
-
-/// Connects to the in-process coordinator (it may still be opening its store).
-async fn connect_retrying(url: &str) -> anyhow::Result<Client> {
-    let mut last = None;
-    for _ in 0..100 {
-        match Client::connect(url, None).await {
-            Ok(c) => return Ok(c),
-            Err(e) => last = Some(e),
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Err(anyhow::anyhow!(
-        "embedded coordinator did not come up: {last:?}"
-    ))
 }
