@@ -171,15 +171,7 @@ pub(crate) async fn watch(client: &Client, batch: &str) -> anyhow::Result<BatchS
         let s = s?;
         bar.set_length(s.total);
         bar.set_position(s.done + s.invalid + s.cancelled);
-        bar.set_message(format!(
-            "{:.1}/s, ETA {}",
-            s.rate,
-            if s.eta_seconds > 0.0 {
-                format!("{:.0}s", s.eta_seconds)
-            } else {
-                "-".into()
-            }
-        ));
+        bar.set_message(format!("{:.1}/s, ETA {}", s.rate, eta_text(&s)));
         last = Some(s);
     }
     bar.finish();
@@ -202,6 +194,15 @@ fn status_json(s: &BatchStatus) -> serde_json::Value {
     })
 }
 
+/// The estimated time left, `-` while there is no rate to go by.
+fn eta_text(s: &BatchStatus) -> String {
+    if s.eta_seconds > 0.0 {
+        format!("{:.0}s", s.eta_seconds)
+    } else {
+        "-".into()
+    }
+}
+
 fn status_text(s: &BatchStatus) -> String {
     let hist: Vec<String> = s
         .length_histogram
@@ -211,7 +212,7 @@ fn status_text(s: &BatchStatus) -> String {
         .map(|(l, n)| format!("{l}:{n}"))
         .collect();
     format!(
-        "{} {}: total {} queued {} leased {} done {} invalid {} cancelled {}  {:.1}/s  lengths {}",
+        "{} {}: total {} queued {} leased {} done {} invalid {} cancelled {}  {:.1}/s  ETA {}  lengths {}",
         s.batch_id,
         s.name,
         s.total,
@@ -221,6 +222,7 @@ fn status_text(s: &BatchStatus) -> String {
         s.invalid,
         s.cancelled,
         s.rate,
+        eta_text(s),
         hist.join(" ")
     )
 }
