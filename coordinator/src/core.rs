@@ -4,9 +4,13 @@
 //!
 //! Invariants:
 //! - the store is the truth; the in-memory [`State`] (queue, leases, counters) is derived from
-//!   it and rebuilt at start-up, when every job found `leased` is returned to the queue;
-//! - a job changes state only by a successful compare-and-swap of its record, and the in-memory
-//!   counters change only after that swap succeeded, so each job is counted in one state;
+//!   it and rebuilt at start-up;
+//! - a lease lives only in memory: a leased job's record stays `queued` in the store (so a
+//!   restart returns it to the queue without writing anything), and every reader of records
+//!   reports it as `leased` while [`State::leases`] holds it;
+//! - a job's stored state changes only by a successful compare-and-swap of its record, and the
+//!   in-memory counters change only after that swap succeeded, so each job is counted in one
+//!   state;
 //! - submissions and completions are acknowledged only after a flush covering them.
 
 use std::cmp::Reverse;
@@ -117,6 +121,15 @@ impl State {
             .unwrap_or_default()
     }
 
+    /// A stored result as clients see it: `leased` while a lease (memory only) holds it.
+    fn seen(&self, id: u64, stored: &JobResult) -> JobResult {
+        let mut r = stored.clone();
+        if r.state == JobState::Queued as i32 && self.leases.contains_key(&id) {
+            r.state = JobState::Leased as i32;
+        }
+        r
+    }
+
     /// Moves one job's count from state `from` to `to` (both may be Unspecified: none).
     fn count(&mut self, id: u64, from: JobState, to: JobState) {
         let b = self.batch(batch_seq(id));
@@ -142,8 +155,8 @@ impl State {
 
 /// What became of one reported result.
 enum Completed {
-    /// Verified and stored: the state it left, and the new record.
-    Done(JobState, Box<JobRecord>),
+    /// Verified and stored: the new record.
+    Done(Box<JobRecord>),
     /// The job had finished before (a repeated report): accepted, nothing changes.
     Before,
     /// The worker gave the job up (cancelled): back to the queue.
@@ -187,7 +200,7 @@ impl Core {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Rebuilds queue and counters from the store; leased jobs go back to the queue.
+    /// Rebuilds queue and counters from the store; every unfinished job is queued.
     fn rebuild(&self) -> Result<(), Error> {
         let mut st = State::default();
         let batches = self.store.batches()?;
@@ -205,8 +218,9 @@ impl Core {
             .filter(|b| b.cancelled)
             .map(|b| b.seq)
             .collect();
-        // leased jobs go back to the queue; unfinished jobs of a cancelled batch (a lease, or a
-        // cancellation cut short by a crash) become cancelled
+        // queued jobs go back to the queue (leases are never stored; a record `leased` was
+        // written by an earlier version and is queued again); unfinished jobs of a cancelled
+        // batch (a cancellation cut short by a crash) become cancelled
         let mut requeue = Vec::new();
         self.store.for_each_job(&mut |id, job| {
             let state = job.state();
@@ -238,7 +252,6 @@ impl Core {
             } else {
                 new.r_mut().state = JobState::Queued as i32;
             }
-            new.worker_id.clear();
             if self.store.cas_job(id, &job, &new)? {
                 st.count(id, job.state(), new.state());
                 if new.state() == JobState::Queued {
@@ -383,8 +396,6 @@ impl Core {
                 id,
                 JobRecord {
                     result: Some(r),
-                    worker_id: String::new(),
-                    attempts: 0,
                     canonical,
                 },
             ));
@@ -486,13 +497,6 @@ impl Core {
             if job.state() != JobState::Queued {
                 continue;
             }
-            let mut new = job.clone();
-            new.r_mut().state = JobState::Leased as i32;
-            new.worker_id = worker.to_string();
-            new.attempts += 1;
-            if !self.store.cas_job(id, &job, &new)? {
-                continue;
-            }
             st.count(id, JobState::Queued, JobState::Leased);
             st.leases.insert(
                 id,
@@ -502,11 +506,12 @@ impl Core {
                 },
             );
             let mode = st.mode(batch_seq(id));
+            let r = job.r();
             out.push(LeasedJob {
                 job_id: id,
-                facelets: new.r().facelets.clone(),
+                facelets: r.facelets.clone(),
                 mode: Some(mode),
-                lower_bound: new.r().lower_bound,
+                lower_bound: r.lower_bound,
             });
         }
         Ok(out)
@@ -537,49 +542,48 @@ impl Core {
     }
 
     /// Moves a leased job back to the queue (keeping its lower bound), or to `cancelled` when
-    /// its batch was cancelled. Retries the compare-and-swap while a concurrent heartbeat
-    /// changes the record, so a job never stays `leased` without a lease in memory.
+    /// its batch was cancelled. Does nothing when the job holds no lease (it was completed or
+    /// returned already), so it is safe to call twice.
     fn requeue(&self, id: u64, why: &str) -> Result<(), Error> {
         self.requeue_from(id, None, why)
     }
 
     /// Like [`Core::requeue`], but when `owner` is given only if the job is leased to that
     /// worker: a worker whose lease was lost must not take the job from its new holder.
+    ///
+    /// A lease is memory only, so returning a job to the queue writes nothing; a cancelled
+    /// batch's job is stored as `cancelled` by compare-and-swap, retried while a concurrent
+    /// heartbeat changes the record.
     fn requeue_from(&self, id: u64, owner: Option<&str>, why: &str) -> Result<(), Error> {
         let mut st = self.lock();
-        if let Some(w) = owner {
-            if st.leases.get(&id).is_none_or(|l| l.worker != w) {
-                return Ok(());
-            }
+        match st.leases.get(&id) {
+            Some(l) if owner.is_none_or(|w| l.worker == w) => {}
+            _ => return Ok(()),
         }
         st.leases.remove(&id);
-        let cancelled = st.batch(batch_seq(id)).cancelled;
-        loop {
-            let Some(job) = self.store.job(id)? else {
-                return Ok(());
-            };
-            if job.state() != JobState::Leased {
-                return Ok(());
-            }
-            let mut new = job.clone();
-            new.worker_id.clear();
-            if cancelled {
+        let b = st.batch(batch_seq(id));
+        let (cancelled, priority) = (b.cancelled, b.priority);
+        if cancelled {
+            loop {
+                let Some(job) = self.store.job(id)? else {
+                    break;
+                };
+                if job.state() != JobState::Queued {
+                    break; // completed concurrently: that completion counts it
+                }
+                let mut new = job.clone();
                 new.r_mut().state = JobState::Cancelled as i32;
                 new.r_mut().status = "cancelled".into();
-            } else {
-                new.r_mut().state = JobState::Queued as i32;
-            }
-            if self.store.cas_job(id, &job, &new)? {
-                let to = new.state();
-                st.count(id, JobState::Leased, to);
-                if to == JobState::Queued {
-                    let p = st.batch(batch_seq(id)).priority;
-                    st.queue.insert((Reverse(p), id));
+                if self.store.cas_job(id, &job, &new)? {
+                    st.count(id, JobState::Leased, JobState::Cancelled);
+                    return Ok(());
                 }
-                tracing::debug!(job = id, why, "job returned to the queue");
-                return Ok(());
             }
         }
+        st.count(id, JobState::Leased, JobState::Queued);
+        st.queue.insert((Reverse(priority), id));
+        tracing::debug!(job = id, why, "job returned to the queue");
+        Ok(())
     }
 
     /// Extends the worker's leases, records progress, and names the jobs it must stop.
@@ -608,7 +612,7 @@ impl Core {
             let Some(job) = self.store.job(p.job_id)? else {
                 continue;
             };
-            if job.state() == JobState::Leased && p.lower_bound > job.r().lower_bound {
+            if job.state() == JobState::Queued && p.lower_bound > job.r().lower_bound {
                 let mut new = job.clone();
                 new.r_mut().lower_bound = p.lower_bound;
                 new.r_mut().nodes = p.nodes;
@@ -637,9 +641,9 @@ impl Core {
             let mut retry = Vec::new();
             for c in std::mem::take(&mut pending) {
                 match self.complete_one(worker, c)? {
-                    Completed::Done(from, new) => {
+                    Completed::Done(new) => {
                         accepted += 1;
-                        done.push((c.job_id, from, *new));
+                        done.push((c.job_id, *new));
                     }
                     Completed::Before => accepted += 1,
                     Completed::GivenUp => {}
@@ -655,10 +659,16 @@ impl Core {
         self.store.flush()?;
         let mut st = self.lock();
         self.touch(&mut st, worker);
-        for (id, from, new) in done {
-            st.leases.remove(&id);
-            let priority = st.batch(batch_seq(id)).priority;
-            st.queue.remove(&(Reverse(priority), id));
+        for (id, new) in done {
+            // the job left `leased` when it held a lease, else `queued` (a late result after
+            // its lease expired)
+            let from = if st.leases.remove(&id).is_some() {
+                JobState::Leased
+            } else {
+                let priority = st.batch(batch_seq(id)).priority;
+                st.queue.remove(&(Reverse(priority), id));
+                JobState::Queued
+            };
             st.count(id, from, JobState::Done);
             st.record_length(id, new.r());
             st.solve_times.observe(new.r().millis);
@@ -714,12 +724,11 @@ impl Core {
                 r.lower_bound = r.lower_bound.max(c.lower_bound);
                 r.nodes = c.nodes;
                 r.millis = c.millis;
-                new.worker_id.clear();
                 if self.store.cas_job(c.job_id, &job, &new)? {
                     if let Some(key) = self.canonical_key(&new) {
                         self.store.put_canonical(&key, c.job_id)?;
                     }
-                    Ok(Completed::Done(job.state(), Box::new(new)))
+                    Ok(Completed::Done(Box::new(new)))
                 } else {
                     Ok(Completed::Changed)
                 }
@@ -786,8 +795,12 @@ impl Core {
                 let mut new = job.clone();
                 new.r_mut().state = JobState::Cancelled as i32;
                 new.r_mut().status = "cancelled".into();
+                // under the lock, so that no lease is taken between the check and the swap
+                let mut st = self.lock();
+                if st.leases.contains_key(&id) {
+                    continue; // stopped at its holder's next heartbeat
+                }
                 if self.store.cas_job(id, &job, &new)? {
-                    let mut st = self.lock();
                     st.queue.remove(&(Reverse(b.priority), id));
                     st.count(id, JobState::Queued, JobState::Cancelled);
                 }
@@ -878,9 +891,10 @@ impl Core {
             let Some(&(last, _)) = jobs.last() else {
                 break;
             };
-            for (_, j) in jobs {
+            let st = self.lock();
+            for (id, j) in jobs {
                 if status.is_empty() || j.r().status == status {
-                    out.push(j.r().clone());
+                    out.push(st.seen(id, j.r()));
                 }
             }
             next = last + 1;
@@ -890,10 +904,11 @@ impl Core {
 
     /// One job's result.
     pub fn job(&self, id: u64) -> Result<JobResult, Error> {
-        self.store
+        let job = self
+            .store
             .job(id)?
-            .map(|j| j.r().clone())
-            .ok_or_else(|| Error::NotFound(format!("job {id}")))
+            .ok_or_else(|| Error::NotFound(format!("job {id}")))?;
+        Ok(self.lock().seen(id, job.r()))
     }
 
     /// A stored result for `position` from any batch and mode (proven-optimal ones first).

@@ -48,18 +48,13 @@ pub(crate) struct BatchRecord {
     pub(crate) cancelled: bool,
 }
 
-/// A stored job: its line, its state, and its result once it has one.
+/// A stored job: its line, its state, and its result once it has one. Tags 2 and 3 (the
+/// lease holder and attempt count of earlier versions) are retired: leases live in memory.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct JobRecord {
     /// The line, state and result as clients see them.
     #[prost(message, optional, tag = "1")]
     pub(crate) result: Option<JobResult>,
-    /// Worker holding the lease (state leased).
-    #[prost(string, tag = "2")]
-    pub(crate) worker_id: String,
-    /// Times it was leased.
-    #[prost(uint32, tag = "3")]
-    pub(crate) attempts: u32,
     /// Key of the position's class under the 48 symmetries and inversion (16 bytes; empty for
     /// invalid lines), computed once at submission for the canonical index.
     #[prost(bytes = "vec", tag = "4")]
