@@ -222,9 +222,13 @@ impl Core {
         // written by an earlier version and is queued again); unfinished jobs of a cancelled
         // batch (a cancellation cut short by a crash) become cancelled
         let mut requeue = Vec::new();
+        // lines stored per batch (the highest index + 1)
+        let mut stored: HashMap<u32, u64> = HashMap::new();
         self.store.for_each_job(&mut |id, job| {
             let state = job.state();
             let seq = batch_seq(id);
+            let lines = stored.entry(seq).or_default();
+            *lines = (*lines).max((id & ((1 << INDEX_BITS) - 1)) + 1);
             match state {
                 JobState::Queued | JobState::Leased if cancelled.contains(&seq) => {
                     requeue.push((id, job.clone()))
@@ -242,6 +246,16 @@ impl Core {
                 st.batch(seq).from_store += 1;
             }
         })?;
+        // jobs of a chunk whose batch record was not written before a crash: count them, so
+        // that a resubmission continues after them instead of overwriting them
+        for b in &batches {
+            let lines = stored.get(&b.seq).copied().unwrap_or(0);
+            if lines > b.total {
+                let mut b = b.clone();
+                b.total = lines;
+                self.store.put_batch(&b)?;
+            }
+        }
         let requeued = requeue.len();
         for (id, job) in requeue {
             let seq = batch_seq(id);
@@ -333,94 +347,137 @@ impl Core {
 
     /// Stores lines `first..first + lines.len()` of a batch (lines already stored are skipped),
     /// flushes, and only then makes them visible. Returns (invalid, from_store) of the new ones.
+    ///
+    /// The lines are parsed, keyed and looked up in the store on all cores (scoped threads,
+    /// each on a contiguous run of lines), then stored in one atomic sled batch.
     pub(crate) fn submit_chunk(
         &self,
         batch: &mut BatchRecord,
         first: u64,
         lines: &[String],
     ) -> Result<(u64, u64), Error> {
-        let mode = batch.mode.unwrap_or_default();
-        let mkey = mode_key(&mode);
-        let mut jobs = Vec::with_capacity(lines.len());
-        let (mut invalid, mut from_store) = (0, 0);
-        for (i, line) in lines.iter().enumerate() {
-            let index = first + i as u64;
-            if index < batch.total {
-                continue; // stored by an earlier submission of this batch
-            }
-            if index >= 1 << INDEX_BITS {
-                return Err(Error::InvalidArgument("batch too large".into()));
-            }
-            let id = job_id(batch.seq, index);
-            let mut r = JobResult {
-                job_id: id,
-                batch_id: batch.batch_id.clone(),
-                index,
-                input: line.chars().take(MAX_LINE_LEN).collect(),
-                ..JobResult::default()
-            };
-            let mut canonical = Vec::new();
-            let parsed = if line.len() > MAX_LINE_LEN {
-                Err(format!("line longer than {MAX_LINE_LEN} characters"))
-            } else {
-                parse_position(line, InputFormat::Auto).map_err(|e| e.to_string())
-            };
-            match parsed {
-                Err(e) => {
-                    r.state = JobState::Invalid as i32;
-                    r.status = "invalid".into();
-                    r.error = e;
-                    invalid += 1;
-                }
-                Ok(cube) => {
-                    r.facelets = FaceletCube::from_cubie(&cube).to_string();
-                    r.state = JobState::Queued as i32;
-                    let canon = cube.canonical();
-                    canonical = canon.cube.key().to_vec();
-                    if batch.cancelled {
-                        r.state = JobState::Cancelled as i32;
-                        r.status = "cancelled".into();
-                    } else if let Some(stored) = self.answer_from_store(&cube, &canon, &mkey)? {
-                        r.state = JobState::Done as i32;
-                        r.status = stored.status;
-                        r.solution = stored.solution;
-                        r.length = stored.length;
-                        r.optimal = stored.optimal;
-                        r.lower_bound = stored.lower_bound;
-                        r.from_store = true;
-                        from_store += 1;
-                    }
-                }
-            }
-            jobs.push((
-                id,
-                JobRecord {
-                    result: Some(r),
-                    canonical,
-                },
-            ));
+        let skip = batch.total.saturating_sub(first).min(lines.len() as u64) as usize;
+        if first + lines.len() as u64 > 1 << INDEX_BITS {
+            return Err(Error::InvalidArgument("batch too large".into()));
         }
-        if jobs.is_empty() {
+        let fresh = &lines[skip..];
+        if fresh.is_empty() {
             return Ok((0, 0));
         }
+        let start = first + skip as u64;
+        let mkey = mode_key(&batch.mode.unwrap_or_default());
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(fresh.len().div_ceil(256));
+        let per = fresh.len().div_ceil(threads);
+        let b = &*batch;
+        let parts: Vec<Result<Vec<(u64, JobRecord)>, Error>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = fresh
+                .chunks(per)
+                .enumerate()
+                .map(|(k, part)| {
+                    let mkey = &mkey;
+                    scope.spawn(move || {
+                        let at = start + (k * per) as u64;
+                        part.iter()
+                            .enumerate()
+                            .map(|(i, line)| self.prepare_line(b, mkey, at + i as u64, line))
+                            .collect()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a submission thread panicked"))
+                .collect()
+        });
+        let mut jobs = Vec::with_capacity(fresh.len());
+        for part in parts {
+            jobs.extend(part?);
+        }
         self.store.insert_jobs(&jobs)?;
-        let new_total = first + lines.len() as u64;
-        batch.total = batch.total.max(new_total);
+        batch.total = batch.total.max(start + jobs.len() as u64);
         self.store.put_batch(batch)?;
         self.store.flush()?;
+        let (mut invalid, mut from_store) = (0, 0);
         let mut st = self.lock();
-        st.counters.submitted += jobs.len() as u64;
-        st.counters.from_store += from_store;
-        st.batch(batch.seq).from_store += from_store;
         for (id, j) in &jobs {
             let state = j.state();
             st.count(*id, JobState::Unspecified, state);
             st.record_length(*id, j.r());
-            if state == JobState::Queued {
-                st.queue.insert((Reverse(batch.priority), *id));
+            match state {
+                JobState::Queued => {
+                    st.queue.insert((Reverse(batch.priority), *id));
+                }
+                JobState::Invalid => invalid += 1,
+                _ => {}
+            }
+            if j.r().from_store {
+                from_store += 1;
             }
         }
+        st.counters.submitted += jobs.len() as u64;
+        st.counters.from_store += from_store;
+        st.batch(batch.seq).from_store += from_store;
         Ok((invalid, from_store))
+    }
+
+    /// The job record of line `index` of `batch`: parsed (invalid, with the reason, when it
+    /// does not parse), keyed by its canonical class, and answered from the store when a
+    /// symmetric copy was solved before in the batch's mode (`mkey`).
+    fn prepare_line(
+        &self,
+        batch: &BatchRecord,
+        mkey: &[u8],
+        index: u64,
+        line: &str,
+    ) -> Result<(u64, JobRecord), Error> {
+        let id = job_id(batch.seq, index);
+        let mut r = JobResult {
+            job_id: id,
+            batch_id: batch.batch_id.clone(),
+            index,
+            input: line.chars().take(MAX_LINE_LEN).collect(),
+            ..JobResult::default()
+        };
+        let mut canonical = Vec::new();
+        let parsed = if line.len() > MAX_LINE_LEN {
+            Err(format!("line longer than {MAX_LINE_LEN} characters"))
+        } else {
+            parse_position(line, InputFormat::Auto).map_err(|e| e.to_string())
+        };
+        match parsed {
+            Err(e) => {
+                r.state = JobState::Invalid as i32;
+                r.status = "invalid".into();
+                r.error = e;
+            }
+            Ok(cube) => {
+                r.facelets = FaceletCube::from_cubie(&cube).to_string();
+                r.state = JobState::Queued as i32;
+                let canon = cube.canonical();
+                canonical = canon.cube.key().to_vec();
+                if batch.cancelled {
+                    r.state = JobState::Cancelled as i32;
+                    r.status = "cancelled".into();
+                } else if let Some(stored) = self.answer_from_store(&cube, &canon, mkey)? {
+                    r.state = JobState::Done as i32;
+                    r.status = stored.status;
+                    r.solution = stored.solution;
+                    r.length = stored.length;
+                    r.optimal = stored.optimal;
+                    r.lower_bound = stored.lower_bound;
+                    r.from_store = true;
+                }
+            }
+        }
+        Ok((
+            id,
+            JobRecord {
+                result: Some(r),
+                canonical,
+            },
+        ))
     }
 
     /// A stored result for `cube` (or a symmetric / inverse copy) in the mode with key `mkey`,

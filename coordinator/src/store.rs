@@ -24,7 +24,9 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn next_batch_seq(&self) -> Result<u32, Error>;
     /// A job by id.
     fn job(&self, id: u64) -> Result<Option<JobRecord>, Error>;
-    /// Inserts jobs that do not exist yet (all in one atomic batch); existing ones are kept.
+    /// Inserts new jobs (all in one atomic batch). Callers insert only ids beyond their batch's
+    /// stored `total`, which the start-up rebuild raises over every stored job, so no stored
+    /// job is ever overwritten.
     fn insert_jobs(&self, jobs: &[(u64, JobRecord)]) -> Result<(), Error>;
     /// Replaces `old` by `new` if the stored record is still `old`; false when it changed.
     fn cas_job(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error>;
@@ -103,10 +105,7 @@ impl Store for SledStore {
     fn insert_jobs(&self, jobs: &[(u64, JobRecord)]) -> Result<(), Error> {
         let mut batch = sled::Batch::default();
         for (id, j) in jobs {
-            let key = id.to_be_bytes();
-            if !self.jobs.contains_key(key)? {
-                batch.insert(&key, j.encode_to_vec());
-            }
+            batch.insert(&id.to_be_bytes(), j.encode_to_vec());
         }
         self.jobs.apply_batch(batch)?;
         Ok(())

@@ -78,7 +78,7 @@ impl fmt::Debug for CubieCube {
 
 /// Combines two corner orientations, including the mirrored ones (3..=5) of reflections.
 #[inline]
-fn combine_corner_orientation(a: u8, b: u8) -> u8 {
+pub(crate) fn combine_corner_orientation(a: u8, b: u8) -> u8 {
     match (a < 3, b < 3) {
         (true, true) => (a + b) % 3,
         // a rotation followed by a reflection gives a reflection
