@@ -713,6 +713,12 @@ impl Core {
         for c in pending {
             rejected.push((c.job_id, "job changed concurrently; retry".into()));
         }
+        let mut index: Vec<(Vec<u8>, u64)> = done
+            .iter()
+            .filter_map(|(id, new)| Some((self.canonical_key(new)?, *id)))
+            .collect();
+        index.sort_unstable();
+        self.store.put_canonical(&index)?;
         self.store.flush()?;
         let mut st = self.lock();
         self.touch(&mut st, worker);
@@ -782,9 +788,6 @@ impl Core {
                 r.nodes = c.nodes;
                 r.millis = c.millis;
                 if self.store.cas_job(c.job_id, &job, &new)? {
-                    if let Some(key) = self.canonical_key(&new) {
-                        self.store.put_canonical(&key, c.job_id)?;
-                    }
                     Ok(Completed::Done(Box::new(new)))
                 } else {
                     Ok(Completed::Changed)

@@ -34,8 +34,9 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error>;
     /// Visits every job (start-up rebuild).
     fn for_each_job(&self, f: &mut dyn FnMut(u64, JobRecord)) -> Result<(), Error>;
-    /// Records that `job` holds the result for the canonical `key`.
-    fn put_canonical(&self, key: &[u8], job: u64) -> Result<(), Error>;
+    /// Records, for each `(key, job)`, that `job` holds the result for the canonical `key`
+    /// (one atomic batch; sorted keys make it cheaper).
+    fn put_canonical(&self, entries: &[(Vec<u8>, u64)]) -> Result<(), Error>;
     /// Jobs holding results for keys starting with `prefix`.
     fn canonical(&self, prefix: &[u8]) -> Result<Vec<u64>, Error>;
     /// Makes everything written so far durable.
@@ -150,8 +151,12 @@ impl Store for SledStore {
         Ok(())
     }
 
-    fn put_canonical(&self, key: &[u8], job: u64) -> Result<(), Error> {
-        self.canonical.insert(key, &job.to_be_bytes())?;
+    fn put_canonical(&self, entries: &[(Vec<u8>, u64)]) -> Result<(), Error> {
+        let mut batch = sled::Batch::default();
+        for (key, job) in entries {
+            batch.insert(key.as_slice(), &job.to_be_bytes());
+        }
+        self.canonical.apply_batch(batch)?;
         Ok(())
     }
 
