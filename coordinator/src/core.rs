@@ -121,9 +121,20 @@ impl State {
             .unwrap_or_default()
     }
 
-    /// A stored result as clients see it: `leased` while a lease (memory only) holds it.
-    fn seen(&self, id: u64, stored: &JobResult) -> JobResult {
-        let mut r = stored.clone();
+    /// Job `id`'s stored record as clients see it: with the fields the store leaves out
+    /// (ids, line index, facelets) filled in, and `leased` while a lease (memory only) holds it.
+    fn present(&self, id: u64, job: &JobRecord) -> JobResult {
+        let mut r = job.r().clone();
+        r.job_id = id;
+        r.index = id & ((1 << INDEX_BITS) - 1);
+        if let Some(b) = self.batches.get(&batch_seq(id)) {
+            r.batch_id.clone_from(&b.id);
+        }
+        if r.facelets.is_empty() {
+            if let Some(cube) = job.cube() {
+                r.facelets = FaceletCube::from_cubie(&cube).to_string();
+            }
+        }
         if r.state == JobState::Queued as i32 && self.leases.contains_key(&id) {
             r.state = JobState::Leased as i32;
         }
@@ -434,13 +445,10 @@ impl Core {
     ) -> Result<(u64, JobRecord), Error> {
         let id = job_id(batch.seq, index);
         let mut r = JobResult {
-            job_id: id,
-            batch_id: batch.batch_id.clone(),
-            index,
             input: line.chars().take(MAX_LINE_LEN).collect(),
             ..JobResult::default()
         };
-        let mut canonical = Vec::new();
+        let (mut canonical, mut sym) = (Vec::new(), 0);
         let parsed = if line.len() > MAX_LINE_LEN {
             Err(format!("line longer than {MAX_LINE_LEN} characters"))
         } else {
@@ -453,10 +461,10 @@ impl Core {
                 r.error = e;
             }
             Ok(cube) => {
-                r.facelets = FaceletCube::from_cubie(&cube).to_string();
                 r.state = JobState::Queued as i32;
                 let canon = cube.canonical();
                 canonical = canon.cube.key().to_vec();
+                sym = u32::from(canon.sym) * 2 + u32::from(canon.inverted);
                 if batch.cancelled {
                     r.state = JobState::Cancelled as i32;
                     r.status = "cancelled".into();
@@ -476,6 +484,7 @@ impl Core {
             JobRecord {
                 result: Some(r),
                 canonical,
+                sym,
             },
         ))
     }
@@ -494,7 +503,10 @@ impl Core {
             let Some(job) = self.store.job(id)? else {
                 continue;
             };
-            if let Some(r) = map_result(job.r(), cube, canon) {
+            let Some(stored) = job.cube() else {
+                continue;
+            };
+            if let Some(r) = map_result(job.r().clone(), &stored, cube, canon) {
                 return Ok(Some(r));
             }
         }
@@ -563,12 +575,14 @@ impl Core {
                 },
             );
             let mode = st.mode(batch_seq(id));
-            let r = job.r();
+            let Some(cube) = job.cube() else {
+                continue; // an invalid line is never queued
+            };
             out.push(LeasedJob {
                 job_id: id,
-                facelets: r.facelets.clone(),
+                facelets: FaceletCube::from_cubie(&cube).to_string(),
                 mode: Some(mode),
-                lower_bound: r.lower_bound,
+                lower_bound: job.r().lower_bound,
             });
         }
         Ok(out)
@@ -715,7 +729,7 @@ impl Core {
         }
         let mut index: Vec<(Vec<u8>, u64)> = done
             .iter()
-            .filter_map(|(id, new)| Some((self.canonical_key(new)?, *id)))
+            .filter_map(|(id, new)| Some((self.canonical_key(*id, new)?, *id)))
             .collect();
         index.sort_unstable();
         self.store.put_canonical(&index)?;
@@ -759,7 +773,11 @@ impl Core {
             return Ok(Completed::GivenUp);
         }
         let mode = self.batch_mode(batch_seq(c.job_id));
-        match verify(job.r(), &mode, c) {
+        let checked = match job.cube() {
+            Some(cube) => verify(&cube, job.r().lower_bound, &mode, c),
+            None => Err("the job has no valid position".into()),
+        };
+        match checked {
             Err(reason) => {
                 tracing::warn!(worker, job = c.job_id, %reason, "result rejected");
                 {
@@ -797,19 +815,18 @@ impl Core {
     }
 
     /// The canonical-index key of a finished job whose answer can be reused.
-    fn canonical_key(&self, job: &JobRecord) -> Option<Vec<u8>> {
+    fn canonical_key(&self, id: u64, job: &JobRecord) -> Option<Vec<u8>> {
         let r = job.r();
         if !(r.status == "solved" || r.status == "none_within") {
             return None;
         }
         let mut key = if job.canonical.is_empty() {
             // a record stored before the key was kept with the job
-            let cube = parse_position(&r.facelets, InputFormat::Facelets).ok()?;
-            cube.canonical().cube.key().to_vec()
+            job.cube()?.canonical().cube.key().to_vec()
         } else {
             job.canonical.clone()
         };
-        key.extend_from_slice(&mode_key(&self.batch_mode(batch_seq(r.job_id))));
+        key.extend_from_slice(&mode_key(&self.batch_mode(batch_seq(id))));
         Some(key)
     }
 
@@ -954,7 +971,7 @@ impl Core {
             let st = self.lock();
             for (id, j) in jobs {
                 if status.is_empty() || j.r().status == status {
-                    out.push(st.seen(id, j.r()));
+                    out.push(st.present(id, &j));
                 }
             }
             next = last + 1;
@@ -968,7 +985,7 @@ impl Core {
             .store
             .job(id)?
             .ok_or_else(|| Error::NotFound(format!("job {id}")))?;
-        Ok(self.lock().seen(id, job.r()))
+        Ok(self.lock().present(id, &job))
     }
 
     /// A stored result for `position` from any batch and mode (proven-optimal ones first).
@@ -981,7 +998,11 @@ impl Core {
             let Some(job) = self.store.job(id)? else {
                 continue;
             };
-            let Some(r) = map_result(job.r(), &cube, &canon) else {
+            let Some(stored) = job.cube() else {
+                continue;
+            };
+            let base = self.lock().present(id, &job);
+            let Some(r) = map_result(base, &stored, &cube, &canon) else {
                 continue;
             };
             let better = best.as_ref().is_none_or(|(b, _)| r.optimal && !b.optimal);
@@ -1033,26 +1054,27 @@ impl Core {
     }
 }
 
-/// Maps a stored result for the canonical class of `canon` to the position `cube`, verified.
+/// Maps `stored`, the result for the position `src` of the canonical class of `canon`, to the
+/// position `cube`, verified.
 fn map_result(
-    stored: &JobResult,
+    stored: JobResult,
+    src: &cubefleet_tables::CubieCube,
     cube: &cubefleet_tables::CubieCube,
     canon: &cubefleet_tables::symmetry::Canonical,
 ) -> Option<JobResult> {
     if stored.state != JobState::Done as i32 {
         return None;
     }
-    let mut r = stored.clone();
-    if stored.status == "solved" {
-        let src = parse_position(&stored.facelets, InputFormat::Facelets).ok()?;
-        let sol = MoveSeq::parse(&stored.solution).ok()?;
+    let mut r = stored;
+    if r.status == "solved" {
+        let sol = MoveSeq::parse(&r.solution).ok()?;
         let rep = src.canonical().solution_to_rep(&sol.0);
         let mine = MoveSeq(canon.solution_back(&rep));
         if !cube.apply_moves(&mine.0).is_solved() {
             return None;
         }
         r.solution = mine.to_string();
-    } else if stored.status != "none_within" {
+    } else if r.status != "none_within" {
         return None;
     }
     r.facelets = FaceletCube::from_cubie(cube).to_string();

@@ -5,6 +5,8 @@
 //! `canonical cube key (16 bytes) ++ mode key` to the job id holding the result.
 
 use cubefleet_proto::{JobResult, JobState, Mode};
+use cubefleet_tables::symmetry::Canonical;
+use cubefleet_tables::{parse_position, CubieCube, InputFormat};
 
 /// Bits of a job id that hold the line index.
 pub(crate) const INDEX_BITS: u32 = 40;
@@ -50,6 +52,10 @@ pub(crate) struct BatchRecord {
 
 /// A stored job: its line, its state, and its result once it has one. Tags 2 and 3 (the
 /// lease holder and attempt count of earlier versions) are retired: leases live in memory.
+///
+/// Kept lean, because sled copies a whole leaf on every write: the stored result leaves out
+/// what the job's key and the canonical form give back (`job_id`, `batch_id`, `index`,
+/// `facelets`; see [`JobRecord::cube`]), and the coordinator fills them in for clients.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct JobRecord {
     /// The line, state and result as clients see them.
@@ -59,6 +65,10 @@ pub(crate) struct JobRecord {
     /// invalid lines), computed once at submission for the canonical index.
     #[prost(bytes = "vec", tag = "4")]
     pub(crate) canonical: Vec<u8>,
+    /// How the position comes back from `canonical`: the symmetry times 2, plus 1 when the
+    /// canonical form was made from the inverse position.
+    #[prost(uint32, tag = "5")]
+    pub(crate) sym: u32,
 }
 
 impl JobRecord {
@@ -72,6 +82,22 @@ impl JobRecord {
     /// The result part, mutably.
     pub(crate) fn r_mut(&mut self) -> &mut JobResult {
         self.result.get_or_insert_with(JobResult::default)
+    }
+
+    /// The position (None for an invalid line). Records written by earlier versions carry
+    /// the facelets instead.
+    pub(crate) fn cube(&self) -> Option<CubieCube> {
+        let r = self.r();
+        if !r.facelets.is_empty() {
+            return parse_position(&r.facelets, InputFormat::Facelets).ok();
+        }
+        let key: [u8; 16] = self.canonical.as_slice().try_into().ok()?;
+        let canon = Canonical {
+            cube: CubieCube::from_key(&key),
+            sym: (self.sym / 2) as u8,
+            inverted: self.sym % 2 == 1,
+        };
+        Some(canon.original())
     }
 
     /// The job's state.

@@ -1,7 +1,7 @@
 //! Trust nothing: every reported solution is applied to the position before it is stored.
 
-use cubefleet_proto::{mode, Completion, JobResult, Metric, Mode, TwoPhase};
-use cubefleet_tables::{parse_position, InputFormat, MoveSeq};
+use cubefleet_proto::{mode, Completion, Metric, Mode, TwoPhase};
+use cubefleet_tables::{CubieCube, MoveSeq};
 
 use crate::core::metric_of;
 use crate::error::Error;
@@ -34,11 +34,15 @@ pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
     }
 }
 
-/// Checks a worker's result for `job` under `mode`; returns the solution length (in the mode's
-/// metric) or the reason it is refused.
-pub(crate) fn verify(job: &JobResult, mode: &Mode, c: &Completion) -> Result<u32, String> {
-    let cube = parse_position(&job.facelets, InputFormat::Facelets)
-        .map_err(|e| format!("stored position does not parse: {e}"))?;
+/// Checks a worker's result for the position `cube`, whose proven lower bound is
+/// `lower_bound`, under `mode`; returns the solution length (in the mode's metric) or the
+/// reason it is refused.
+pub(crate) fn verify(
+    cube: &CubieCube,
+    lower_bound: u32,
+    mode: &Mode,
+    c: &Completion,
+) -> Result<u32, String> {
     let metric = metric_of(mode);
     if c.status == "none_within" {
         return match &mode.kind {
@@ -66,10 +70,9 @@ pub(crate) fn verify(job: &JobResult, mode: &Mode, c: &Completion) -> Result<u32
         Metric::Qtm => moves.qtm_len(),
         _ => moves.len() as u32,
     };
-    if length < job.lower_bound {
+    if length < lower_bound {
         return Err(format!(
-            "{length} moves is below the proven lower bound {}",
-            job.lower_bound
+            "{length} moves is below the proven lower bound {lower_bound}"
         ));
     }
     match (&mode.kind, c.status.as_str()) {

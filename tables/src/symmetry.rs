@@ -137,6 +137,24 @@ impl CubieCube {
         v.to_be_bytes()
     }
 
+    /// The cube of a [`CubieCube::key`]: `from_key(&c.key()) == c` for every cube. The key is
+    /// not checked: a key that no cube has gives a cube that is not a valid position.
+    pub fn from_key(key: &[u8; 16]) -> CubieCube {
+        let mut v = u128::from_be_bytes(*key);
+        let mut c = CubieCube::SOLVED;
+        for i in (0..12).rev() {
+            c.eo[i] = (v & 1) as u8;
+            c.ep[i] = (v >> 1 & 15) as u8;
+            v >>= 5;
+        }
+        for i in (0..8).rev() {
+            c.co[i] = (v & 3) as u8;
+            c.cp[i] = (v >> 2 & 7) as u8;
+            v >>= 5;
+        }
+        c
+    }
+
     /// The canonical representative of this position's class under symmetry and inversion.
     /// Two positions have the same representative exactly when one is a symmetric copy (or the
     /// inverse of a symmetric copy) of the other, so they need the same number of moves.
@@ -200,6 +218,17 @@ impl Symmetries {
 }
 
 impl Canonical {
+    /// The position this canonical form was made from: `c.canonical().original() == c`.
+    pub fn original(&self) -> CubieCube {
+        let syms = &*SYMMETRIES;
+        let c = syms.conjugate(&self.cube, syms.inverse[self.sym as usize] as usize);
+        if self.inverted {
+            c.inverse()
+        } else {
+            c
+        }
+    }
+
     /// Turns a solution of the original position into a solution of the representative.
     pub fn solution_to_rep(&self, solution: &[Move]) -> Vec<Move> {
         let syms = &*SYMMETRIES;
@@ -262,6 +291,8 @@ mod tests {
             }
             let got = c.canonical();
             assert_eq!((got.cube.key(), got.sym, got.inverted), want);
+            assert_eq!(got.original(), c);
+            assert_eq!(CubieCube::from_key(&c.key()), c);
         }
     }
 
