@@ -185,6 +185,10 @@ pub struct Core {
     lease_duration: Duration,
     /// Serialises submissions of the same batch (one writer per batch at a time).
     submitting: Mutex<HashSet<String>>,
+    /// Bumped whenever jobs are queued (for long-polling leases); its value means nothing.
+    queued: tokio::sync::watch::Sender<u64>,
+    /// Bumped whenever jobs finish (for prompt progress streams); its value means nothing.
+    finished: tokio::sync::watch::Sender<u64>,
 }
 
 fn now_ms() -> u64 {
@@ -202,6 +206,8 @@ impl Core {
             state: Mutex::new(State::default()),
             lease_duration,
             submitting: Mutex::new(HashSet::new()),
+            queued: tokio::sync::watch::Sender::new(0),
+            finished: tokio::sync::watch::Sender::new(0),
         };
         core.rebuild()?;
         Ok(Arc::new(core))
@@ -209,6 +215,21 @@ impl Core {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A receiver that sees a change whenever jobs were queued after it last looked.
+    pub fn watch_queued(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.queued.subscribe()
+    }
+
+    /// A receiver that sees a change whenever jobs finished after it last looked.
+    pub fn watch_finished(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.finished.subscribe()
+    }
+
+    /// Tells the subscribers of `signal` that something happened.
+    fn bump(signal: &tokio::sync::watch::Sender<u64>) {
+        signal.send_modify(|g| *g = g.wrapping_add(1));
     }
 
     /// Rebuilds queue and counters from the store; every unfinished job is queued.
@@ -430,6 +451,9 @@ impl Core {
         st.counters.submitted += jobs.len() as u64;
         st.counters.from_store += from_store;
         st.batch(batch.seq).from_store += from_store;
+        drop(st);
+        Self::bump(&self.queued);
+        Self::bump(&self.finished);
         Ok((invalid, from_store))
     }
 
@@ -647,12 +671,16 @@ impl Core {
                 new.r_mut().status = "cancelled".into();
                 if self.store.cas_job(id, &job, &new)? {
                     st.count(id, JobState::Leased, JobState::Cancelled);
+                    drop(st);
+                    Self::bump(&self.finished);
                     return Ok(());
                 }
             }
         }
         st.count(id, JobState::Leased, JobState::Queued);
         st.queue.insert((Reverse(priority), id));
+        drop(st);
+        Self::bump(&self.queued);
         tracing::debug!(job = id, why, "job returned to the queue");
         Ok(())
     }
@@ -754,6 +782,8 @@ impl Core {
                 w.completed += 1;
             }
         }
+        drop(st);
+        Self::bump(&self.finished);
         Ok((accepted, rejected))
     }
 
@@ -885,6 +915,7 @@ impl Core {
             next = last + 1;
         }
         self.store.flush()?;
+        Self::bump(&self.finished);
         self.status(batch_id)
     }
 

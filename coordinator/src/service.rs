@@ -41,12 +41,22 @@ struct Svc {
     shutdown: CancellationToken,
 }
 
-/// Time between two progress messages of `WatchBatch` (short, so `run` and `submit --wait`
-/// return promptly when a batch finishes).
+/// Time between two progress messages of `WatchBatch` when nothing happens (for the rate).
 const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+/// Least time between two progress messages of `WatchBatch`: one is sent this soon after jobs
+/// finish (so `run` and `submit --wait` return promptly), several changes are sent as one.
+const WATCH_GAP: Duration = Duration::from_millis(20);
+
+/// Longest wait of a long-polling lease.
+const MAX_LEASE_WAIT: Duration = Duration::from_secs(10);
 
 /// Lines are stored in groups of at most this many (one flush each).
 const STORE_CHUNK: usize = 5000;
+
+/// The first group of a submission is this small, and each next one twice the lines stored so
+/// far (up to [`STORE_CHUNK`]), so workers start on a new batch at once.
+const FIRST_CHUNK: usize = 250;
 
 #[tonic::async_trait]
 impl Batches for Svc {
@@ -87,8 +97,12 @@ impl Batches for Svc {
             {
                 pending.extend(chunk.lines);
             }
-            while pending.len() >= STORE_CHUNK || (done && !pending.is_empty()) {
-                let take = pending.len().min(STORE_CHUNK);
+            loop {
+                let size = STORE_CHUNK.min(FIRST_CHUNK.max(next_index as usize));
+                if pending.is_empty() || (pending.len() < size && !done) {
+                    break;
+                }
+                let take = pending.len().min(size);
                 let lines: Vec<String> = pending.drain(..take).collect();
                 let core = self.core.clone();
                 let first = next_index;
@@ -153,15 +167,19 @@ impl Batches for Svc {
         };
         let (tx, rx) = mpsc::channel(4);
         let shutdown = self.shutdown.clone();
+        let mut changes = core.watch_finished();
         tokio::spawn(async move {
             let mut status = first;
             loop {
                 let finished = status.queued + status.leased == 0;
+                changes.borrow_and_update();
                 if tx.send(Ok(status)).await.is_err() || finished {
                     break;
                 }
+                let sent = tokio::time::Instant::now();
                 tokio::select! {
                     _ = tokio::time::sleep(WATCH_EVERY) => {}
+                    _ = changes.changed() => tokio::time::sleep_until(sent + WATCH_GAP).await,
                     _ = shutdown.cancelled() => break,
                 }
                 let (core, id) = (core.clone(), id.clone());
@@ -287,9 +305,26 @@ impl Workers for Svc {
             return Ok(Response::new(LeaseResponse::default()));
         }
         let r = request.into_inner();
-        let core = self.core.clone();
-        let jobs = blocking(move || core.lease(&r.worker_id, r.max_jobs.min(10_000))).await?;
-        Ok(Response::new(LeaseResponse { jobs }))
+        let deadline = tokio::time::Instant::now()
+            + Duration::from_millis(r.wait_millis.into()).min(MAX_LEASE_WAIT);
+        let mut changes = self.core.watch_queued();
+        loop {
+            changes.borrow_and_update();
+            let (core, worker) = (self.core.clone(), r.worker_id.clone());
+            let jobs = blocking(move || core.lease(&worker, r.max_jobs.min(10_000))).await?;
+            if !jobs.is_empty() || tokio::time::Instant::now() >= deadline {
+                return Ok(Response::new(LeaseResponse { jobs }));
+            }
+            // long poll: wait for jobs to be queued (or the deadline, or shutdown)
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => {}
+                _ = changes.changed() => {}
+                _ = self.shutdown.cancelled() => {}
+            }
+            if self.shutdown.is_cancelled() {
+                return Ok(Response::new(LeaseResponse::default()));
+            }
+        }
     }
 
     async fn heartbeat(

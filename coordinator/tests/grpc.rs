@@ -323,6 +323,7 @@ async fn lease(client: &mut Client, worker: &str, max_jobs: u32) -> Vec<LeasedJo
         .lease(LeaseRequest {
             worker_id: worker.to_string(),
             max_jobs,
+            wait_millis: 0,
         })
         .await
         .unwrap()
@@ -684,6 +685,44 @@ async fn lease_complete_verify_and_reject() {
     let (_, rejected) = complete(&mut c, &w, vec![solved(12345, "R")]).await;
     assert_eq!(rejected.len(), 1);
     server.stop().await;
+}
+
+/// A lease with `wait_millis` on an empty queue waits for a submission and answers as soon
+/// as jobs are queued; without jobs it answers empty at its deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_lease_long_polls_until_jobs_are_queued() {
+    let (_dir, _server, mut c) = start(30).await;
+    let w = register(&mut c, "poller").await;
+    let long_poll = |mut c: Client, w: String, wait_millis: u32| async move {
+        let t = std::time::Instant::now();
+        let jobs = c
+            .workers
+            .lease(LeaseRequest {
+                worker_id: w,
+                max_jobs: 10,
+                wait_millis,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .jobs;
+        (jobs, t.elapsed())
+    };
+    // nothing queued: empty after about the wait
+    let (jobs, took) = long_poll(c.clone(), w.clone(), 300).await;
+    assert!(jobs.is_empty());
+    assert!(
+        took >= Duration::from_millis(250),
+        "answered after {took:?}"
+    );
+    // a submission during the wait is leased at once
+    let waiting = tokio::spawn(long_poll(c.clone(), w.clone(), 10_000));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    submit_ok(&mut c, "polled", two_phase(20), &["R U F'", "D2 L B"], 10).await;
+    let (jobs, took) = waiting.await.unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert!(took < Duration::from_secs(5), "answered after {took:?}");
+    assert_eq!(status(&mut c, "polled").await.leased, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -155,6 +155,7 @@ pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
                         .lease(LeaseRequest {
                             worker_id: id.clone(),
                             max_jobs: group,
+                            wait_millis: 0,
                         })
                         .await?
                         .into_inner()

@@ -135,8 +135,8 @@ impl<C> Metered<C> {
 impl<C: Coordinator> Coordinator for Metered<C> {
     type Error = C::Error;
 
-    async fn lease(&self, max: u32) -> Result<Vec<Job>, Self::Error> {
-        let jobs = self.inner.lease(max).await?;
+    async fn lease(&self, max: u32, wait: Duration) -> Result<Vec<Job>, Self::Error> {
+        let jobs = self.inner.lease(max, wait).await?;
         self.metrics
             .leased
             .fetch_add(jobs.len() as u64, Ordering::Relaxed);

@@ -123,7 +123,7 @@ fn progress_list(jobs: Vec<(u64, Progress)>) -> Vec<JobProgress> {
 impl Coordinator for GrpcCoordinator {
     type Error = Status;
 
-    async fn lease(&self, max: u32) -> Result<Vec<Job>, Status> {
+    async fn lease(&self, max: u32, wait: Duration) -> Result<Vec<Job>, Status> {
         let r = self
             .client
             .workers
@@ -131,6 +131,7 @@ impl Coordinator for GrpcCoordinator {
             .lease(LeaseRequest {
                 worker_id: self.worker_id.clone(),
                 max_jobs: max,
+                wait_millis: wait.as_millis().min(u128::from(u32::MAX)) as u32,
             })
             .await?
             .into_inner();

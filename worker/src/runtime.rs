@@ -35,8 +35,13 @@ pub struct HeartbeatReply {
 pub trait Coordinator: Send + Sync + 'static {
     /// The error of a call.
     type Error: std::fmt::Display + Send;
-    /// Leases up to `max` jobs.
-    fn lease(&self, max: u32) -> impl Future<Output = Result<Vec<Job>, Self::Error>> + Send;
+    /// Leases up to `max` jobs; when none is queued, waits up to `wait` for one (a long poll)
+    /// before answering with none.
+    fn lease(
+        &self,
+        max: u32,
+        wait: Duration,
+    ) -> impl Future<Output = Result<Vec<Job>, Self::Error>> + Send;
     /// Extends the leases of the held jobs and reports their progress.
     fn heartbeat(
         &self,
@@ -91,6 +96,10 @@ pub struct WorkerStats {
 
 /// Search time per thread a worker aims to hold in leased jobs.
 pub const HELD_WORK: Duration = Duration::from_secs(2);
+
+/// How long an idle worker's lease waits for jobs to be queued (a long poll, so that new work
+/// starts at once instead of at the next poll).
+pub const IDLE_LEASE_WAIT: Duration = Duration::from_secs(5);
 
 /// Most jobs a worker holds at once.
 pub const MAX_HELD: usize = 4000;
@@ -167,7 +176,30 @@ pub async fn run<C: Coordinator>(
         let capacity = capacity(config.threads, mean_job);
         let room = capacity.saturating_sub(held.len()) as u32;
         if (held.is_empty() || held.len() <= capacity / 2) && !shutdown.is_cancelled() {
-            match coordinator.lease(room).await {
+            // an idle worker long-polls; one with work leases without waiting, so that its
+            // results keep flowing
+            let wait = if held.is_empty() {
+                // everything finished is reported before a long poll
+                flush(&*coordinator, &mut unreported, &mut stats).await;
+                if unreported.is_empty() {
+                    IDLE_LEASE_WAIT
+                } else {
+                    Duration::ZERO // the report failed: do not sit on the results
+                }
+            } else {
+                Duration::ZERO
+            };
+            let asked = tokio::time::Instant::now();
+            // a shutdown ends a long poll (a job leased in that instant waits for its lease to
+            // expire)
+            let leased = tokio::select! {
+                r = coordinator.lease(room, wait) => Some(r),
+                _ = shutdown.cancelled() => None,
+            };
+            let Some(leased) = leased else {
+                break;
+            };
+            match leased {
                 Ok(jobs) => {
                     backoff.reset();
                     let got = jobs.len();
@@ -177,12 +209,14 @@ pub async fn run<C: Coordinator>(
                         pool.submit(j);
                     }
                     if got == 0 && held.is_empty() {
-                        // nothing to do: report what is finished, then wait a little, unless
-                        // told to stop
+                        // nothing to do: report what is finished; if the coordinator answered
+                        // at once (it does not long-poll), wait a little, unless told to stop
                         flush(&*coordinator, &mut unreported, &mut stats).await;
-                        tokio::select! {
-                            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
-                            _ = shutdown.cancelled() => {}
+                        if asked.elapsed() < wait / 2 {
+                            tokio::select! {
+                                _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                                _ = shutdown.cancelled() => {}
+                            }
                         }
                         continue;
                     }
