@@ -61,7 +61,11 @@ fn prost_mode_bytes(mode: &cubefleet_proto::Mode) -> Vec<u8> {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tables = Arc::new(args.tables.load()?);
+    // the tables load (or build) while the store opens and the file is submitted
+    let loading = {
+        let tables = args.tables.clone();
+        std::thread::spawn(move || tables.load())
+    };
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -70,6 +74,21 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async move {
         let embedded = Embedded::start(&args.data).await?;
         let client = embedded.client.clone();
+        let spec = BatchSpec {
+            batch_id: id.clone(),
+            name: args.file.display().to_string(),
+            mode: Some(mode),
+            priority: 0,
+        };
+        let submission = {
+            let (client, file) = (client.clone(), args.file.clone());
+            tokio::spawn(async move { submit_file(&client, &file, spec).await })
+        };
+        let tables = Arc::new(
+            tokio::task::spawn_blocking(move || loading.join())
+                .await?
+                .map_err(|_| anyhow::anyhow!("loading the tables panicked"))??,
+        );
         let stop_worker = CancellationToken::new();
         let worker = {
             let coordinator = GrpcCoordinator::register(
@@ -92,13 +111,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 stop_worker.clone(),
             ))
         };
-        let spec = BatchSpec {
-            batch_id: id.clone(),
-            name: args.file.display().to_string(),
-            mode: Some(mode),
-            priority: 0,
-        };
-        let submitted = submit_file(&client, &args.file, spec).await?;
+        let submitted = submission.await??;
         eprintln!(
             "batch {id}: {} lines ({} invalid, {} answered from the store)",
             submitted.total, submitted.invalid, submitted.from_store
