@@ -377,24 +377,23 @@ impl Core {
             .remove(id);
     }
 
-    /// Stores lines `first..first + lines.len()` of a batch (lines already stored are skipped),
-    /// flushes, and only then makes them visible. Returns (invalid, from_store) of the new ones.
-    ///
-    /// The lines are parsed, keyed and looked up in the store on all cores (scoped threads,
-    /// each on a contiguous run of lines), then stored in one atomic sled batch.
-    pub(crate) fn submit_chunk(
+    /// Prepares lines `first..first + lines.len()` of a batch for [`Core::store_chunk`]: the
+    /// lines not stored yet (by an earlier submission) are parsed, keyed and looked up in the
+    /// store on all cores (scoped threads, each on a contiguous run of lines). Writes nothing,
+    /// so the next chunk can be prepared while this one is stored.
+    pub(crate) fn prepare_chunk(
         &self,
-        batch: &mut BatchRecord,
+        batch: &BatchRecord,
         first: u64,
         lines: &[String],
-    ) -> Result<(u64, u64), Error> {
+    ) -> Result<Vec<(u64, JobRecord)>, Error> {
         let skip = batch.total.saturating_sub(first).min(lines.len() as u64) as usize;
         if first + lines.len() as u64 > 1 << INDEX_BITS {
             return Err(Error::InvalidArgument("batch too large".into()));
         }
         let fresh = &lines[skip..];
         if fresh.is_empty() {
-            return Ok((0, 0));
+            return Ok(Vec::new());
         }
         let start = first + skip as u64;
         let mkey = mode_key(&batch.mode.unwrap_or_default());
@@ -402,7 +401,7 @@ impl Core {
             .map_or(1, |n| n.get())
             .min(fresh.len().div_ceil(256));
         let per = fresh.len().div_ceil(threads);
-        let b = &*batch;
+        let b = batch;
         let parts: Vec<Result<Vec<(u64, JobRecord)>, Error>> = std::thread::scope(|scope| {
             let handles: Vec<_> = fresh
                 .chunks(per)
@@ -427,22 +426,32 @@ impl Core {
         for part in parts {
             jobs.extend(part?);
         }
+        Ok(jobs)
+    }
+
+    /// Stores the jobs [`Core::prepare_chunk`] made of the batch's next lines in one atomic
+    /// sled batch, raises the batch's line count over them, flushes, and only then makes them
+    /// visible (queued). Chunks of a batch are stored in line order.
+    pub(crate) fn store_chunk(
+        &self,
+        batch: &mut BatchRecord,
+        jobs: Vec<(u64, JobRecord)>,
+    ) -> Result<(), Error> {
+        let Some(&(last, _)) = jobs.last() else {
+            return Ok(());
+        };
         self.store.insert_jobs(&jobs)?;
-        batch.total = batch.total.max(start + jobs.len() as u64);
+        batch.total = batch.total.max((last & ((1 << INDEX_BITS) - 1)) + 1);
         self.store.put_batch(batch)?;
         self.store.flush()?;
-        let (mut invalid, mut from_store) = (0, 0);
+        let mut from_store = 0;
         let mut st = self.lock();
         for (id, j) in &jobs {
             let state = j.state();
             st.count(*id, JobState::Unspecified, state);
             st.record_length(*id, j.r());
-            match state {
-                JobState::Queued => {
-                    st.queue.insert((Reverse(batch.priority), *id));
-                }
-                JobState::Invalid => invalid += 1,
-                _ => {}
+            if state == JobState::Queued {
+                st.queue.insert((Reverse(batch.priority), *id));
             }
             if j.r().from_store {
                 from_store += 1;
@@ -454,7 +463,7 @@ impl Core {
         drop(st);
         Self::bump(&self.queued);
         Self::bump(&self.finished);
-        Ok((invalid, from_store))
+        Ok(())
     }
 
     /// The job record of line `index` of `batch`: parsed (invalid, with the reason, when it

@@ -22,6 +22,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use crate::core::Core;
 use crate::error::Error;
+use crate::record::BatchRecord;
 use crate::Config;
 
 /// Runs blocking coordinator work off the async runtime.
@@ -58,6 +59,53 @@ const STORE_CHUNK: usize = 5000;
 /// far (up to [`STORE_CHUNK`]), so workers start on a new batch at once.
 const FIRST_CHUNK: usize = 250;
 
+impl Svc {
+    /// The chunks of a submission after its spec: each is prepared, then stored once the
+    /// previous one is stored (`storing`, the store in flight, updates `batch`). Returns the
+    /// lines received.
+    async fn receive_chunks(
+        &self,
+        stream: &mut Streaming<SubmitRequest>,
+        batch: &mut BatchRecord,
+        storing: &mut Option<tokio::task::JoinHandle<Result<BatchRecord, Status>>>,
+    ) -> Result<u64, Status> {
+        let mut next_index = 0u64;
+        let mut pending: Vec<String> = Vec::new();
+        loop {
+            let msg = stream.message().await?;
+            let done = msg.is_none();
+            if let Some(SubmitRequest {
+                part: Some(submit_request::Part::Chunk(chunk)),
+            }) = msg
+            {
+                pending.extend(chunk.lines);
+            }
+            loop {
+                let size = STORE_CHUNK.min(FIRST_CHUNK.max(next_index as usize));
+                if pending.is_empty() || (pending.len() < size && !done) {
+                    break;
+                }
+                let take = pending.len().min(size);
+                let lines: Vec<String> = pending.drain(..take).collect();
+                let (core, first, b) = (self.core.clone(), next_index, batch.clone());
+                let jobs = blocking(move || core.prepare_chunk(&b, first, &lines)).await?;
+                if let Some(h) = storing.take() {
+                    *batch = h.await.map_err(|e| Status::internal(e.to_string()))??;
+                }
+                let (core, mut b) = (self.core.clone(), batch.clone());
+                *storing = Some(tokio::spawn(blocking(move || {
+                    core.store_chunk(&mut b, jobs)?;
+                    Ok(b)
+                })));
+                next_index += take as u64;
+            }
+            if done {
+                return Ok(next_index);
+            }
+        }
+    }
+}
+
 #[tonic::async_trait]
 impl Batches for Svc {
     async fn submit(
@@ -86,37 +134,16 @@ impl Batches for Svc {
             }
         }
         let _release = Release(self.core.clone(), id.clone());
-        let mut next_index = 0u64;
-        let mut pending: Vec<String> = Vec::new();
-        loop {
-            let msg = stream.message().await?;
-            let done = msg.is_none();
-            if let Some(SubmitRequest {
-                part: Some(submit_request::Part::Chunk(chunk)),
-            }) = msg
-            {
-                pending.extend(chunk.lines);
-            }
-            loop {
-                let size = STORE_CHUNK.min(FIRST_CHUNK.max(next_index as usize));
-                if pending.is_empty() || (pending.len() < size && !done) {
-                    break;
-                }
-                let take = pending.len().min(size);
-                let lines: Vec<String> = pending.drain(..take).collect();
-                let core = self.core.clone();
-                let first = next_index;
-                batch = blocking(move || {
-                    core.submit_chunk(&mut batch, first, &lines)?;
-                    Ok(batch)
-                })
-                .await?;
-                next_index += take as u64;
-            }
-            if done {
-                break;
-            }
+        // a pipeline: chunk k is stored (and flushed) while chunk k + 1 is received and prepared
+        let mut storing: Option<tokio::task::JoinHandle<Result<BatchRecord, Status>>> = None;
+        let received = self
+            .receive_chunks(&mut stream, &mut batch, &mut storing)
+            .await;
+        // never leave a store running after the batch is released to another submitter
+        if let Some(h) = storing.take() {
+            batch = h.await.map_err(|e| Status::internal(e.to_string()))??;
         }
+        let next_index = received?;
         // the counts describe the whole batch, also when an earlier submission stored part of it
         let (invalid, from_store) = self.core.submitted_counts(batch.seq);
         tracing::info!(batch = %id, lines = next_index, invalid, from_store, "batch submitted");
