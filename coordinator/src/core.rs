@@ -583,40 +583,61 @@ impl Core {
     }
 
     /// Leases up to `max` queued jobs, highest priority first, then submission order.
+    ///
+    /// The state lock is held only to look at the queue and to take jobs from it: the records
+    /// are read between the two, so concurrent leases and completions do not wait for the
+    /// store. A job that finished between the read and the taking is skipped (its completion
+    /// counts it); one taken by another worker meanwhile is no longer in the queue.
     pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<LeasedJob>, Error> {
         self.expire_leases()?;
+        self.touch(&mut self.lock(), worker);
         let mut out = Vec::new();
-        let mut st = self.lock();
-        self.touch(&mut st, worker);
         while out.len() < max as usize {
-            let Some(entry) = st.queue.pop_first() else {
+            let want = max as usize - out.len();
+            let next: Vec<(Reverse<i32>, u64)> =
+                self.lock().queue.iter().take(want).copied().collect();
+            if next.is_empty() {
                 break;
-            };
-            let id = entry.1;
-            let Some(job) = self.store.job(id)? else {
-                continue;
-            };
-            if job.state() != JobState::Queued {
-                continue;
             }
-            st.count(id, JobState::Queued, JobState::Leased);
-            st.leases.insert(
-                id,
-                Lease {
-                    worker: worker.to_string(),
-                    deadline: Instant::now() + self.lease_duration,
-                },
-            );
-            let mode = st.mode(batch_seq(id));
-            let Some(cube) = job.cube() else {
-                continue; // an invalid line is never queued
-            };
-            out.push(LeasedJob {
-                job_id: id,
-                facelets: FaceletCube::from_cubie(&cube).to_string(),
-                mode: Some(mode),
-                lower_bound: job.r().lower_bound,
-            });
+            let mut read = Vec::with_capacity(next.len());
+            for entry in next {
+                read.push((entry, self.store.job(entry.1)?));
+            }
+            let mut taken = Vec::with_capacity(read.len());
+            {
+                let mut st = self.lock();
+                let deadline = Instant::now() + self.lease_duration;
+                for (entry, job) in read {
+                    if !st.queue.remove(&entry) {
+                        continue;
+                    }
+                    let id = entry.1;
+                    let Some(job) = job.filter(|j| j.state() == JobState::Queued) else {
+                        continue;
+                    };
+                    st.count(id, JobState::Queued, JobState::Leased);
+                    st.leases.insert(
+                        id,
+                        Lease {
+                            worker: worker.to_string(),
+                            deadline,
+                        },
+                    );
+                    taken.push((id, job, st.mode(batch_seq(id))));
+                }
+            }
+            for (id, job, mode) in taken {
+                // a queued job always has a position; without one its lease simply expires
+                let Some(cube) = job.cube() else {
+                    continue;
+                };
+                out.push(LeasedJob {
+                    job_id: id,
+                    facelets: FaceletCube::from_cubie(&cube).to_string(),
+                    mode: Some(mode),
+                    lower_bound: job.r().lower_bound,
+                });
+            }
         }
         Ok(out)
     }
