@@ -763,13 +763,25 @@ impl Core {
         // a concurrent change of the record (a heartbeat raising the lower bound) makes the
         // compare-and-swap fail: read again and retry, a few times
         let mut pending: Vec<&Completion> = results.iter().collect();
+        // the modes of the batches concerned, read under the lock once
+        let modes: HashMap<u32, Mode> = {
+            let st = self.lock();
+            results
+                .iter()
+                .map(|c| batch_seq(c.job_id))
+                .collect::<HashSet<u32>>()
+                .into_iter()
+                .map(|seq| (seq, st.mode(seq)))
+                .collect()
+        };
         for _attempt in 0..8 {
             if pending.is_empty() {
                 break;
             }
             let mut retry = Vec::new();
             for c in std::mem::take(&mut pending) {
-                match self.complete_one(worker, c)? {
+                let mode = &modes[&batch_seq(c.job_id)];
+                match self.complete_one(worker, c, mode)? {
                     Completed::Done(new) => {
                         accepted += 1;
                         done.push((c.job_id, *new));
@@ -787,7 +799,7 @@ impl Core {
         }
         let mut index: Vec<(Vec<u8>, u64)> = done
             .iter()
-            .filter_map(|(id, new)| Some((self.canonical_key(*id, new)?, *id)))
+            .filter_map(|(id, new)| Some((canonical_key(new, &modes[&batch_seq(*id)])?, *id)))
             .collect();
         index.sort_unstable();
         self.store.put_canonical(&index)?;
@@ -817,8 +829,8 @@ impl Core {
         Ok((accepted, rejected))
     }
 
-    /// One step of [`Core::complete`] for result `c`.
-    fn complete_one(&self, worker: &str, c: &Completion) -> Result<Completed, Error> {
+    /// One step of [`Core::complete`] for result `c` of a job whose batch has `mode`.
+    fn complete_one(&self, worker: &str, c: &Completion, mode: &Mode) -> Result<Completed, Error> {
         let Some(job) = self.store.job(c.job_id)? else {
             return Ok(Completed::Rejected("no such job".into()));
         };
@@ -832,9 +844,8 @@ impl Core {
             self.requeue_from(c.job_id, Some(worker), "worker gave it up")?;
             return Ok(Completed::GivenUp);
         }
-        let mode = self.batch_mode(batch_seq(c.job_id));
         let checked = match job.cube() {
-            Some(cube) => verify(&cube, job.r().lower_bound, &mode, c),
+            Some(cube) => verify(&cube, job.r().lower_bound, mode, c),
             None => Err("the job has no valid position".into()),
         };
         match checked {
@@ -872,22 +883,6 @@ impl Core {
                 }
             }
         }
-    }
-
-    /// The canonical-index key of a finished job whose answer can be reused.
-    fn canonical_key(&self, id: u64, job: &JobRecord) -> Option<Vec<u8>> {
-        let r = job.r();
-        if !(r.status == "solved" || r.status == "none_within") {
-            return None;
-        }
-        let mut key = if job.canonical.is_empty() {
-            // a record stored before the key was kept with the job
-            job.cube()?.canonical().cube.key().to_vec()
-        } else {
-            job.canonical.clone()
-        };
-        key.extend_from_slice(&mode_key(&self.batch_mode(batch_seq(id))));
-        Some(key)
     }
 
     /// Hands jobs back unfinished, keeping their progress.
@@ -1141,6 +1136,23 @@ fn map_result(
     r.facelets = FaceletCube::from_cubie(cube).to_string();
     r.from_store = true;
     Some(r)
+}
+
+/// The canonical-index key of a finished job of a batch in `mode`, when its answer can be
+/// reused.
+fn canonical_key(job: &JobRecord, mode: &Mode) -> Option<Vec<u8>> {
+    let r = job.r();
+    if !(r.status == "solved" || r.status == "none_within") {
+        return None;
+    }
+    let mut key = if job.canonical.is_empty() {
+        // a record stored before the key was kept with the job
+        job.cube()?.canonical().cube.key().to_vec()
+    } else {
+        job.canonical.clone()
+    };
+    key.extend_from_slice(&mode_key(mode));
+    Some(key)
 }
 
 /// The metric of a mode (HTM unless it says otherwise).
