@@ -8,6 +8,7 @@ use std::time::Instant;
 use cubefleet_tables::{CubieCube, MoveSeq, Tables};
 
 pub mod optimal;
+pub mod symmetric;
 pub mod twophase;
 
 /// How a search ended.
@@ -161,6 +162,7 @@ impl<'t> Solver<'t> {
             metric,
             max_depth,
             start_lower_bound,
+            ..Default::default()
         };
         self.optimal.solve(cube, &opts, budget, &mut |p| {
             progress(Progress {

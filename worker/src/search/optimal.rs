@@ -18,6 +18,12 @@
 //!
 //! Move pruning: never the same face twice in a row, and of two opposite faces (which commute)
 //! only the order U before D, R before L, F before B.
+//!
+//! Symmetry pruning (see [`super::symmetric`]): when symmetries of the 48 fix the position, a
+//! move is expanded only when it is the least of its orbit under the symmetries that fix the
+//! position and the moves before it. Each node carries that group; once it is the identity
+//! alone (at once for a position without symmetry) nothing more is pruned and the search is
+//! the plain one. The superflip, fixed by all 48, has 2 first moves to expand instead of 18.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -28,6 +34,7 @@ use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Move, MoveSeq, Tables};
 
+use super::symmetric::SymSet;
 use super::{Budget, Outcome, Status};
 
 /// How the length of a solution is counted.
@@ -75,6 +82,9 @@ pub struct OptimalOptions {
     /// Resume: every solution shorter than this is already known not to exist (a lower bound
     /// reported by an earlier run of the same position); those lengths are not searched again.
     pub start_lower_bound: u32,
+    /// Do not prune by the position's symmetries (for comparisons: the lengths found and the
+    /// lower bounds proven are the same either way, only the work differs).
+    pub no_symmetry: bool,
 }
 
 /// Reported after each completed depth: no solution shorter than `lower_bound` exists.
@@ -208,9 +218,14 @@ pub struct OptimalSearcher<'a> {
     axis_move: [[u8; N_MOVE]; 3],
     /// `stack[ply]` is the node after `path[..ply]`.
     stack: Vec<Node>,
+    /// `syms[ply]`: the symmetries that fix the position and each move of `path[..ply]`; as
+    /// long as `stack`.
+    syms: Vec<SymSet>,
     path: Vec<Move>,
     /// The position being solved.
     cube: CubieCube,
+    /// Its symmetry group ([`SymSet::IDENTITY`] when symmetry pruning is off).
+    group: SymSet,
     metric: Metric,
     nodes: u64,
     next_check: u64,
@@ -244,8 +259,10 @@ impl<'a> OptimalSearcher<'a> {
             t,
             axis_move,
             stack: vec![Node::default(); 32],
+            syms: vec![SymSet::IDENTITY; 32],
             path: vec![Move::from_index(0); 32],
             cube: CubieCube::SOLVED,
+            group: SymSet::IDENTITY,
             metric: Metric::Htm,
             nodes: 0,
             next_check: CHECK_EVERY,
@@ -293,6 +310,7 @@ impl<'a> OptimalSearcher<'a> {
             }
             self.ensure_depth(d as usize + 2);
             self.stack[0] = root;
+            self.syms[0] = self.group;
             let found = self.dfs(0, d, NO_FACE, &stop);
             if found {
                 return self.solved(d);
@@ -312,6 +330,11 @@ impl<'a> OptimalSearcher<'a> {
     /// is solved.
     fn prepare(&mut self, cube: &CubieCube, opts: &OptimalOptions) -> Result<u32, Outcome> {
         self.cube = *cube;
+        self.group = if opts.no_symmetry {
+            SymSet::IDENTITY
+        } else {
+            SymSet::of_position(cube)
+        };
         self.metric = opts.metric;
         self.nodes = 0;
         self.next_check = CHECK_EVERY;
@@ -356,6 +379,7 @@ impl<'a> OptimalSearcher<'a> {
     fn ensure_depth(&mut self, n: usize) {
         if self.stack.len() < n {
             self.stack.resize(n, Node::default());
+            self.syms.resize(n, SymSet::IDENTITY);
             self.path.resize(n, Move::from_index(0));
         }
     }
@@ -423,12 +447,17 @@ impl<'a> OptimalSearcher<'a> {
             return false;
         }
         let node = self.stack[ply];
+        let syms = self.syms[ply];
+        let pruned_by_symmetry = !syms.is_trivial();
         for face in 0..6 {
             if face == last_face || face + 3 == last_face {
                 continue;
             }
             for q in 0..3 {
                 let m = 3 * face + q;
+                if pruned_by_symmetry && !syms.is_least_in_orbit(m) {
+                    continue;
+                }
                 let mv = Move::from_index(m);
                 let cost = self.metric.cost(mv);
                 if cost > remaining {
@@ -456,6 +485,7 @@ impl<'a> OptimalSearcher<'a> {
                 }
                 self.path[ply] = mv;
                 self.stack[ply + 1] = child;
+                self.syms[ply + 1] = syms.fixing(m);
                 if self.dfs(ply + 1, left, face, stop) {
                     return true;
                 }
@@ -485,7 +515,8 @@ impl<'a> OptimalSearcher<'a> {
 
 /// Solves one position with `threads` threads: for each depth, the nodes two moves below the
 /// root are shared out among the threads (an atomic counter hands them out), and the first
-/// thread to find a solution stops the others. Same results and guarantees as
+/// thread to find a solution stops the others. Prefixes that are not least in their orbit under
+/// the position's symmetries are skipped. Same results and guarantees as
 /// [`OptimalSearcher::solve`]; `threads <= 1` runs that directly.
 pub fn solve_parallel(
     t: OptimalTables<'_>,
@@ -601,13 +632,20 @@ pub fn solve_parallel(
 }
 
 impl OptimalSearcher<'_> {
-    /// Applies `prefix` to `root` (pruning it like the search would) and searches below it with
-    /// `remaining` left. True when a solution was found (in `path[..found_len]`).
+    /// Applies `prefix` to `root` (pruning it like the search would, by the bound and by
+    /// symmetry) and searches below it with `remaining` left. True when a solution was found
+    /// (in `path[..found_len]`).
     fn run_prefix(&mut self, root: Node, prefix: &[Move], remaining: u32, stop: &Stop<'_>) -> bool {
         self.stack[0] = root;
+        self.syms[0] = self.group;
         let mut left_total = remaining + self.metric.length(prefix);
         for (ply, &mv) in prefix.iter().enumerate() {
             let m = mv.index();
+            let syms = self.syms[ply];
+            if !syms.is_least_in_orbit(m) {
+                return false;
+            }
+            self.syms[ply + 1] = syms.fixing(m);
             let node = self.stack[ply];
             let mut child = Node::default();
             let mut bounds = [0u32; 3];
@@ -680,23 +718,20 @@ impl BenchStats {
     }
 }
 
-/// Solves each of `cubes` optimally, one after the other on `threads` threads (1: the
-/// single-threaded searcher), each within `budget_per_solve` when given; `each` is called after
-/// every solve with its index and outcome (for printing as it goes).
+/// Solves each of `cubes` optimally with `opts`, one after the other on `threads` threads (1:
+/// the single-threaded searcher), each within `budget_per_solve` when given; `each` is called
+/// after every solve with its index and outcome (for printing as it goes).
 pub fn bench_optimal(
     t: OptimalTables<'_>,
     cubes: &[CubieCube],
-    metric: Metric,
+    opts: &OptimalOptions,
     threads: usize,
     budget_per_solve: Option<std::time::Duration>,
     each: &mut dyn FnMut(usize, &Outcome, f64),
 ) -> BenchStats {
     let mut stats = BenchStats::default();
     let mut searcher = OptimalSearcher::new(t);
-    let opts = OptimalOptions {
-        metric,
-        ..OptimalOptions::default()
-    };
+    let metric = opts.metric;
     for (i, cube) in cubes.iter().enumerate() {
         let budget = Budget {
             deadline: budget_per_solve.map(|d| Instant::now() + d),
@@ -704,9 +739,9 @@ pub fn bench_optimal(
         };
         let start = Instant::now();
         let outcome = if threads <= 1 {
-            searcher.solve(cube, &opts, &budget, &mut |_| {})
+            searcher.solve(cube, opts, &budget, &mut |_| {})
         } else {
-            solve_parallel(t, cube, &opts, &budget, threads, &mut |_| {})
+            solve_parallel(t, cube, opts, &budget, threads, &mut |_| {})
         };
         let secs = start.elapsed().as_secs_f64();
         stats.seconds.push(secs);

@@ -1,0 +1,160 @@
+//! Symmetry reduction of the optimal search: a position's symmetry group and the move prefixes
+//! that are least in their orbit under it.
+//!
+//! When a symmetry `s` of the 48 fixes a position (`S_s * c * S_s^-1 = c`), it maps every
+//! solution `m1 m2 ...` of `c` to the solution `s(m1) s(m2) ...` of `c` itself (with
+//! `s(m) = S_s * m * S_s^-1`), of the same length in both metrics. So the search only has to
+//! expand a move `m` at ply `k` when `m` is the least move (by index) of its orbit under the
+//! symmetries that fix the position *and* every move of the prefix before it: the prefixes
+//! searched are exactly those that are lexicographically least in their orbit.
+//!
+//! Why no solution is lost, with the move pruning of the search (no face twice in a row; of two
+//! opposite faces only U before D, R before L, F before B): let `d` be the shortest length and
+//! `w` a pruned-form solution of length `d` whose prefix is lexicographically least among all
+//! pruned-form solutions of length `d`. If some `s` of the group mapped its prefix `p` to a
+//! smaller `s(p)`, then `s(w)` would be a solution of length `d` too; being shortest, it never
+//! turns one face twice in a row nor one axis three times in a row, so bringing it into pruned
+//! form only swaps adjacent opposite turns from D-before-U order into U-before-D order. U, R, F
+//! turns have smaller indices (0..9) than D, L, B turns (9..18), so each swap makes the sequence
+//! lexicographically smaller, and the pruned form of `s(w)` would have a prefix smaller than
+//! `p`: a contradiction. The least prefix is therefore least in its orbit, and that solution is
+//! searched.
+
+use cubefleet_tables::moves::N_MOVE;
+use cubefleet_tables::symmetry::{N_SYM, SYMMETRIES};
+use cubefleet_tables::CubieCube;
+
+/// A set of the 48 symmetries of `cubefleet_tables::symmetry::SYMMETRIES`: bit `s` stands for
+/// symmetry `s`. The sets built here are groups and always hold the identity (symmetry 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SymSet(u64);
+
+impl SymSet {
+    /// The trivial group: the identity alone. Search with it prunes nothing.
+    pub const IDENTITY: SymSet = SymSet(1);
+
+    /// The symmetry group of `cube`: every `s` with `S_s * cube * S_s^-1 = cube` (rotations and
+    /// reflections).
+    pub fn of_position(cube: &CubieCube) -> SymSet {
+        let syms = &*SYMMETRIES;
+        let mut bits = 0u64;
+        for s in 0..N_SYM {
+            if syms.conjugate(cube, s) == *cube {
+                bits |= 1 << s;
+            }
+        }
+        SymSet(bits)
+    }
+
+    /// Number of symmetries in the set.
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// True when the set is empty (never for the groups built here).
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// True when symmetry `s` is in the set.
+    pub fn contains(self, s: usize) -> bool {
+        s < N_SYM && self.0 >> s & 1 == 1
+    }
+
+    /// True when the set is the identity alone, so no move is pruned by it.
+    #[inline]
+    pub fn is_trivial(self) -> bool {
+        self.0 == 1
+    }
+
+    /// True when move `m` (an index `< 18`) is the least move of its orbit under this group:
+    /// no symmetry of the set maps it to a smaller index.
+    #[inline]
+    pub fn is_least_in_orbit(self, m: usize) -> bool {
+        debug_assert!(m < N_MOVE);
+        let conj = &SYMMETRIES.move_conj;
+        // the identity (bit 0) maps m to itself
+        let mut bits = self.0 & !1;
+        while bits != 0 {
+            let s = bits.trailing_zeros() as usize;
+            if conj[s][m].index() < m {
+                return false;
+            }
+            bits &= bits - 1;
+        }
+        true
+    }
+
+    /// The subgroup of the symmetries that fix move `m` (an index `< 18`).
+    #[inline]
+    pub fn fixing(self, m: usize) -> SymSet {
+        if self.is_trivial() {
+            return self;
+        }
+        let conj = &SYMMETRIES.move_conj;
+        let mut kept = 0u64;
+        let mut bits = self.0;
+        while bits != 0 {
+            let s = bits.trailing_zeros() as usize;
+            if conj[s][m].index() == m {
+                kept |= 1 << s;
+            }
+            bits &= bits - 1;
+        }
+        SymSet(kept)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cubefleet_tables::{Move, MoveSeq};
+
+    fn cube(moves: &str) -> CubieCube {
+        CubieCube::from_moves(&MoveSeq::parse(moves).expect("valid moves").0)
+    }
+
+    #[test]
+    fn solved_and_superflip_have_all_48() {
+        assert_eq!(SymSet::of_position(&CubieCube::SOLVED).len(), N_SYM);
+        let superflip = cube("U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2");
+        assert_eq!(SymSet::of_position(&superflip).len(), N_SYM);
+    }
+
+    #[test]
+    fn a_scramble_has_only_the_identity() {
+        let c = cube("R U2 F' L D B2 R' U F2 D'");
+        let g = SymSet::of_position(&c);
+        assert!(g.is_trivial());
+        assert!(g.contains(0) && !g.is_empty());
+        assert!(Move::ALL.iter().all(|m| g.is_least_in_orbit(m.index())));
+    }
+
+    #[test]
+    fn superflip_first_moves_fall_into_two_orbits() {
+        let g = SymSet::of_position(&CubieCube::SOLVED);
+        let least: Vec<usize> = (0..N_MOVE).filter(|&m| g.is_least_in_orbit(m)).collect();
+        // U (quarter turns, both directions) and U2 (half turns)
+        assert_eq!(least, vec![0, 1]);
+        // U is fixed by the four turns about the UD axis, U2 also by the four vertical mirrors
+        assert_eq!(g.fixing(0).len(), 4);
+        assert_eq!(g.fixing(1).len(), 8);
+    }
+
+    #[test]
+    fn subgroups_are_groups() {
+        let g = SymSet::of_position(&CubieCube::SOLVED);
+        let syms = &*SYMMETRIES;
+        for m in 0..N_MOVE {
+            let h = g.fixing(m);
+            for a in (0..N_SYM).filter(|&a| h.contains(a)) {
+                assert!(h.contains(syms.inverse[a] as usize));
+                for b in (0..N_SYM).filter(|&b| h.contains(b)) {
+                    let p = syms.cube[a].multiply(&syms.cube[b]);
+                    let ab = (0..N_SYM).find(|&t| syms.cube[t] == p).expect("closed");
+                    assert!(h.contains(ab), "move {m}: {a} * {b}");
+                }
+            }
+        }
+    }
+}
