@@ -24,6 +24,9 @@
 //! position and the moves before it. Each node carries that group; once it is the identity
 //! alone (at once for a position without symmetry) nothing more is pruned and the search is
 //! the plain one. The superflip, fixed by all 48, has 2 first moves to expand instead of 18.
+//! The superflip also commutes with every move and is its own inverse, so in the half-turn
+//! metric its solutions are closed under rotation and inversion too: [`CyclicPairs`] prunes
+//! prefixes with an adjacent pair of moves smaller than the first pair.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -34,7 +37,7 @@ use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Move, MoveSeq, Tables};
 
-use super::symmetric::SymSet;
+use super::symmetric::{CyclicPairs, SymSet};
 use super::{prefetch, Budget, Outcome, Status};
 
 /// How the length of a solution is counted.
@@ -263,6 +266,8 @@ pub struct OptimalSearcher<'a> {
     cube: CubieCube,
     /// Its symmetry group ([`SymSet::IDENTITY`] when symmetry pruning is off).
     group: SymSet,
+    /// Rotation and inversion pruning, for the superflip in the half-turn metric only.
+    cyclic: Option<CyclicPairs>,
     metric: Metric,
     nodes: u64,
     next_check: u64,
@@ -301,6 +306,7 @@ impl<'a> OptimalSearcher<'a> {
             path: vec![Move::from_index(0); 32],
             cube: CubieCube::SOLVED,
             group: SymSet::IDENTITY,
+            cyclic: None,
             metric: Metric::Htm,
             nodes: 0,
             next_check: CHECK_EVERY,
@@ -374,6 +380,10 @@ impl<'a> OptimalSearcher<'a> {
             SymSet::of_position(cube)
         };
         self.metric = opts.metric;
+        self.cyclic = match self.metric {
+            Metric::Htm => CyclicPairs::of_position(cube, self.group),
+            Metric::Qtm => None,
+        };
         self.nodes = 0;
         self.next_check = CHECK_EVERY;
         self.stopped = false;
@@ -491,7 +501,7 @@ impl<'a> OptimalSearcher<'a> {
         }
         let node = self.stack[ply];
         let syms = self.syms[ply];
-        let pruned_by_symmetry = !syms.is_trivial();
+        let pruned_by_symmetry = !syms.is_trivial() || self.cyclic.is_some();
         let mut n = 0;
         for face in 0..6 {
             if face == last_face || face + 3 == last_face {
@@ -500,7 +510,7 @@ impl<'a> OptimalSearcher<'a> {
             for q in 0..3 {
                 let m = 3 * face + q;
                 if self.metric.cost(Move::from_index(m)) > remaining
-                    || (pruned_by_symmetry && !syms.is_least_in_orbit(m))
+                    || (pruned_by_symmetry && !self.symmetric_allows(ply, syms, m))
                 {
                     continue;
                 }
@@ -556,6 +566,16 @@ impl<'a> OptimalSearcher<'a> {
             }
         }
         false
+    }
+
+    /// True when move `m` may follow `path[..ply]`, whose moves are all fixed by `syms`: it is
+    /// the least of its orbit under `syms`, and [`CyclicPairs`] allows it when in use.
+    fn symmetric_allows(&self, ply: usize, syms: SymSet, m: usize) -> bool {
+        syms.is_least_in_orbit(m)
+            && self
+                .cyclic
+                .as_ref()
+                .is_none_or(|c| c.allows(&self.path[..ply], m))
     }
 
     /// A node with nothing left to spend: a solution if its axes are all at their goal and the
@@ -703,7 +723,7 @@ impl OptimalSearcher<'_> {
         for (ply, &mv) in prefix.iter().enumerate() {
             let m = mv.index();
             let syms = self.syms[ply];
-            if !syms.is_least_in_orbit(m) {
+            if !self.symmetric_allows(ply, syms, m) {
                 return false;
             }
             self.syms[ply + 1] = syms.fixing(m);

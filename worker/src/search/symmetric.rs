@@ -22,7 +22,7 @@
 
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::{N_SYM, SYMMETRIES};
-use cubefleet_tables::CubieCube;
+use cubefleet_tables::{CubieCube, Move};
 
 /// A set of the 48 symmetries of `cubefleet_tables::symmetry::SYMMETRIES`: bit `s` stands for
 /// symmetry `s`. The sets built here are groups and always hold the identity (symmetry 0).
@@ -105,10 +105,73 @@ impl SymSet {
     }
 }
 
+/// Extra pruning for a position that commutes with every move and is its own inverse: in the
+/// cube group only the superflip (and the solved cube) do. For such a `c`, the solutions are
+/// closed under rotation: `w = a b` evaluating to `c` implies `b a = a^-1 c a = c`. They are
+/// also closed under inversion (`c^-1 = c`) and under the symmetries of `c`.
+///
+/// Why it is sound, in the half-turn metric only: let `w` be the lexicographically least
+/// pruned-form solution of the shortest length `d`. Rotating it, inverting it or mapping it by a
+/// symmetry gives another solution of length `d`; since `d` is shortest, no face is turned twice
+/// in a row nor one axis three times in a row, even across the ends, and its pruned form only
+/// swaps adjacent opposite turns, each swap making it smaller (see the module documentation).
+/// So every image starts with a pair of moves no smaller than `w`'s first pair: for every
+/// adjacent pair `x y` of `w`, each of `s(x) s(y)` and `s(y^-1) s(x^-1)` is at least `w1 w2`
+/// (pairs compared as `18 * first + second`). A prefix with an adjacent pair breaking this is
+/// not a prefix of `w` and is not searched. (In the quarter-turn metric `U D U` and `U2 D` cost
+/// the same, so the argument fails there and this pruning is not used.)
+#[derive(Clone, Debug)]
+pub struct CyclicPairs {
+    /// `rank[x][y]`: the least `18 * s(x) + s(y)` and `18 * s(y^-1) + s(x^-1)` over the group.
+    rank: [[u16; N_MOVE]; N_MOVE],
+}
+
+impl CyclicPairs {
+    /// The pair ranks for `cube` under its symmetry group `group`, when `cube` commutes with
+    /// all 18 moves and is its own inverse; `None` otherwise.
+    pub fn of_position(cube: &CubieCube, group: SymSet) -> Option<CyclicPairs> {
+        let central = Move::ALL
+            .iter()
+            .all(|m| cube.multiply(m.cubie()) == m.cubie().multiply(cube));
+        if !central || cube.inverse() != *cube {
+            return None;
+        }
+        let conj = &SYMMETRIES.move_conj;
+        let mut rank = [[u16::MAX; N_MOVE]; N_MOVE];
+        for (x, row) in rank.iter_mut().enumerate() {
+            for (y, r) in row.iter_mut().enumerate() {
+                let (xi, yi) = (Move::from_index(x).inverse(), Move::from_index(y).inverse());
+                for s in (0..N_SYM).filter(|&s| group.contains(s)) {
+                    let pair = |a: Move, b: Move| (N_MOVE * a.index() + b.index()) as u16;
+                    let direct = pair(conj[s][x], conj[s][y]);
+                    let inverted = pair(conj[s][yi.index()], conj[s][xi.index()]);
+                    *r = (*r).min(direct).min(inverted);
+                }
+            }
+        }
+        Some(CyclicPairs { rank })
+    }
+
+    /// True when move `m` (an index `< 18`) may follow `prefix` (the moves searched so far):
+    /// the new adjacent pair is no smaller than the first pair, and the first pair (once there
+    /// is one) is the least of its images.
+    #[inline]
+    pub fn allows(&self, prefix: &[Move], m: usize) -> bool {
+        match prefix {
+            [] => true,
+            [first] => self.rank[first.index()][m] as usize >= N_MOVE * first.index() + m,
+            [first, second, rest @ ..] => {
+                let last = rest.last().unwrap_or(second);
+                self.rank[last.index()][m] as usize >= N_MOVE * first.index() + second.index()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cubefleet_tables::{Move, MoveSeq};
+    use cubefleet_tables::MoveSeq;
 
     fn cube(moves: &str) -> CubieCube {
         CubieCube::from_moves(&MoveSeq::parse(moves).expect("valid moves").0)
@@ -156,5 +219,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn only_the_superflip_gets_cyclic_pairs() {
+        let superflip = cube("U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2");
+        let pairs = CyclicPairs::of_position(&superflip, SymSet::of_position(&superflip))
+            .expect("the superflip is central");
+        let checkerboard = cube("U2 D2 F2 B2 L2 R2");
+        let g = SymSet::of_position(&checkerboard);
+        assert!(CyclicPairs::of_position(&checkerboard, g).is_none());
+        // U R is the least pair; after U R', no quarter turn pair of U R's kind may follow
+        let (u, r, r3, f) = (Move::ALL[0], Move::ALL[3], Move::ALL[5], 6);
+        assert!(pairs.allows(&[u], r.index()));
+        assert!(pairs.allows(&[u], r3.index()));
+        assert!(pairs.allows(&[u, r], f));
+        assert!(!pairs.allows(&[u, r3, u], f));
     }
 }
