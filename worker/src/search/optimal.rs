@@ -85,8 +85,9 @@ pub struct OptimalOptions {
     /// Resume: every solution shorter than this is already known not to exist (a lower bound
     /// reported by an earlier run of the same position); those lengths are not searched again.
     pub start_lower_bound: u32,
-    /// Do not prune by the position's symmetries (for comparisons: the lengths found and the
-    /// lower bounds proven are the same either way, only the work differs).
+    /// Do not prune by the position's symmetries, nor by the rotations and inversion of the
+    /// superflip's solutions (for comparisons: the lengths found and the lower bounds proven
+    /// are the same either way, only the work differs).
     pub no_symmetry: bool,
 }
 
@@ -381,8 +382,8 @@ impl<'a> OptimalSearcher<'a> {
         };
         self.metric = opts.metric;
         self.cyclic = match self.metric {
-            Metric::Htm => CyclicPairs::of_position(cube, self.group),
-            Metric::Qtm => None,
+            Metric::Htm if !opts.no_symmetry => CyclicPairs::of_position(cube, self.group),
+            _ => None,
         };
         self.nodes = 0;
         self.next_check = CHECK_EVERY;

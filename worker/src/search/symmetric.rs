@@ -236,4 +236,23 @@ mod tests {
         assert!(pairs.allows(&[u, r], f));
         assert!(!pairs.allows(&[u, r3, u], f));
     }
+
+    #[test]
+    fn pair_ranks_are_the_same_for_every_image() {
+        let superflip = cube("U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2");
+        let pairs = CyclicPairs::of_position(&superflip, SymSet::of_position(&superflip))
+            .expect("the superflip is central");
+        let conj = &SYMMETRIES.move_conj;
+        let inv = |m: usize| Move::from_index(m).inverse().index();
+        for x in 0..N_MOVE {
+            for y in 0..N_MOVE {
+                let r = pairs.rank[x][y];
+                assert!(r as usize <= N_MOVE * x + y);
+                assert_eq!(pairs.rank[inv(y)][inv(x)], r);
+                for s in 0..N_SYM {
+                    assert_eq!(pairs.rank[conj[s][x].index()][conj[s][y].index()], r);
+                }
+            }
+        }
+    }
 }
