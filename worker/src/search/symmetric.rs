@@ -249,8 +249,8 @@ mod tests {
                 let r = pairs.rank[x][y];
                 assert!(r as usize <= N_MOVE * x + y);
                 assert_eq!(pairs.rank[inv(y)][inv(x)], r);
-                for s in 0..N_SYM {
-                    assert_eq!(pairs.rank[conj[s][x].index()][conj[s][y].index()], r);
+                for sym in conj {
+                    assert_eq!(pairs.rank[sym[x].index()][sym[y].index()], r);
                 }
             }
         }
