@@ -10,15 +10,15 @@
 //!
 //! Why no solution is lost, with the move pruning of the search (no face twice in a row; of two
 //! opposite faces only U before D, R before L, F before B): let `d` be the shortest length and
-//! `w` a pruned-form solution of length `d` whose prefix is lexicographically least among all
-//! pruned-form solutions of length `d`. If some `s` of the group mapped its prefix `p` to a
-//! smaller `s(p)`, then `s(w)` would be a solution of length `d` too; being shortest, it never
-//! turns one face twice in a row nor one axis three times in a row, so bringing it into pruned
+//! `w` the lexicographically least of the pruned-form solutions of length `d`, and `p` any
+//! prefix of it. If some `s` of the group mapped `p` to a smaller `s(p)`, then `s(w)` would be
+//! a solution of length `d` too; like `w`, it never turns one face twice in a row nor one axis
+//! three times in a row (`s` maps faces to faces and axes to axes), so bringing it into pruned
 //! form only swaps adjacent opposite turns from D-before-U order into U-before-D order. U, R, F
 //! turns have smaller indices (0..9) than D, L, B turns (9..18), so each swap makes the sequence
-//! lexicographically smaller, and the pruned form of `s(w)` would have a prefix smaller than
-//! `p`: a contradiction. The least prefix is therefore least in its orbit, and that solution is
-//! searched.
+//! lexicographically smaller, and the pruned form of `s(w)` would be smaller than `w`: a
+//! contradiction. So every prefix of `w` is least in its orbit, and `w` is searched. This holds
+//! in both metrics.
 
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::{N_SYM, SYMMETRIES};
@@ -118,7 +118,8 @@ impl SymSet {
 /// So every image starts with a pair of moves no smaller than `w`'s first pair: for every
 /// adjacent pair `x y` of `w`, each of `s(x) s(y)` and `s(y^-1) s(x^-1)` is at least `w1 w2`
 /// (pairs compared as `18 * first + second`). A prefix with an adjacent pair breaking this is
-/// not a prefix of `w` and is not searched. (In the quarter-turn metric `U D U` and `U2 D` cost
+/// not a prefix of `w` and is not searched. The least-in-orbit pruning of [`SymSet`] keeps the
+/// same `w`, so the two combine. (In the quarter-turn metric `U D U` and `U2 D` cost
 /// the same, so the argument fails there and this pruning is not used.)
 #[derive(Clone, Debug)]
 pub struct CyclicPairs {
