@@ -115,16 +115,19 @@ impl SymSet {
 /// symmetry gives another solution of length `d`; since `d` is shortest, no face is turned twice
 /// in a row nor one axis three times in a row, even across the ends, and its pruned form only
 /// swaps adjacent opposite turns, each swap making it smaller (see the module documentation).
-/// So every image starts with a pair of moves no smaller than `w`'s first pair: for every
-/// adjacent pair `x y` of `w`, each of `s(x) s(y)` and `s(y^-1) s(x^-1)` is at least `w1 w2`
-/// (pairs compared as `18 * first + second`). A prefix with an adjacent pair breaking this is
-/// not a prefix of `w` and is not searched. The least-in-orbit pruning of [`SymSet`] keeps the
+/// So every image starts with moves no smaller than `w`'s first ones: for every adjacent pair
+/// `x y` of `w`, each of `s(x) s(y)` and `s(y^-1) s(x^-1)` is at least `w1 w2` (pairs compared
+/// as `18 * first + second`), and likewise for every adjacent triple and `w1 w2 w3`. A prefix
+/// with an adjacent pair or triple breaking this is not a prefix of `w` and is not searched. The least-in-orbit pruning of [`SymSet`] keeps the
 /// same `w`, so the two combine. (In the quarter-turn metric `U D U` and `U2 D` cost
 /// the same, so the argument fails there and this pruning is not used.)
 #[derive(Clone, Debug)]
 pub struct CyclicPairs {
     /// `rank[x][y]`: the least `18 * s(x) + s(y)` and `18 * s(y^-1) + s(x^-1)` over the group.
     rank: [[u16; N_MOVE]; N_MOVE],
+    /// `rank3[324 * x + 18 * y + z]`: the same for triples, the least `324 * s(x) + 18 * s(y)
+    /// + s(z)` and `324 * s(z^-1) + 18 * s(y^-1) + s(x^-1)`.
+    rank3: Vec<u16>,
 }
 
 impl CyclicPairs {
@@ -150,21 +153,41 @@ impl CyclicPairs {
                 }
             }
         }
-        Some(CyclicPairs { rank })
+        let mut rank3 = vec![u16::MAX; N_MOVE * N_MOVE * N_MOVE];
+        for (i, r) in rank3.iter_mut().enumerate() {
+            let (x, y, z) = (i / (N_MOVE * N_MOVE), i / N_MOVE % N_MOVE, i % N_MOVE);
+            let inv = |m: usize| Move::from_index(m).inverse().index();
+            for s in (0..N_SYM).filter(|&s| group.contains(s)) {
+                let triple = |a: Move, b: Move, c: Move| {
+                    (N_MOVE * (N_MOVE * a.index() + b.index()) + c.index()) as u16
+                };
+                let c = &conj[s];
+                let direct = triple(c[x], c[y], c[z]);
+                let inverted = triple(c[inv(z)], c[inv(y)], c[inv(x)]);
+                *r = (*r).min(direct).min(inverted);
+            }
+        }
+        Some(CyclicPairs { rank, rank3 })
     }
 
     /// True when move `m` (an index `< 18`) may follow `prefix` (the moves searched so far):
-    /// the new adjacent pair is no smaller than the first pair, and the first pair (once there
-    /// is one) is the least of its images.
+    /// the new adjacent pair and triple are no smaller than the first pair and triple, and the
+    /// first pair and triple (once there are) are the least of their images.
     #[inline]
     pub fn allows(&self, prefix: &[Move], m: usize) -> bool {
-        match prefix {
-            [] => true,
-            [first] => self.rank[first.index()][m] as usize >= N_MOVE * first.index() + m,
-            [first, second, rest @ ..] => {
-                let last = rest.last().unwrap_or(second);
-                self.rank[last.index()][m] as usize >= N_MOVE * first.index() + second.index()
-            }
+        let n = prefix.len();
+        if n == 0 {
+            return true;
+        }
+        let at = |i: usize| if i < n { prefix[i].index() } else { m };
+        let first_pair = N_MOVE * at(0) + at(1);
+        if (self.rank[prefix[n - 1].index()][m] as usize) < first_pair {
+            return false;
+        }
+        n < 2 || {
+            let first_triple = N_MOVE * first_pair + at(2);
+            let (x, y) = (prefix[n - 2].index(), prefix[n - 1].index());
+            self.rank3[N_MOVE * (N_MOVE * x + y) + m] as usize >= first_triple
         }
     }
 }
