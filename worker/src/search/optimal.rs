@@ -25,8 +25,8 @@
 //! alone (at once for a position without symmetry) nothing more is pruned and the search is
 //! the plain one. The superflip, fixed by all 48, has 2 first moves to expand instead of 18.
 //! The superflip also commutes with every move and is its own inverse, so in the half-turn
-//! metric its solutions are closed under rotation and inversion too: [`CyclicPairs`] prunes
-//! prefixes with an adjacent pair of moves smaller than the first pair.
+//! metric its solutions are closed under rotation and inversion too: [`CyclicWindows`] prunes
+//! prefixes with a run of adjacent moves smaller than the run of the same length at the start.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -37,7 +37,7 @@ use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Move, MoveSeq, Tables};
 
-use super::symmetric::{CyclicPairs, SymSet};
+use super::symmetric::{CyclicWindows, SymSet};
 use super::{prefetch, Budget, Outcome, Status};
 
 /// How the length of a solution is counted.
@@ -268,7 +268,7 @@ pub struct OptimalSearcher<'a> {
     /// Its symmetry group ([`SymSet::IDENTITY`] when symmetry pruning is off).
     group: SymSet,
     /// Rotation and inversion pruning, for the superflip in the half-turn metric only.
-    cyclic: Option<CyclicPairs>,
+    cyclic: Option<CyclicWindows>,
     metric: Metric,
     nodes: u64,
     next_check: u64,
@@ -382,7 +382,7 @@ impl<'a> OptimalSearcher<'a> {
         };
         self.metric = opts.metric;
         self.cyclic = match self.metric {
-            Metric::Htm if !opts.no_symmetry => CyclicPairs::of_position(cube, self.group),
+            Metric::Htm if !opts.no_symmetry => CyclicWindows::of_position(cube, self.group),
             _ => None,
         };
         self.nodes = 0;
@@ -570,7 +570,7 @@ impl<'a> OptimalSearcher<'a> {
     }
 
     /// True when move `m` may follow `path[..ply]`, whose moves are all fixed by `syms`: it is
-    /// the least of its orbit under `syms`, and [`CyclicPairs`] allows it when in use.
+    /// the least of its orbit under `syms`, and [`CyclicWindows`] allows it when in use.
     fn symmetric_allows(&self, ply: usize, syms: SymSet, m: usize) -> bool {
         syms.is_least_in_orbit(m)
             && self

@@ -105,6 +105,9 @@ impl SymSet {
     }
 }
 
+/// Longest run of adjacent moves [`CyclicWindows`] compares with the start of the prefix.
+const WINDOW: usize = 4;
+
 /// Extra pruning for a position that commutes with every move and is its own inverse: in the
 /// cube group only the superflip (and the solved cube) do. For such a `c`, the solutions are
 /// closed under rotation: `w = a b` evaluating to `c` implies `b a = a^-1 c a = c`. They are
@@ -115,25 +118,24 @@ impl SymSet {
 /// symmetry gives another solution of length `d`; since `d` is shortest, no face is turned twice
 /// in a row nor one axis three times in a row, even across the ends, and its pruned form only
 /// swaps adjacent opposite turns, each swap making it smaller (see the module documentation).
-/// So every image starts with moves no smaller than `w`'s first ones: for every adjacent pair
-/// `x y` of `w`, each of `s(x) s(y)` and `s(y^-1) s(x^-1)` is at least `w1 w2` (pairs compared
-/// as `18 * first + second`), and likewise for every adjacent triple and `w1 w2 w3`. A prefix
-/// with an adjacent pair or triple breaking this is not a prefix of `w` and is not searched. The least-in-orbit pruning of [`SymSet`] keeps the
-/// same `w`, so the two combine. (In the quarter-turn metric `U D U` and `U2 D` cost
-/// the same, so the argument fails there and this pruning is not used.)
+/// So every image starts with moves no smaller than `w`'s first ones: for every run `x1 .. xk`
+/// of `k` adjacent moves of `w` (`2 <= k <= 4`), each of `s(x1) .. s(xk)` and
+/// `s(xk^-1) .. s(x1^-1)` is at least `w1 .. wk` (runs compared as base-18 numbers). A prefix
+/// with a run breaking this is not a prefix of `w` and is not searched. The least-in-orbit
+/// pruning of [`SymSet`] keeps the same `w`, so the two combine. (In the quarter-turn metric
+/// `U D U` and `U2 D` cost the same, so the argument fails there and this pruning is not used.)
 #[derive(Clone, Debug)]
-pub struct CyclicPairs {
-    /// `rank[x][y]`: the least `18 * s(x) + s(y)` and `18 * s(y^-1) + s(x^-1)` over the group.
-    rank: [[u16; N_MOVE]; N_MOVE],
-    /// `rank3[324 * x + 18 * y + z]`: the same for triples, the least `324 * s(x) + 18 * s(y)
-    /// + s(z)` and `324 * s(z^-1) + 18 * s(y^-1) + s(x^-1)`.
-    rank3: Vec<u16>,
+pub struct CyclicWindows {
+    /// `rank[k - 2][run]` for runs of `k` moves (`run` in base 18, first move most
+    /// significant): the least value of the run's images `s(x1) .. s(xk)` and
+    /// `s(xk^-1) .. s(x1^-1)` over the group.
+    rank: Vec<Vec<u32>>,
 }
 
-impl CyclicPairs {
-    /// The pair ranks for `cube` under its symmetry group `group`, when `cube` commutes with
-    /// all 18 moves and is its own inverse; `None` otherwise.
-    pub fn of_position(cube: &CubieCube, group: SymSet) -> Option<CyclicPairs> {
+impl CyclicWindows {
+    /// The run ranks for `cube` under its symmetry group `group`, when `cube` commutes with all
+    /// 18 moves and is its own inverse; `None` otherwise.
+    pub fn of_position(cube: &CubieCube, group: SymSet) -> Option<CyclicWindows> {
         let central = Move::ALL
             .iter()
             .all(|m| cube.multiply(m.cubie()) == m.cubie().multiply(cube));
@@ -141,54 +143,57 @@ impl CyclicPairs {
             return None;
         }
         let conj = &SYMMETRIES.move_conj;
-        let mut rank = [[u16::MAX; N_MOVE]; N_MOVE];
-        for (x, row) in rank.iter_mut().enumerate() {
-            for (y, r) in row.iter_mut().enumerate() {
-                let (xi, yi) = (Move::from_index(x).inverse(), Move::from_index(y).inverse());
-                for s in (0..N_SYM).filter(|&s| group.contains(s)) {
-                    let pair = |a: Move, b: Move| (N_MOVE * a.index() + b.index()) as u16;
-                    let direct = pair(conj[s][x], conj[s][y]);
-                    let inverted = pair(conj[s][yi.index()], conj[s][xi.index()]);
-                    *r = (*r).min(direct).min(inverted);
-                }
-            }
-        }
-        let mut rank3 = vec![u16::MAX; N_MOVE * N_MOVE * N_MOVE];
-        for (i, r) in rank3.iter_mut().enumerate() {
-            let (x, y, z) = (i / (N_MOVE * N_MOVE), i / N_MOVE % N_MOVE, i % N_MOVE);
-            let inv = |m: usize| Move::from_index(m).inverse().index();
-            for s in (0..N_SYM).filter(|&s| group.contains(s)) {
-                let triple = |a: Move, b: Move, c: Move| {
-                    (N_MOVE * (N_MOVE * a.index() + b.index()) + c.index()) as u16
-                };
-                let c = &conj[s];
-                let direct = triple(c[x], c[y], c[z]);
-                let inverted = triple(c[inv(z)], c[inv(y)], c[inv(x)]);
-                *r = (*r).min(direct).min(inverted);
-            }
-        }
-        Some(CyclicPairs { rank, rank3 })
+        let inv = |m: usize| Move::from_index(m).inverse().index();
+        let syms: Vec<usize> = (0..N_SYM).filter(|&s| group.contains(s)).collect();
+        let rank = (2..=WINDOW)
+            .map(|k| {
+                let n = N_MOVE.pow(k as u32);
+                (0..n)
+                    .map(|run| {
+                        // the run's moves, most significant first
+                        let mut digits = [0usize; WINDOW];
+                        let mut v = run;
+                        for d in digits[..k].iter_mut().rev() {
+                            *d = v % N_MOVE;
+                            v /= N_MOVE;
+                        }
+                        let value = |f: &dyn Fn(usize) -> usize| {
+                            (0..k).fold(0u32, |acc, j| acc * N_MOVE as u32 + f(j) as u32)
+                        };
+                        syms.iter()
+                            .map(|&s| {
+                                let c = &conj[s];
+                                let direct = value(&|j| c[digits[j]].index());
+                                let inverted = value(&|j| c[inv(digits[k - 1 - j])].index());
+                                direct.min(inverted)
+                            })
+                            .min()
+                            .unwrap_or(run as u32)
+                    })
+                    .collect()
+            })
+            .collect();
+        Some(CyclicWindows { rank })
     }
 
     /// True when move `m` (an index `< 18`) may follow `prefix` (the moves searched so far):
-    /// the new adjacent pair and triple are no smaller than the first pair and triple, and the
-    /// first pair and triple (once there are) are the least of their images.
+    /// each run of up to 4 adjacent moves ending with `m` is no smaller than the run of the
+    /// same length at the start (the first runs themselves must be the least of their images).
     #[inline]
     pub fn allows(&self, prefix: &[Move], m: usize) -> bool {
         let n = prefix.len();
-        if n == 0 {
-            return true;
-        }
         let at = |i: usize| if i < n { prefix[i].index() } else { m };
-        let first_pair = N_MOVE * at(0) + at(1);
-        if (self.rank[prefix[n - 1].index()][m] as usize) < first_pair {
-            return false;
+        let mut first = at(0);
+        let (mut run, mut place) = (m, N_MOVE);
+        for k in 2..=WINDOW.min(n + 1) {
+            first = N_MOVE * first + at(k - 1);
+            run += place * prefix[n + 1 - k].index();
+            place *= N_MOVE;
+            if (self.rank[k - 2][run] as usize) < first {
+                return false;
+            }
         }
-        n < 2 || {
-            let first_triple = N_MOVE * first_pair + at(2);
-            let (x, y) = (prefix[n - 2].index(), prefix[n - 1].index());
-            self.rank3[N_MOVE * (N_MOVE * x + y) + m] as usize >= first_triple
-        }
+        true
     }
 }
 
@@ -248,11 +253,11 @@ mod tests {
     #[test]
     fn only_the_superflip_gets_cyclic_pairs() {
         let superflip = cube("U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2");
-        let pairs = CyclicPairs::of_position(&superflip, SymSet::of_position(&superflip))
+        let pairs = CyclicWindows::of_position(&superflip, SymSet::of_position(&superflip))
             .expect("the superflip is central");
         let checkerboard = cube("U2 D2 F2 B2 L2 R2");
         let g = SymSet::of_position(&checkerboard);
-        assert!(CyclicPairs::of_position(&checkerboard, g).is_none());
+        assert!(CyclicWindows::of_position(&checkerboard, g).is_none());
         // U R is the least pair; after U R', no quarter turn pair of U R's kind may follow
         let (u, r, r3, f) = (Move::ALL[0], Move::ALL[3], Move::ALL[5], 6);
         assert!(pairs.allows(&[u], r.index()));
@@ -264,17 +269,17 @@ mod tests {
     #[test]
     fn pair_ranks_are_the_same_for_every_image() {
         let superflip = cube("U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2");
-        let pairs = CyclicPairs::of_position(&superflip, SymSet::of_position(&superflip))
+        let pairs = CyclicWindows::of_position(&superflip, SymSet::of_position(&superflip))
             .expect("the superflip is central");
         let conj = &SYMMETRIES.move_conj;
         let inv = |m: usize| Move::from_index(m).inverse().index();
         for x in 0..N_MOVE {
             for y in 0..N_MOVE {
-                let r = pairs.rank[x][y];
+                let r = pairs.rank[0][N_MOVE * x + y];
                 assert!(r as usize <= N_MOVE * x + y);
-                assert_eq!(pairs.rank[inv(y)][inv(x)], r);
+                assert_eq!(pairs.rank[0][N_MOVE * inv(y) + inv(x)], r);
                 for sym in conj {
-                    assert_eq!(pairs.rank[sym[x].index()][sym[y].index()], r);
+                    assert_eq!(pairs.rank[0][N_MOVE * sym[x].index() + sym[y].index()], r);
                 }
             }
         }
