@@ -45,6 +45,9 @@ pub(crate) struct OptimalArgs {
     /// Bound the search with the phase-1 table even when the huge table is present.
     #[arg(long)]
     no_huge: bool,
+    /// Do not prune the search by the positions' symmetries (same answers, more work).
+    #[arg(long)]
+    no_symmetry: bool,
     #[command(flatten)]
     tables: TablesArgs,
 }
@@ -150,17 +153,22 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 tables.huge.as_ref()
             };
             println!(
-                "bound: {}",
+                "bound: {}; symmetry pruning {}",
                 if huge.is_some() {
                     "huge table"
                 } else {
                     "phase-1 table on 3 axes"
-                }
+                },
+                if a.no_symmetry { "off" } else { "on" }
             );
             let stats = optimal::bench_optimal(
                 optimal::OptimalTables::with_huge(&tables, huge),
                 cubes,
-                metric,
+                &optimal::OptimalOptions {
+                    metric,
+                    no_symmetry: a.no_symmetry,
+                    ..Default::default()
+                },
                 a.threads,
                 a.timeout.map(Duration::from_secs_f64),
                 &mut |i, out, secs| {

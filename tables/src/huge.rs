@@ -148,6 +148,12 @@ impl HugeTable {
         &self.flip_conj
     }
 
+    /// The packed entries: entry `index` is in byte `index / 4` (for prefetching).
+    #[inline]
+    pub fn payload(&self) -> &[u8] {
+        self.table.payload()
+    }
+
     /// The depth mod 3 (`0..3`) of entry `index < N_HUGE`.
     #[inline]
     pub fn mod3(&self, index: usize) -> u8 {

@@ -14,6 +14,7 @@ use cubefleet_tables::{parse_position, CubieCube, InputFormat, Move, MoveSeq, Ta
 use cubefleet_worker::search::optimal::{
     solve_parallel, Metric, OptimalOptions, OptimalSearcher, OptimalTables, Progress,
 };
+use cubefleet_worker::search::symmetric::SymSet;
 use cubefleet_worker::search::{Budget, Status};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -361,4 +362,96 @@ fn superflip_is_20() {
         },
     );
     assert_eq!(got.solution.map(|s| s.len()), Some(20));
+}
+
+/// Pattern positions with non-trivial symmetry groups, given by a scramble: the symmetric
+/// search must find the same optimal lengths as the plain one, with fewer nodes.
+#[test]
+fn symmetry_pruning_keeps_optimal_lengths() {
+    let patterns = [
+        "U2 D2 F2 B2 L2 R2",   // checkerboard, 48 symmetries, 6 HTM / 12 QTM
+        "U D' R L' F B' U D'", // six spots
+        "R2 L2 U2 D2",
+        "U2 R2 U2 R2 U2 R2",
+        "U D'",
+        "R L' U2 R' L U2",
+        "U D F2 B2 U' D'",
+        "F2 B2 U D' R2 L2 U D'",
+    ];
+    let superflip = CubieCube::from_moves(
+        &MoveSeq::parse("U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2")
+            .expect("ok")
+            .0,
+    );
+    assert_eq!(SymSet::of_position(&superflip).len(), 48);
+    let checkerboard = CubieCube::from_moves(&MoveSeq::parse(patterns[0]).expect("ok").0);
+    assert_eq!(SymSet::of_position(&checkerboard).len(), 48);
+    for metric in [Metric::Htm, Metric::Qtm] {
+        for text in patterns {
+            let c = CubieCube::from_moves(&MoveSeq::parse(text).expect("ok").0);
+            let group = SymSet::of_position(&c);
+            assert!(group.len() > 1, "{text}: no symmetry");
+            let opts = OptimalOptions {
+                metric,
+                ..Default::default()
+            };
+            let plain = solve(
+                &c,
+                OptimalOptions {
+                    no_symmetry: true,
+                    ..opts
+                },
+            );
+            let sym = solve(&c, opts);
+            let par = solve_parallel(
+                OptimalTables::new(&TABLES),
+                &c,
+                &opts,
+                &Budget::unlimited(),
+                2,
+                &mut |_| {},
+            );
+            for got in [&plain, &sym, &par] {
+                assert_eq!(got.status, Status::Solved, "{text} {metric:?}");
+                assert!(got.optimal);
+                let sol = got.solution.as_ref().expect("solution");
+                assert!(c.apply_moves(&sol.0).is_solved(), "{text} {metric:?}");
+                assert_eq!(
+                    metric.length(&sol.0),
+                    plain.lower_bound,
+                    "{text} {metric:?}"
+                );
+                assert_eq!(got.lower_bound, plain.lower_bound);
+            }
+            assert!(
+                sym.nodes <= plain.nodes,
+                "{text} {metric:?}: {} > {} nodes",
+                sym.nodes,
+                plain.nodes
+            );
+        }
+    }
+    let c = checkerboard;
+    let sol = solve(&c, OptimalOptions::default())
+        .solution
+        .expect("solution");
+    assert_eq!(sol.len(), 6);
+}
+
+#[test]
+fn positions_without_symmetry_search_as_before() {
+    let mut rng = StdRng::seed_from_u64(48);
+    for len in [5, 8, 10] {
+        let c = CubieCube::from_moves(&random_scramble(&mut rng, Metric::Htm, len));
+        assert!(SymSet::of_position(&c).is_trivial());
+        let plain = solve(
+            &c,
+            OptimalOptions {
+                no_symmetry: true,
+                ..Default::default()
+            },
+        );
+        let sym = solve(&c, OptimalOptions::default());
+        assert_eq!(sym, plain);
+    }
 }

@@ -1,7 +1,8 @@
 //! Benchmarks of the optimal solver (ignored; one core). Run:
 //! `cargo test --release -p cubefleet-worker --test optimal_bench -- --ignored --nocapture --test-threads 1`
 //! Environment: `BENCH_RANDOM` (number of random states, default 10), `BENCH_HUGE=0|1` (use the
-//! huge table when built, default 1), `BENCH_TIMEOUT` (seconds per solve, default 600).
+//! huge table when built, default 1), `BENCH_TIMEOUT` (seconds per solve, default 600),
+//! `BENCH_SYMMETRY=0|1` (prune by the positions' symmetries, default 1).
 
 mod common;
 
@@ -9,7 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use cubefleet_tables::{parse_position, CubieCube, InputFormat, Move, Tables};
-use cubefleet_worker::search::optimal::{bench_optimal, BenchStats, Metric, OptimalTables};
+use cubefleet_worker::search::optimal::{
+    bench_optimal, BenchStats, Metric, OptimalOptions, OptimalTables,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -53,7 +56,11 @@ fn run(label: &str, cubes: &[CubieCube], want: Option<&[usize]>) {
     let stats = bench_optimal(
         t,
         cubes,
-        Metric::Htm,
+        &OptimalOptions {
+            metric: Metric::Htm,
+            no_symmetry: env_num("BENCH_SYMMETRY", 1) == 0,
+            ..Default::default()
+        },
         1,
         Some(timeout),
         &mut |i, o, secs| {

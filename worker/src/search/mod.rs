@@ -8,6 +8,7 @@ use std::time::Instant;
 use cubefleet_tables::{CubieCube, MoveSeq, Tables};
 
 pub mod optimal;
+pub mod symmetric;
 pub mod twophase;
 
 /// How a search ended.
@@ -161,6 +162,7 @@ impl<'t> Solver<'t> {
             metric,
             max_depth,
             start_lower_bound,
+            ..Default::default()
         };
         self.optimal.solve(cube, &opts, budget, &mut |p| {
             progress(Progress {
@@ -169,4 +171,21 @@ impl<'t> Solver<'t> {
             })
         })
     }
+}
+
+/// Hints the CPU to load `table[index]` into cache.
+#[inline(always)]
+pub(crate) fn prefetch<T>(table: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(p) = table.get(index) {
+        // SAFETY: prefetching is only a hint and never faults; `p` points into `table`, and SSE
+        // is part of the x86_64 baseline.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                (p as *const T).cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (table, index);
 }

@@ -18,7 +18,7 @@ use cubefleet_tables::prune::Phase1Moves;
 use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{CoordTables, CubieCube, Move, MoveSeq, Tables};
 
-use super::{Budget, Outcome, Status};
+use super::{prefetch, Budget, Outcome, Status};
 
 /// Longest phase-2 part tried, exclusive. Kociemba's solver uses 11; measured here over the
 /// 1000 random states (BENCHMARKS.md), 16 finds the first solution 5x sooner and reaches 21 and
@@ -438,23 +438,6 @@ fn phase1_index(c: &CoordTables, twist: usize, flip: usize, slice_sorted: usize)
     let sc = c.flipslice.sym[slice_sorted / N_PERM_4 * N_FLIP + flip];
     let t = c.twist_conj[16 * twist + sc.sym()] as usize;
     (N_TWIST * sc.class() + t, sc.sym())
-}
-
-/// Hints the CPU to load `table[index]` into cache.
-#[inline(always)]
-fn prefetch<T>(table: &[T], index: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(p) = table.get(index) {
-        // SAFETY: prefetching is only a hint and never faults; `p` points into `table`, and SSE
-        // is part of the x86_64 baseline.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                (p as *const T).cast::<i8>(),
-            )
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (table, index);
 }
 
 /// Move pruning: never the same face twice in a row, and of two opposite faces only the order
