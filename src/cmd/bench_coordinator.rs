@@ -30,8 +30,9 @@ pub(crate) struct CoordinatorArgs {
     /// Concurrent worker tasks leasing and completing.
     #[arg(long, default_value_t = 4)]
     workers: usize,
-    /// Jobs per lease and per completion call.
-    #[arg(long, default_value_t = 1000)]
+    /// Jobs per lease and per completion call (default: the group a busy worker reports, half
+    /// of the most jobs it holds).
+    #[arg(long, default_value_t = (cubefleet_worker::runtime::MAX_HELD / 2) as u32)]
     group: u32,
     /// Store directory (default: a fresh directory under the system's temp dir, removed after).
     #[arg(long)]
