@@ -401,26 +401,30 @@ impl Core {
             .map_or(1, |n| n.get())
             .min(fresh.len().div_ceil(256));
         let per = fresh.len().div_ceil(threads);
-        let b = batch;
-        let parts: Vec<Result<Vec<(u64, JobRecord)>, Error>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = fresh
-                .chunks(per)
+        let prepare = |k: usize, part: &[String]| -> Result<Vec<(u64, JobRecord)>, Error> {
+            let at = start + (k * per) as u64;
+            part.iter()
                 .enumerate()
-                .map(|(k, part)| {
-                    let mkey = &mkey;
-                    scope.spawn(move || {
-                        let at = start + (k * per) as u64;
-                        part.iter()
-                            .enumerate()
-                            .map(|(i, line)| self.prepare_line(b, mkey, at + i as u64, line))
-                            .collect()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a submission thread panicked"))
+                .map(|(i, line)| self.prepare_line(batch, &mkey, at + i as u64, line))
                 .collect()
+        };
+        // the first run of lines on this thread, the others on scoped threads
+        let parts: Vec<Result<Vec<(u64, JobRecord)>, Error>> = std::thread::scope(|scope| {
+            let mut runs = fresh.chunks(per).enumerate();
+            let first = runs.next();
+            let handles: Vec<_> = runs
+                .map(|(k, part)| scope.spawn(move || prepare(k, part)))
+                .collect();
+            let mut parts: Vec<_> = first
+                .map(|(k, part)| prepare(k, part))
+                .into_iter()
+                .collect();
+            parts.extend(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a submission thread panicked")),
+            );
+            parts
         });
         let mut jobs = Vec::with_capacity(fresh.len());
         for part in parts {

@@ -56,7 +56,7 @@ impl SledStore {
     pub(crate) fn open(dir: &Path) -> Result<SledStore, Error> {
         let db = sled::Config::new()
             .path(dir)
-            .cache_capacity(128 << 20)
+            .cache_capacity(64 << 20)
             .open()?;
         Ok(SledStore {
             batches: db.open_tree("batches")?,
