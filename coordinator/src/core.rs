@@ -592,8 +592,10 @@ impl Core {
     /// are read between the two, so concurrent leases and completions do not wait for the
     /// store. A job that finished between the read and the taking is skipped (its completion
     /// counts it); one taken by another worker meanwhile is no longer in the queue.
+    ///
+    /// Expired leases are not looked for here: the coordinator's sweeper returns them to the
+    /// queue every half second (and wakes long-polling leases when it does).
     pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<LeasedJob>, Error> {
-        self.expire_leases()?;
         self.touch(&mut self.lock(), worker);
         let mut out = Vec::new();
         while out.len() < max as usize {
@@ -770,13 +772,12 @@ impl Core {
         // the modes of the batches concerned, read under the lock once
         let modes: HashMap<u32, Mode> = {
             let st = self.lock();
-            results
-                .iter()
-                .map(|c| batch_seq(c.job_id))
-                .collect::<HashSet<u32>>()
-                .into_iter()
-                .map(|seq| (seq, st.mode(seq)))
-                .collect()
+            let mut modes = HashMap::new();
+            for c in results {
+                let seq = batch_seq(c.job_id);
+                modes.entry(seq).or_insert_with(|| st.mode(seq));
+            }
+            modes
         };
         for _attempt in 0..8 {
             if pending.is_empty() {
