@@ -586,6 +586,21 @@ impl Core {
             .last_seen = Instant::now();
     }
 
+    /// How many jobs make `seconds` of search at the mean search time of the results accepted
+    /// lately (at least one); `max` when `seconds` is not above 0.
+    pub fn jobs_for_seconds(&self, max: u32, seconds: f64) -> u32 {
+        if seconds.is_nan() || seconds <= 0.0 {
+            return max;
+        }
+        let per_job = self.lock().solve_times.estimate();
+        let fit = if per_job > 0.0 {
+            (seconds / per_job).floor().min(f64::from(u32::MAX)) as u32
+        } else {
+            max
+        };
+        fit.clamp(1, max.max(1))
+    }
+
     /// Leases up to `max` queued jobs, highest priority first, then submission order.
     ///
     /// The state lock is held only to look at the queue and to take jobs from it: the records

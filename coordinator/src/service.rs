@@ -338,7 +338,8 @@ impl Workers for Svc {
         loop {
             changes.borrow_and_update();
             let (core, worker) = (self.core.clone(), r.worker_id.clone());
-            let jobs = blocking(move || core.lease(&worker, r.max_jobs.min(10_000))).await?;
+            let max = core.jobs_for_seconds(r.max_jobs.min(10_000), r.max_seconds);
+            let jobs = blocking(move || core.lease(&worker, max)).await?;
             if !jobs.is_empty() || tokio::time::Instant::now() >= deadline {
                 return Ok(Response::new(LeaseResponse { jobs }));
             }

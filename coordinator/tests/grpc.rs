@@ -324,6 +324,7 @@ async fn lease(client: &mut Client, worker: &str, max_jobs: u32) -> Vec<LeasedJo
             worker_id: worker.to_string(),
             max_jobs,
             wait_millis: 0,
+            max_seconds: 0.0,
         })
         .await
         .unwrap()
@@ -687,6 +688,41 @@ async fn lease_complete_verify_and_reject() {
     server.stop().await;
 }
 
+/// A lease by seconds of work: the count follows the mean search time of the results
+/// accepted (1 s a job before any), and is never below one job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_by_seconds_follows_the_mean_search_time() {
+    let (_dir, _server, mut c) = start(30).await;
+    let scrambles = [
+        "R U F'", "D2 L B", "U R2 F", "L2 D B'", "F R' U2", "B D2 L'", "R2 F' D",
+    ];
+    submit_ok(&mut c, "timed", two_phase(20), &scrambles, 10).await;
+    let w = register(&mut c, "timed").await;
+    let by_seconds = |mut c: Client, w: String, max_seconds: f64| async move {
+        c.workers
+            .lease(LeaseRequest {
+                worker_id: w,
+                max_jobs: 100,
+                wait_millis: 0,
+                max_seconds,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .jobs
+    };
+    let first = by_seconds(c.clone(), w.clone(), 2.5).await;
+    assert_eq!(first.len(), 2, "1 s a job before any result");
+    let mut done = undo_all(&first, &scrambles);
+    for r in &mut done {
+        r.millis = 500.0;
+    }
+    let (accepted, rejected) = complete(&mut c, &w, done).await;
+    assert_eq!((accepted, rejected.len()), (2, 0));
+    assert_eq!(by_seconds(c.clone(), w.clone(), 2.0).await.len(), 4);
+    assert_eq!(by_seconds(c.clone(), w.clone(), 0.1).await.len(), 1);
+}
+
 /// A lease with `wait_millis` on an empty queue waits for a submission and answers as soon
 /// as jobs are queued; without jobs it answers empty at its deadline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -701,6 +737,7 @@ async fn an_idle_lease_long_polls_until_jobs_are_queued() {
                 worker_id: w,
                 max_jobs: 10,
                 wait_millis,
+                max_seconds: 0.0,
             })
             .await
             .unwrap()

@@ -157,6 +157,7 @@ pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
                             worker_id: id.clone(),
                             max_jobs: group,
                             wait_millis: 0,
+                            max_seconds: 0.0,
                         })
                         .await?
                         .into_inner()

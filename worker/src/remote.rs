@@ -132,6 +132,7 @@ impl Coordinator for GrpcCoordinator {
                 worker_id: self.worker_id.clone(),
                 max_jobs: max,
                 wait_millis: wait.as_millis().min(u128::from(u32::MAX)) as u32,
+                max_seconds: 0.0,
             })
             .await?
             .into_inner();
