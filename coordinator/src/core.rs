@@ -536,18 +536,29 @@ impl Core {
     ) -> Result<Option<JobResult>, Error> {
         let mut key = canon.cube.key().to_vec();
         key.extend_from_slice(mkey);
-        for id in self.store.canonical(&key)? {
-            let Some(job) = self.store.job(id)? else {
-                continue;
-            };
-            let Some(stored) = job.cube() else {
-                continue;
-            };
+        for (_, job, stored) in self.indexed(&key)? {
             if let Some(r) = map_result(job.r().clone(), &stored, cube, canon) {
                 return Ok(Some(r));
             }
         }
         Ok(None)
+    }
+
+    /// The jobs the canonical index names for keys starting with `prefix`, with the stored
+    /// canonical form of each.
+    fn indexed(
+        &self,
+        prefix: &[u8],
+    ) -> Result<Vec<(u64, JobRecord, cubefleet_tables::symmetry::Canonical)>, Error> {
+        let mut out = Vec::new();
+        for id in self.store.canonical(prefix)? {
+            if let Some(job) = self.store.job(id)? {
+                if let Some(canon) = job.canonical_form() {
+                    out.push((id, job, canon));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Registers a worker.
@@ -1070,13 +1081,7 @@ impl Core {
             .map_err(|e| Error::InvalidArgument(e.to_string()))?;
         let canon = cube.canonical();
         let mut best: Option<(JobResult, Mode)> = None;
-        for id in self.store.canonical(&canon.cube.key())? {
-            let Some(job) = self.store.job(id)? else {
-                continue;
-            };
-            let Some(stored) = job.cube() else {
-                continue;
-            };
+        for (id, job, stored) in self.indexed(&canon.cube.key())? {
             let base = self.lock().present(id, &job);
             let Some(r) = map_result(base, &stored, &cube, &canon) else {
                 continue;
@@ -1130,11 +1135,11 @@ impl Core {
     }
 }
 
-/// Maps `stored`, the result for the position `src` of the canonical class of `canon`, to the
-/// position `cube`, verified.
+/// Maps `stored`, the result for the position whose canonical form is `src` (of the same class
+/// as `canon`), to the position `cube`, verified.
 fn map_result(
     stored: JobResult,
-    src: &cubefleet_tables::CubieCube,
+    src: &cubefleet_tables::symmetry::Canonical,
     cube: &cubefleet_tables::CubieCube,
     canon: &cubefleet_tables::symmetry::Canonical,
 ) -> Option<JobResult> {
@@ -1144,7 +1149,7 @@ fn map_result(
     let mut r = stored;
     if r.status == "solved" {
         let sol = MoveSeq::parse(&r.solution).ok()?;
-        let rep = src.canonical().solution_to_rep(&sol.0);
+        let rep = src.solution_to_rep(&sol.0);
         let mine = MoveSeq(canon.solution_back(&rep));
         if !cube.apply_moves(&mine.0).is_solved() {
             return None;
@@ -1165,12 +1170,7 @@ fn canonical_key(job: &JobRecord, mode: &Mode) -> Option<Vec<u8>> {
     if !(r.status == "solved" || r.status == "none_within") {
         return None;
     }
-    let mut key = if job.canonical.is_empty() {
-        // a record stored before the key was kept with the job
-        job.cube()?.canonical().cube.key().to_vec()
-    } else {
-        job.canonical.clone()
-    };
+    let mut key = job.canonical_form()?.cube.key().to_vec();
     key.extend_from_slice(&mode_key(mode));
     Some(key)
 }

@@ -87,17 +87,30 @@ impl JobRecord {
     /// The position (None for an invalid line). Records written by earlier versions carry
     /// the facelets instead.
     pub(crate) fn cube(&self) -> Option<CubieCube> {
-        let r = self.r();
-        if !r.facelets.is_empty() {
-            return parse_position(&r.facelets, InputFormat::Facelets).ok();
+        match self.old_format_cube() {
+            Some(c) => c,
+            None => Some(self.canonical_form()?.original()),
+        }
+    }
+
+    /// The position's canonical form, as stored (None for an invalid line).
+    pub(crate) fn canonical_form(&self) -> Option<Canonical> {
+        if let Some(c) = self.old_format_cube() {
+            return Some(c?.canonical());
         }
         let key: [u8; 16] = self.canonical.as_slice().try_into().ok()?;
-        let canon = Canonical {
+        Some(Canonical {
             cube: CubieCube::from_key(&key),
             sym: (self.sym / 2) as u8,
             inverted: self.sym % 2 == 1,
-        };
-        Some(canon.original())
+        })
+    }
+
+    /// `Some(position)` for a record of an earlier version, which carries the facelets (and
+    /// no symmetry index); None for a lean record.
+    fn old_format_cube(&self) -> Option<Option<CubieCube>> {
+        let f = &self.r().facelets;
+        (!f.is_empty()).then(|| parse_position(f, InputFormat::Facelets).ok())
     }
 
     /// The job's state.
