@@ -486,7 +486,10 @@ pub(crate) async fn run(
         builder =
             builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }
-    let incoming = tonic::transport::server::TcpIncoming::from(listener);
+    // without TCP_NODELAY a small reply (an acknowledgement, a watch update) that follows
+    // another one can sit in Nagle's buffer until the peer's delayed ACK, about 40 ms
+    let incoming =
+        tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let down = shutdown.clone();
     let result = builder
         .add_service(health_svc)
