@@ -35,7 +35,15 @@ impl Face {
 
     /// The face for a letter of `URFDLB`.
     pub fn from_letter(c: char) -> Option<Face> {
-        "URFDLB".find(c).map(|i| Face::ALL[i])
+        Some(match c {
+            'U' => Face::U,
+            'R' => Face::R,
+            'F' => Face::F,
+            'D' => Face::D,
+            'L' => Face::L,
+            'B' => Face::B,
+            _ => return None,
+        })
     }
 
     /// The opposite face.
@@ -280,11 +288,12 @@ fn rotate_frame(frame: &mut Frame, axis: char) {
     frame[cycle[3] as usize] = held;
 }
 
-/// Emits the fixed-centre face turns for one quarter turn of `token` and updates the frame.
+/// Appends (merged, see [`push_merged`]) the fixed-centre face turns for one quarter turn of
+/// `token` to `out` and updates the frame.
 fn expand_quarter(token: Token, frame: &mut Frame, out: &mut Vec<Move>) {
     use Face::*;
     let turn = |frame: &Frame, face: Face, q: u8, out: &mut Vec<Move>| {
-        out.push(Move::new(frame[face as usize], q));
+        push_merged(out, Move::new(frame[face as usize], q));
     };
     match token {
         Token::Face(f) => turn(frame, f, 1, out),
@@ -338,7 +347,8 @@ fn push_merged(out: &mut Vec<Move>, m: Move) {
 fn parse_moves(text: &str) -> Result<MoveSeq, Error> {
     let chars: Vec<char> = text.chars().collect();
     let mut frame: Frame = Face::ALL;
-    let mut out = Vec::new();
+    // a face turn takes at least two characters with its separator
+    let mut out = Vec::with_capacity(chars.len() / 2 + 1);
     let mut i = 0;
     let mut ordinal = 0;
     while i < chars.len() {
@@ -408,11 +418,7 @@ fn parse_moves(text: &str) -> Result<MoveSeq, Error> {
             quarters = (4 - quarters) % 4;
         }
         for _ in 0..quarters {
-            let mut turned = Vec::with_capacity(2);
-            expand_quarter(token, &mut frame, &mut turned);
-            for m in turned {
-                push_merged(&mut out, m);
-            }
+            expand_quarter(token, &mut frame, &mut out);
         }
     }
     Ok(MoveSeq(out))

@@ -7,6 +7,9 @@
 //!   thread, at most [`MAX_HELD`]), estimated from the mean time of the jobs finished so far:
 //!   enough that fast jobs (a fraction of a millisecond each) are leased and reported in large
 //!   groups, few enough that a dying worker strands little work;
+//! - results are reported in groups of half the capacity, smaller ones once the work held is
+//!   less than that (the end of a batch), and at least every `report_every`;
+//! - an empty lease while work is in hand is not repeated before the next report tick;
 //! - a result is forgotten only after the coordinator acknowledged it (a failed report is
 //!   retried; reporting twice is harmless on the coordinator's side);
 //! - on shutdown no new job is leased; running jobs get `grace` to finish, then they are
@@ -170,12 +173,17 @@ pub async fn run<C: Coordinator>(
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut report = tokio::time::interval(config.report_every);
     report.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // the coordinator had nothing to lease at the last try: a worker with work in hand asks
+    // again only after the next report tick (not once per finished job)
+    let mut drained = false;
 
     loop {
         // lease when the jobs held fall to half the capacity (or none are held), in one group
         let capacity = capacity(config.threads, mean_job);
         let room = capacity.saturating_sub(held.len()) as u32;
-        if (held.is_empty() || held.len() <= capacity / 2) && !shutdown.is_cancelled() {
+        if (held.is_empty() || (held.len() <= capacity / 2 && !drained))
+            && !shutdown.is_cancelled()
+        {
             // an idle worker long-polls; one with work leases without waiting, so that its
             // results keep flowing
             let wait = if held.is_empty() {
@@ -203,6 +211,7 @@ pub async fn run<C: Coordinator>(
                 Ok(jobs) => {
                     backoff.reset();
                     let got = jobs.len();
+                    drained = got == 0;
                     for j in jobs {
                         stats.leased += 1;
                         held.insert(j.id, j.start_lower_bound);
@@ -247,11 +256,15 @@ pub async fn run<C: Coordinator>(
                 while let Ok(f) = finished.try_recv() {
                     take(f);
                 }
-                if unreported.len() >= capacity.div_ceil(2) {
+                // a group is reported at half the capacity, or as soon as it is as large as
+                // the work still held: when the queue runs dry the groups shrink with the work
+                // left, so the last one is small and the threads do not sit idle behind it
+                if unreported.len() >= capacity.div_ceil(2).min(held.len().max(1)) {
                     flush(&*coordinator, &mut unreported, &mut stats).await;
                 }
             }
             _ = report.tick() => {
+                drained = false;
                 flush(&*coordinator, &mut unreported, &mut stats).await;
             }
             _ = heartbeat.tick() => {
