@@ -631,10 +631,8 @@ impl Core {
             if next.is_empty() {
                 break;
             }
-            let mut read = Vec::with_capacity(next.len());
-            for entry in next {
-                read.push((entry, self.store.job(entry.1)?));
-            }
+            let ids: Vec<u64> = next.iter().map(|e| e.1).collect();
+            let read: Vec<_> = next.into_iter().zip(self.store.jobs(&ids)?).collect();
             let mut taken = Vec::with_capacity(read.len());
             {
                 let mut st = self.lock();
@@ -810,9 +808,19 @@ impl Core {
                 break;
             }
             let mut retry = Vec::new();
+            // the group's records in one pass (its ids are mostly runs of consecutive ones)
+            let mut ids: Vec<u64> = pending.iter().map(|c| c.job_id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let records: HashMap<u64, JobRecord> = ids
+                .iter()
+                .copied()
+                .zip(self.store.jobs(&ids)?)
+                .filter_map(|(id, r)| Some((id, r?)))
+                .collect();
             for c in std::mem::take(&mut pending) {
                 let mode = &modes[&batch_seq(c.job_id)];
-                match self.complete_one(worker, c, mode)? {
+                match self.complete_one(worker, c, records.get(&c.job_id), mode)? {
                     Completed::Done(new) => {
                         accepted += 1;
                         done.push((c.job_id, *new));
@@ -860,9 +868,16 @@ impl Core {
         Ok((accepted, rejected))
     }
 
-    /// One step of [`Core::complete`] for result `c` of a job whose batch has `mode`.
-    fn complete_one(&self, worker: &str, c: &Completion, mode: &Mode) -> Result<Completed, Error> {
-        let Some(job) = self.store.job(c.job_id)? else {
+    /// One step of [`Core::complete`] for result `c` of a job whose batch has `mode` and whose
+    /// record, as read, is `job`.
+    fn complete_one(
+        &self,
+        worker: &str,
+        c: &Completion,
+        job: Option<&JobRecord>,
+        mode: &Mode,
+    ) -> Result<Completed, Error> {
+        let Some(job) = job else {
             return Ok(Completed::Rejected("no such job".into()));
         };
         match job.state() {
@@ -907,7 +922,7 @@ impl Core {
                 r.lower_bound = r.lower_bound.max(c.lower_bound);
                 r.nodes = c.nodes;
                 r.millis = c.millis;
-                if self.store.cas_job(c.job_id, &job, &new)? {
+                if self.store.cas_job(c.job_id, job, &new)? {
                     Ok(Completed::Done(Box::new(new)))
                 } else {
                     Ok(Completed::Changed)

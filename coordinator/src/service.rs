@@ -488,8 +488,7 @@ pub(crate) async fn run(
     }
     // without TCP_NODELAY a small reply (an acknowledgement, a watch update) that follows
     // another one can sit in Nagle's buffer until the peer's delayed ACK, about 40 ms
-    let incoming =
-        tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let down = shutdown.clone();
     let result = builder
         .add_service(health_svc)

@@ -24,6 +24,9 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn next_batch_seq(&self) -> Result<u32, Error>;
     /// A job by id.
     fn job(&self, id: u64) -> Result<Option<JobRecord>, Error>;
+    /// The jobs with ids `ids` (in that order; None for a missing one). Runs of consecutive
+    /// ids are read with one range scan each, which costs less than a lookup per id.
+    fn jobs(&self, ids: &[u64]) -> Result<Vec<Option<JobRecord>>, Error>;
     /// Inserts new jobs (all in one atomic batch). Callers insert only ids beyond their batch's
     /// stored `total`, which the start-up rebuild raises over every stored job, so no stored
     /// job is ever overwritten.
@@ -101,6 +104,37 @@ impl Store for SledStore {
             Some(v) => Some(JobRecord::decode(&*v)?),
             None => None,
         })
+    }
+
+    fn jobs(&self, ids: &[u64]) -> Result<Vec<Option<JobRecord>>, Error> {
+        let mut out = Vec::with_capacity(ids.len());
+        let mut i = 0;
+        while i < ids.len() {
+            // the run ids[i..j] of consecutive ids
+            let mut j = i + 1;
+            while j < ids.len() && ids[j - 1].checked_add(1) == Some(ids[j]) {
+                j += 1;
+            }
+            if j - i == 1 {
+                out.push(self.job(ids[i])?);
+            } else {
+                let mut scan = self
+                    .jobs
+                    .range(ids[i].to_be_bytes()..=ids[j - 1].to_be_bytes());
+                let mut next = scan.next().transpose()?;
+                for &id in &ids[i..j] {
+                    match &next {
+                        Some((k, v)) if k.as_ref() == id.to_be_bytes() => {
+                            out.push(Some(JobRecord::decode(&**v)?));
+                            next = scan.next().transpose()?;
+                        }
+                        _ => out.push(None),
+                    }
+                }
+            }
+            i = j;
+        }
+        Ok(out)
     }
 
     fn insert_jobs(&self, jobs: &[(u64, JobRecord)]) -> Result<(), Error> {

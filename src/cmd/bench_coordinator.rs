@@ -1,19 +1,23 @@
 //! `cubefleet bench coordinator`: the job system's own throughput, without any search. An
 //! in-process coordinator on a fresh sled store serves loopback gRPC; one client submits a batch
 //! of scrambles (random 20-move sequences), then worker tasks lease in groups and complete every
-//! job with the inverse scramble, which the coordinator verifies like any result. Figures:
-//! submission lines/s, lease -> complete (verified, stored) jobs/s, end to end jobs/s, and the
+//! job with the inverse scramble, which the coordinator verifies like any result. Two runs, each
+//! on a fresh store with its own positions: `phases` submits first and leases after, giving
+//! submission lines/s and lease -> complete (verified, stored) jobs/s apart; `pipelined` runs
+//! the workers from the start, leasing while the batch arrives, as a cluster does. Figures: the
+//! rates, end to end jobs/s (first line sent to last result stored), CPU time per job, and the
 //! process's peak memory.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cubefleet_proto::{
-    submit_request, BatchSpec, CompleteRequest, Completion, LeaseRequest, LineChunk,
-    RegisterRequest, SubmitRequest,
+    client::Client, submit_request, BatchSpec, CompleteRequest, Completion, LeaseRequest,
+    LineChunk, RegisterRequest, SubmitRequest,
 };
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, Move, MoveSeq};
 use cubefleet_worker::remote::mode_to_proto;
@@ -83,142 +87,205 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
-    let (dir, remove) = match &args.data {
-        Some(d) => (d.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!("cubefleet-bench-{}", std::process::id())),
-            true,
-        ),
-    };
-    // the positions, and for each its facelet string -> solution (what a worker would find)
-    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
-    let mut lines = Vec::with_capacity(args.jobs);
-    let mut answers: HashMap<String, String> = HashMap::with_capacity(args.jobs);
-    for _ in 0..args.jobs {
-        let s = scramble(&mut rng);
-        let cube = parse_position(&s.to_string(), InputFormat::Moves)?;
-        answers.insert(
-            FaceletCube::from_cubie(&cube).to_string(),
-            s.inverse().to_string(),
-        );
-        lines.push(s.to_string());
-    }
-    let answers = Arc::new(answers);
-    let result = runtime()?.block_on(async {
-        let embedded = Embedded::start(&dir).await?;
-        let client = embedded.client.clone();
+/// What one measurement gives.
+struct Figures {
+    /// Time to submit the whole batch (in the pipelined run: until the submission returned).
+    submitted: Duration,
+    /// Time from the start of submission until every job was completed and stored.
+    total: Duration,
+    /// CPU seconds of the process: during submission, then until the end.
+    cpu: [f64; 2],
+}
 
-        let (start, cpu0) = (Instant::now(), cpu_seconds());
-        let spec = BatchSpec {
-            batch_id: "bench".into(),
-            name: "bench coordinator".into(),
-            mode: Some(mode_to_proto(&Mode::TwoPhase { max_length: 20 }, None)),
-            priority: 0,
-        };
-        let mut msgs = vec![SubmitRequest {
-            part: Some(submit_request::Part::Spec(spec)),
-        }];
-        msgs.extend(lines.chunks(CHUNK).map(|c| SubmitRequest {
-            part: Some(submit_request::Part::Chunk(LineChunk { lines: c.to_vec() })),
-        }));
-        let r = client
-            .batches
+/// Submits `lines` as one batch and has `args.workers` tasks lease and complete every job.
+/// `pipelined`: the workers run from the start, leasing while the batch is still arriving (as
+/// a cluster does); otherwise they start once the submission has returned, so that the two
+/// phases are measured apart.
+async fn measure(
+    args: &CoordinatorArgs,
+    dir: &std::path::Path,
+    lines: &[String],
+    answers: &Arc<HashMap<String, String>>,
+    pipelined: bool,
+) -> anyhow::Result<Figures> {
+    let embedded = Embedded::start(dir).await?;
+    let client = embedded.client.clone();
+    let n = lines.len() as u64;
+    let completed = Arc::new(AtomicU64::new(0));
+    let spawn_workers = || {
+        (0..args.workers)
+            .map(|w| {
+                let (client, answers, completed) =
+                    (client.clone(), answers.clone(), completed.clone());
+                tokio::spawn(lease_and_complete(
+                    client, w, args.group, answers, completed, n,
+                ))
+            })
+            .collect::<Vec<_>>()
+    };
+
+    let (start, cpu0) = (Instant::now(), cpu_seconds());
+    let early = if pipelined {
+        spawn_workers()
+    } else {
+        Vec::new()
+    };
+    let spec = BatchSpec {
+        batch_id: "bench".into(),
+        name: "bench coordinator".into(),
+        mode: Some(mode_to_proto(&Mode::TwoPhase { max_length: 20 }, None)),
+        priority: 0,
+    };
+    let mut msgs = vec![SubmitRequest {
+        part: Some(submit_request::Part::Spec(spec)),
+    }];
+    msgs.extend(lines.chunks(CHUNK).map(|c| SubmitRequest {
+        part: Some(submit_request::Part::Chunk(LineChunk { lines: c.to_vec() })),
+    }));
+    let r = client
+        .batches
+        .clone()
+        .submit(tokio_stream::iter(msgs))
+        .await?
+        .into_inner();
+    anyhow::ensure!(r.total == n, "stored {} lines", r.total);
+    let submitted = start.elapsed();
+    let cpu1 = cpu_seconds();
+    let tasks = if pipelined { early } else { spawn_workers() };
+    for t in tasks {
+        t.await??;
+    }
+    let total = start.elapsed();
+    let cpu2 = cpu_seconds();
+    let done = completed.load(Ordering::Relaxed);
+    anyhow::ensure!(done == n, "completed {done} of {n}");
+    embedded.stop().await?;
+    Ok(Figures {
+        submitted,
+        total,
+        cpu: [cpu1 - cpu0, cpu2 - cpu1],
+    })
+}
+
+/// One worker task: registers, then leases `group` jobs at a time (long-polling while the
+/// queue is empty) and completes each with its answer, until `completed` reaches `n`.
+async fn lease_and_complete(
+    client: Client,
+    w: usize,
+    group: u32,
+    answers: Arc<HashMap<String, String>>,
+    completed: Arc<AtomicU64>,
+    n: u64,
+) -> anyhow::Result<()> {
+    let id = client
+        .workers
+        .clone()
+        .register(RegisterRequest {
+            name: format!("bench-{w}"),
+            threads: 1,
+            table_fingerprint: String::new(),
+        })
+        .await?
+        .into_inner()
+        .worker_id;
+    while completed.load(Ordering::Relaxed) < n {
+        let jobs = client
+            .workers
             .clone()
-            .submit(tokio_stream::iter(msgs))
+            .lease(LeaseRequest {
+                worker_id: id.clone(),
+                max_jobs: group,
+                wait_millis: 100,
+                max_seconds: 0.0,
+            })
+            .await?
+            .into_inner()
+            .jobs;
+        if jobs.is_empty() {
+            continue;
+        }
+        let results = jobs
+            .iter()
+            .map(|j| Completion {
+                job_id: j.job_id,
+                status: "solved".into(),
+                solution: answers.get(&j.facelets).cloned().unwrap_or_default(),
+                has_solution: true,
+                ..Completion::default()
+            })
+            .collect();
+        let r = client
+            .workers
+            .clone()
+            .complete(CompleteRequest {
+                worker_id: id.clone(),
+                results,
+            })
             .await?
             .into_inner();
-        anyhow::ensure!(r.total == args.jobs as u64, "stored {} lines", r.total);
-        let submitted = start.elapsed();
-        let cpu1 = cpu_seconds();
-
-        let work = Instant::now();
-        let mut tasks = Vec::new();
-        for w in 0..args.workers {
-            let (client, answers, group) = (client.clone(), answers.clone(), args.group);
-            tasks.push(tokio::spawn(async move {
-                let id = client
-                    .workers
-                    .clone()
-                    .register(RegisterRequest {
-                        name: format!("bench-{w}"),
-                        threads: 1,
-                        table_fingerprint: String::new(),
-                    })
-                    .await?
-                    .into_inner()
-                    .worker_id;
-                let mut done = 0u64;
-                loop {
-                    let jobs = client
-                        .workers
-                        .clone()
-                        .lease(LeaseRequest {
-                            worker_id: id.clone(),
-                            max_jobs: group,
-                            wait_millis: 0,
-                            max_seconds: 0.0,
-                        })
-                        .await?
-                        .into_inner()
-                        .jobs;
-                    if jobs.is_empty() {
-                        return anyhow::Ok(done);
-                    }
-                    let results = jobs
-                        .iter()
-                        .map(|j| Completion {
-                            job_id: j.job_id,
-                            status: "solved".into(),
-                            solution: answers.get(&j.facelets).cloned().unwrap_or_default(),
-                            has_solution: true,
-                            ..Completion::default()
-                        })
-                        .collect();
-                    let r = client
-                        .workers
-                        .clone()
-                        .complete(CompleteRequest {
-                            worker_id: id.clone(),
-                            results,
-                        })
-                        .await?
-                        .into_inner();
-                    anyhow::ensure!(r.rejected.is_empty(), "rejected: {:?}", r.rejected[0]);
-                    done += u64::from(r.accepted);
-                }
-            }));
-        }
-        let mut completed = 0;
-        for t in tasks {
-            completed += t.await??;
-        }
-        let worked = work.elapsed();
-        let cpu2 = cpu_seconds();
-        anyhow::ensure!(completed == args.jobs as u64, "completed {completed}");
-        embedded.stop().await?;
-        anyhow::Ok((submitted, worked, [cpu1 - cpu0, cpu2 - cpu1]))
-    });
-    if remove {
-        let _ = std::fs::remove_dir_all(&dir);
+        anyhow::ensure!(r.rejected.is_empty(), "rejected: {:?}", r.rejected[0]);
+        completed.fetch_add(u64::from(r.accepted), Ordering::Relaxed);
     }
-    let (submitted, worked, cpu) = result?;
+    Ok(())
+}
+
+pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
+    let base = match &args.data {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("cubefleet-bench-{}", std::process::id())),
+    };
+    // the positions, and for each its facelet string -> solution (what a worker would find);
+    // each run gets its own positions and a fresh store, so nothing is answered by dedup
+    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
+    let mut answers: HashMap<String, String> = HashMap::with_capacity(2 * args.jobs);
+    let mut make_lines = || -> anyhow::Result<Vec<String>> {
+        let mut lines = Vec::with_capacity(args.jobs);
+        for _ in 0..args.jobs {
+            let s = scramble(&mut rng);
+            let cube = parse_position(&s.to_string(), InputFormat::Moves)?;
+            answers.insert(
+                FaceletCube::from_cubie(&cube).to_string(),
+                s.inverse().to_string(),
+            );
+            lines.push(s.to_string());
+        }
+        Ok(lines)
+    };
+    let (phased, pipelined) = (make_lines()?, make_lines()?);
+    let answers = Arc::new(answers);
+    let rt = runtime()?;
+    let mut rows = Vec::new();
+    for (name, lines, overlap) in [("phases", &phased, false), ("pipelined", &pipelined, true)] {
+        let dir = base.join(name);
+        let figures = rt.block_on(measure(&args, &dir, lines, &answers, overlap));
+        rows.push((name, figures?));
+    }
+    if args.data.is_none() {
+        let _ = std::fs::remove_dir_all(&base);
+    }
     let n = args.jobs as f64;
     println!(
-        "| jobs | workers x group | submit lines/s | lease+complete jobs/s | end to end jobs/s | CPU µs/job submit, lease+complete | peak RSS MB |"
+        "| run | jobs | workers x group | submit lines/s | lease+complete jobs/s | end to end jobs/s | CPU µs/job submit, rest |"
     );
-    println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: |");
-    println!(
-        "| {} | {} x {} | {:.0} | {:.0} | {:.0} | {:.1}, {:.1} | {:.0} |",
-        args.jobs,
-        args.workers,
-        args.group,
-        n / submitted.as_secs_f64(),
-        n / worked.as_secs_f64(),
-        n / (submitted + worked).as_secs_f64(),
-        cpu[0] * 1e6 / n,
-        cpu[1] * 1e6 / n,
-        peak_rss_mb()
-    );
+    println!("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
+    for (name, f) in rows {
+        // in the pipelined run the workers overlap the submission: no rate of their own
+        let lease_complete = if name == "phases" {
+            format!("{:.0}", n / (f.total - f.submitted).as_secs_f64())
+        } else {
+            "(overlapped)".into()
+        };
+        println!(
+            "| {name} | {} | {} x {} | {:.0} | {lease_complete} | {:.0} | {:.1}, {:.1} |",
+            args.jobs,
+            args.workers,
+            args.group,
+            n / f.submitted.as_secs_f64(),
+            n / f.total.as_secs_f64(),
+            f.cpu[0] * 1e6 / n,
+            f.cpu[1] * 1e6 / n,
+        );
+    }
+    println!("peak resident memory: {:.0} MB", peak_rss_mb());
     Ok(ExitCode::SUCCESS)
 }

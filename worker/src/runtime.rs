@@ -181,8 +181,7 @@ pub async fn run<C: Coordinator>(
         // lease when the jobs held fall to half the capacity (or none are held), in one group
         let capacity = capacity(config.threads, mean_job);
         let room = capacity.saturating_sub(held.len()) as u32;
-        if (held.is_empty() || (held.len() <= capacity / 2 && !drained))
-            && !shutdown.is_cancelled()
+        if (held.is_empty() || (held.len() <= capacity / 2 && !drained)) && !shutdown.is_cancelled()
         {
             // an idle worker long-polls; one with work leases without waiting, so that its
             // results keep flowing
