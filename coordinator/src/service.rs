@@ -195,22 +195,33 @@ impl Batches for Svc {
         let (tx, rx) = mpsc::channel(4);
         let shutdown = self.shutdown.clone();
         let mut changes = core.watch_finished();
+        let fetch = move || {
+            let (core, id) = (core.clone(), id.clone());
+            blocking(move || core.status(&id))
+        };
+        let done = |s: &BatchStatus| s.queued + s.leased == 0;
         tokio::spawn(async move {
             let mut status = first;
             loop {
-                let finished = status.queued + status.leased == 0;
+                let finished = done(&status);
                 changes.borrow_and_update();
                 if tx.send(Ok(status)).await.is_err() || finished {
                     break;
                 }
                 let sent = tokio::time::Instant::now();
-                tokio::select! {
-                    _ = tokio::time::sleep(WATCH_EVERY) => {}
-                    _ = changes.changed() => tokio::time::sleep_until(sent + WATCH_GAP).await,
+                let changed = tokio::select! {
+                    _ = tokio::time::sleep(WATCH_EVERY) => false,
+                    _ = changes.changed() => true,
                     _ = shutdown.cancelled() => break,
+                };
+                // after a change, updates keep WATCH_GAP apart, except the last one: a batch
+                // that just finished is reported at once
+                let mut next = fetch().await;
+                if changed && next.as_ref().is_ok_and(|s| !done(s)) {
+                    tokio::time::sleep_until(sent + WATCH_GAP).await;
+                    next = fetch().await;
                 }
-                let (core, id) = (core.clone(), id.clone());
-                match blocking(move || core.status(&id)).await {
+                match next {
                     Ok(s) => status = s,
                     Err(e) => {
                         let _ = tx.send(Err(e)).await;
@@ -236,28 +247,37 @@ impl Batches for Svc {
         }
         let core = self.core.clone();
         let (tx, rx) = mpsc::channel(1024);
+        // pages of up to 2000 results; the next page is read while this one is sent
+        let fetch = move |from: u64, left: u64| {
+            let (core, id, status) = (core.clone(), req.batch_id.clone(), req.status.clone());
+            let page = left.min(2000) as usize;
+            tokio::task::spawn_blocking(move || core.results(&id, from, page, &status))
+        };
         tokio::spawn(async move {
             let mut from = req.from_index;
             let mut left = if req.limit == 0 { u64::MAX } else { req.limit };
-            while left > 0 {
-                let (core, id, status) = (core.clone(), req.batch_id.clone(), req.status.clone());
-                let page = (left.min(2000)) as usize;
-                let r = blocking(move || core.results(&id, from, page, &status)).await;
-                let (results, next) = match r {
-                    Ok(x) => x,
+            let mut reading = fetch(from, left);
+            loop {
+                let (results, next) = match reading.await {
+                    Ok(Ok(x)) => x,
+                    Ok(Err(e)) => {
+                        let _ = tx.send(Err(e.into())).await;
+                        return;
+                    }
                     Err(e) => {
-                        let _ = tx.send(Err(e)).await;
+                        let _ = tx.send(Err(Status::internal(e.to_string()))).await;
                         return;
                     }
                 };
-                let exhausted = next == from;
+                left -= results.len() as u64;
+                let more = next != from && left > 0;
+                reading = fetch(next, if more { left } else { 0 });
                 for r in results {
-                    left -= 1;
                     if tx.send(Ok(r)).await.is_err() {
                         return;
                     }
                 }
-                if exhausted {
+                if !more {
                     return;
                 }
                 from = next;
