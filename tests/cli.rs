@@ -234,3 +234,22 @@ fn solve_optimal_and_depth_limited() {
     assert_eq!(v["status"], "none_within");
     assert_eq!(v["solution"], "");
 }
+
+#[test]
+fn bench_coordinator_completes_both_runs() {
+    // every job leased, completed with a verified solution and stored, in both runs; the
+    // bench itself fails when a job is missing or a result is rejected
+    let out = cubefleet()
+        .args(["bench", "coordinator", "--jobs", "3000", "--group", "500"])
+        .output()
+        .expect("run bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for run in ["| phases | 3000 |", "| pipelined | 3000 |"] {
+        assert!(stdout.contains(run), "no {run} row in:\n{stdout}");
+    }
+}
