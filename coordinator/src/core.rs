@@ -121,24 +121,15 @@ impl State {
             .unwrap_or_default()
     }
 
-    /// Job `id`'s stored record as clients see it: with the fields the store leaves out
-    /// (ids, line index, facelets) filled in, and `leased` while a lease (memory only) holds it.
-    fn present(&self, id: u64, job: &JobRecord) -> JobResult {
-        let mut r = job.r().clone();
-        r.job_id = id;
-        r.index = id & ((1 << INDEX_BITS) - 1);
-        if let Some(b) = self.batches.get(&batch_seq(id)) {
+    /// Fills in what only the coordinator's memory knows of a job's [`view`]: its batch's id,
+    /// and `leased` while a lease (memory only) holds it.
+    fn overlay(&self, r: &mut JobResult) {
+        if let Some(b) = self.batches.get(&batch_seq(r.job_id)) {
             r.batch_id.clone_from(&b.id);
         }
-        if r.facelets.is_empty() {
-            if let Some(cube) = job.cube() {
-                r.facelets = FaceletCube::from_cubie(&cube).to_string();
-            }
-        }
-        if r.state == JobState::Queued as i32 && self.leases.contains_key(&id) {
+        if r.state == JobState::Queued as i32 && self.leases.contains_key(&r.job_id) {
             r.state = JobState::Leased as i32;
         }
-        r
     }
 
     /// Moves one job's count from state `from` to `to` (both may be Unspecified: none).
@@ -1070,12 +1061,17 @@ impl Core {
             let Some(&(last, _)) = jobs.last() else {
                 break;
             };
-            let st = self.lock();
+            let first = out.len();
             for (id, j) in jobs {
                 if status.is_empty() || j.r().status == status {
-                    out.push(st.present(id, &j));
+                    out.push(view(id, &j));
                 }
             }
+            let st = self.lock();
+            for r in &mut out[first..] {
+                st.overlay(r);
+            }
+            drop(st);
             next = last + 1;
         }
         Ok((out, (next & ((1 << INDEX_BITS) - 1)).min(b.total)))
@@ -1087,7 +1083,9 @@ impl Core {
             .store
             .job(id)?
             .ok_or_else(|| Error::NotFound(format!("job {id}")))?;
-        Ok(self.lock().present(id, &job))
+        let mut r = view(id, &job);
+        self.lock().overlay(&mut r);
+        Ok(r)
     }
 
     /// A stored result for `position` from any batch and mode (proven-optimal ones first).
@@ -1097,7 +1095,8 @@ impl Core {
         let canon = cube.canonical();
         let mut best: Option<(JobResult, Mode)> = None;
         for (id, job, stored) in self.indexed(&canon.cube.key())? {
-            let base = self.lock().present(id, &job);
+            let mut base = view(id, &job);
+            self.lock().overlay(&mut base);
             let Some(r) = map_result(base, &stored, &cube, &canon) else {
                 continue;
             };
@@ -1176,6 +1175,22 @@ fn map_result(
     r.facelets = FaceletCube::from_cubie(cube).to_string();
     r.from_store = true;
     Some(r)
+}
+
+/// Job `id`'s stored record as clients see it, but for [`State::overlay`]: with the fields the
+/// store leaves out, which the key and the canonical form give back (job id, line index,
+/// facelets), filled in. Needs no lock: the costly part of presenting a result (the facelets)
+/// is done here.
+fn view(id: u64, job: &JobRecord) -> JobResult {
+    let mut r = job.r().clone();
+    r.job_id = id;
+    r.index = id & ((1 << INDEX_BITS) - 1);
+    if r.facelets.is_empty() {
+        if let Some(cube) = job.cube() {
+            r.facelets = FaceletCube::from_cubie(&cube).to_string();
+        }
+    }
+    r
 }
 
 /// The canonical-index key of a finished job of a batch in `mode`, when its answer can be
