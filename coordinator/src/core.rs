@@ -25,7 +25,7 @@ use cubefleet_proto::{
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, MoveSeq};
 
 use crate::error::Error;
-use crate::record::{batch_seq, job_id, BatchRecord, JobRecord, INDEX_BITS};
+use crate::record::{batch_seq, job_id, line_index, BatchRecord, JobRecord, INDEX_BITS};
 use crate::store::Store;
 use crate::verify::{mode_key, normalize_mode, verify};
 
@@ -251,7 +251,7 @@ impl Core {
             let state = job.state();
             let seq = batch_seq(id);
             let lines = stored.entry(seq).or_default();
-            *lines = (*lines).max((id & ((1 << INDEX_BITS) - 1)) + 1);
+            *lines = (*lines).max(line_index(id) + 1);
             match state {
                 JobState::Queued | JobState::Leased if cancelled.contains(&seq) => {
                     requeue.push((id, job.clone()))
@@ -436,7 +436,7 @@ impl Core {
             return Ok(());
         };
         self.store.insert_jobs(&jobs)?;
-        batch.total = batch.total.max((last & ((1 << INDEX_BITS) - 1)) + 1);
+        batch.total = batch.total.max(line_index(last) + 1);
         self.store.put_batch(batch)?;
         self.store.flush()?;
         let mut from_store = 0;
@@ -1074,7 +1074,7 @@ impl Core {
             drop(st);
             next = last + 1;
         }
-        Ok((out, (next & ((1 << INDEX_BITS) - 1)).min(b.total)))
+        Ok((out, line_index(next).min(b.total)))
     }
 
     /// One job's result.
@@ -1184,7 +1184,7 @@ fn map_result(
 fn view(id: u64, job: &JobRecord) -> JobResult {
     let mut r = job.r().clone();
     r.job_id = id;
-    r.index = id & ((1 << INDEX_BITS) - 1);
+    r.index = line_index(id);
     if r.facelets.is_empty() {
         if let Some(cube) = job.cube() {
             r.facelets = FaceletCube::from_cubie(&cube).to_string();
@@ -1200,7 +1200,7 @@ fn canonical_key(job: &JobRecord, mode: &Mode) -> Option<Vec<u8>> {
     if !(r.status == "solved" || r.status == "none_within") {
         return None;
     }
-    let mut key = job.canonical_form()?.cube.key().to_vec();
+    let mut key = job.canonical_key()?.to_vec();
     key.extend_from_slice(&mode_key(mode));
     Some(key)
 }

@@ -21,6 +21,11 @@ pub(crate) fn batch_seq(job_id: u64) -> u32 {
     (job_id >> INDEX_BITS) as u32
 }
 
+/// The line index (in its batch) of a job id.
+pub(crate) fn line_index(job_id: u64) -> u64 {
+    job_id & ((1 << INDEX_BITS) - 1)
+}
+
 /// A stored batch.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct BatchRecord {
@@ -98,12 +103,20 @@ impl JobRecord {
         if let Some(c) = self.old_format_cube() {
             return Some(c?.canonical());
         }
-        let key: [u8; 16] = self.canonical.as_slice().try_into().ok()?;
         Some(Canonical {
-            cube: CubieCube::from_key(&key),
+            cube: CubieCube::from_key(&self.canonical_key()?),
             sym: (self.sym / 2) as u8,
             inverted: self.sym % 2 == 1,
         })
+    }
+
+    /// The key of the position's canonical form (None for an invalid line): the stored bytes,
+    /// computed only for a record of an earlier version.
+    pub(crate) fn canonical_key(&self) -> Option<[u8; 16]> {
+        if let Some(c) = self.old_format_cube() {
+            return Some(c?.canonical().cube.key());
+        }
+        self.canonical.as_slice().try_into().ok()
     }
 
     /// `Some(position)` for a record of an earlier version, which carries the facelets (and

@@ -251,21 +251,18 @@ impl Batches for Svc {
         let fetch = move |from: u64, left: u64| {
             let (core, id, status) = (core.clone(), req.batch_id.clone(), req.status.clone());
             let page = left.min(2000) as usize;
-            tokio::task::spawn_blocking(move || core.results(&id, from, page, &status))
+            tokio::spawn(blocking(move || core.results(&id, from, page, &status)))
         };
         tokio::spawn(async move {
             let mut from = req.from_index;
             let mut left = if req.limit == 0 { u64::MAX } else { req.limit };
             let mut reading = fetch(from, left);
             loop {
-                let (results, next) = match reading.await {
-                    Ok(Ok(x)) => x,
-                    Ok(Err(e)) => {
-                        let _ = tx.send(Err(e.into())).await;
-                        return;
-                    }
+                let read = reading.await.map_err(|e| Status::internal(e.to_string()));
+                let (results, next) = match read.and_then(|r| r) {
+                    Ok(x) => x,
                     Err(e) => {
-                        let _ = tx.send(Err(Status::internal(e.to_string()))).await;
+                        let _ = tx.send(Err(e)).await;
                         return;
                     }
                 };

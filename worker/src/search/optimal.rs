@@ -738,12 +738,7 @@ impl OptimalSearcher<'_> {
             }
             self.nodes += 1;
             left_total -= self.metric.cost(mv);
-            let bound = if left_total > 0 {
-                combine(bounds, true)
-            } else {
-                combine(bounds, false)
-            };
-            if bound > left_total {
+            if combine(bounds, left_total > 0) > left_total {
                 return false;
             }
             self.path[ply] = mv;

@@ -200,10 +200,10 @@ impl CyclicWindows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cubefleet_tables::MoveSeq;
+    use cubefleet_tables::{parse_position, InputFormat};
 
     fn cube(moves: &str) -> CubieCube {
-        CubieCube::from_moves(&MoveSeq::parse(moves).expect("valid moves").0)
+        parse_position(moves, InputFormat::Moves).expect("valid moves")
     }
 
     #[test]
