@@ -20,6 +20,7 @@ use std::time::Duration;
 
 pub use crate::core::Core;
 pub use error::Error;
+use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 /// The name under which the health service reports the coordinator (SERVING once the store is
@@ -61,9 +62,7 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: CancellationToken,
 ) -> Result<(), Error> {
-    let dir = config.data_dir.clone();
-    let lease = config.lease;
-    let core = tokio::task::spawn_blocking(move || Core::open(&dir, lease)).await??;
+    let core = open(&config).await?;
     serve_core(core, config, listener, shutdown).await
 }
 
@@ -75,7 +74,37 @@ pub async fn serve_core(
     listener: tokio::net::TcpListener,
     shutdown: CancellationToken,
 ) -> Result<(), Error> {
-    service::run(core.clone(), config, listener, shutdown).await?;
+    // without TCP_NODELAY a small reply (an acknowledgement, a watch update) that follows
+    // another one can sit in Nagle's buffer until the peer's delayed ACK, about 40 ms
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    service::run(core.clone(), config, incoming, shutdown).await?;
+    stopped(core).await
+}
+
+/// Like [`serve`], for clients in this same process only: every pipe received on
+/// `connections` is one client connection (`cubefleet_proto::client::Client::in_process`
+/// makes them). The calls are the same gRPC as over a socket; `cubefleet run` uses this.
+pub async fn serve_in_process(
+    config: Config,
+    connections: tokio::sync::mpsc::UnboundedReceiver<tokio::io::DuplexStream>,
+    shutdown: CancellationToken,
+) -> Result<(), Error> {
+    let core = open(&config).await?;
+    let incoming = tokio_stream::wrappers::UnboundedReceiverStream::new(connections)
+        .map(Ok::<_, std::io::Error>);
+    service::run(core.clone(), config, incoming, shutdown).await?;
+    stopped(core).await
+}
+
+/// Opens the store of `config` (off the async threads: sled reads its log).
+async fn open(config: &Config) -> Result<Arc<Core>, Error> {
+    let dir = config.data_dir.clone();
+    let lease = config.lease;
+    tokio::task::spawn_blocking(move || Core::open(&dir, lease)).await?
+}
+
+/// Flushes the store of a coordinator that has stopped serving.
+async fn stopped(core: Arc<Core>) -> Result<(), Error> {
     tokio::task::spawn_blocking(move || core.flush()).await??;
     tracing::info!("coordinator stopped; store flushed");
     Ok(())

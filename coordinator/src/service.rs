@@ -442,12 +442,22 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Serves until `shutdown`; expires leases in the background.
-pub(crate) async fn run(
+pub(crate) async fn run<I, IO, IE>(
     core: Arc<Core>,
     config: Config,
-    listener: tokio::net::TcpListener,
+    incoming: I,
     shutdown: CancellationToken,
-) -> Result<(), Error> {
+) -> Result<(), Error>
+where
+    I: tokio_stream::Stream<Item = Result<IO, IE>>,
+    IO: tokio::io::AsyncRead
+        + tokio::io::AsyncWrite
+        + tonic::transport::server::Connected
+        + Unpin
+        + Send
+        + 'static,
+    IE: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let svc = Svc {
         core: core.clone(),
         shutdown: shutdown.clone(),
@@ -503,9 +513,6 @@ pub(crate) async fn run(
         builder =
             builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }
-    // without TCP_NODELAY a small reply (an acknowledgement, a watch update) that follows
-    // another one can sit in Nagle's buffer until the peer's delayed ACK, about 40 ms
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let down = shutdown.clone();
     let result = builder
         .add_service(health_svc)

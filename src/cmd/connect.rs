@@ -55,8 +55,9 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// A coordinator served by this process on a loopback port over the store in a directory, and
-/// a client of it (`run`, `bench coordinator`): the same gRPC code path as a cluster.
+/// A coordinator served by this process over the store in a directory, and a client of it
+/// (`run`, `bench coordinator`): the same gRPC code path as a cluster, over a loopback port or
+/// in-memory pipes.
 pub(crate) struct Embedded {
     /// A client of the embedded coordinator.
     pub(crate) client: Client,
@@ -93,6 +94,24 @@ impl Embedded {
         Err(anyhow::anyhow!(
             "embedded coordinator did not come up: {last:?}"
         ))
+    }
+
+    /// Opens the store in `data` and serves it to this process only, over in-memory pipes
+    /// (`run`): the same gRPC calls as [`Embedded::start`], without a socket.
+    pub(crate) async fn in_process(data: &Path) -> anyhow::Result<Embedded> {
+        let shutdown = CancellationToken::new();
+        let (connections, incoming) = tokio::sync::mpsc::unbounded_channel();
+        let server = tokio::spawn(cubefleet_coordinator::serve_in_process(
+            cubefleet_coordinator::Config::new(data),
+            incoming,
+            shutdown.clone(),
+        ));
+        let client = Client::in_process(connections).await?;
+        Ok(Embedded {
+            client,
+            shutdown,
+            server,
+        })
     }
 
     /// Stops serving, flushes the store and waits until it is closed.

@@ -1,5 +1,5 @@
 //! `cubefleet run FILE`: the embedded default. One process runs a coordinator on a sled store
-//! and local search threads, talking over loopback gRPC with the same code as a cluster; the
+//! and local search threads, talking gRPC over in-memory pipes with the same code as a cluster; the
 //! batch id is derived from the file's contents and the mode, so running the same file again
 //! resumes from the store instead of starting over.
 
@@ -72,7 +72,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mode = mode_to_proto(&args.mode.mode(), args.timeout.map(Duration::from_secs_f64));
     let id = batch_id(&args, &mode)?;
     runtime()?.block_on(async move {
-        let embedded = Embedded::start(&args.data).await?;
+        let embedded = Embedded::in_process(&args.data).await?;
         let client = embedded.client.clone();
         let spec = BatchSpec {
             batch_id: id.clone(),
