@@ -51,6 +51,22 @@ const fn binomial(n: usize, k: usize) -> usize {
     r
 }
 
+/// `BINOMIAL[n][k] = C(n, k)` for `n < 12`, `k <= 4`: the values [`get_edge4`] needs, computed
+/// at compile time (the coordinate is read in the optimal solver's inner loop).
+const BINOMIAL: [[u16; 5]; 12] = {
+    let mut t = [[0u16; 5]; 12];
+    let mut n = 0;
+    while n < 12 {
+        let mut k = 0;
+        while k < 5 {
+            t[n][k] = binomial(n, k) as u16;
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+};
+
 /// Lehmer code of a permutation of `0..n` (n <= 8): 0 for the identity.
 fn perm_index(p: &[u8]) -> usize {
     let mut idx = 0;
@@ -91,7 +107,7 @@ fn get_edge4(ep: &[u8; 12], base: u8) -> usize {
     for j in (0..12).rev() {
         let e = ep[j];
         if (base..base + 4).contains(&e) {
-            comb += binomial(11 - j, found + 1);
+            comb += BINOMIAL[11 - j][found + 1] as usize;
             order[3 - found] = e - base;
             found += 1;
         }
