@@ -45,7 +45,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use cubefleet_tables::coord::{N_PERM_4, N_TWIST};
+use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_TWIST};
 use cubefleet_tables::huge::{huge_index, next_depth, HugeTable};
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
@@ -149,11 +149,14 @@ struct Kid {
 
 /// A child that passed the bound of its own position, before the bound of its inverse is read:
 /// per axis the inverse of the axis's position at the cubie level, and (when `checked`) its
-/// phase-1 and huge entries, which have been prefetched.
+/// FlipUDSlice (raw, `slice * 2048 + flip < 1013760`) and twist, and its phase-1 and huge
+/// entries, which have been prefetched.
 #[derive(Clone, Copy, Debug, Default)]
 struct InvKid {
     cubes: [CubieCube; 3],
     checked: bool,
+    flipslice: [u32; 3],
+    twist: [u16; 3],
     phase1: [usize; 3],
     huge: [usize; 3],
 }
@@ -249,27 +252,40 @@ impl<'a> OptimalTables<'a> {
         }
     }
 
-    /// The phase-1 and huge entries of the position `y` (the inverse of an axis's position),
-    /// prefetched.
+    /// The first stage of reading the inverse `y` of an axis's position: its raw FlipUDSlice
+    /// (whose sym-coordinate is prefetched), its twist, and its huge entry (prefetched; 0
+    /// without the huge table). The phase-1 entry needs the sym-coordinate, so it is a second
+    /// stage ([`OptimalTables::inverse_phase1`]), run once the loads of every child are under
+    /// way.
     #[inline]
-    fn inverse_entries(&self, y: &CubieCube) -> (usize, usize) {
+    fn inverse_first(&self, y: &CubieCube) -> (u32, u16, usize) {
         let (ss, flip, twist) = (y.slice_sorted(), y.flip(), y.twist());
         let coords = &self.tables.coords;
-        let sc = coords.flipslice_sym(ss / N_PERM_4, flip);
-        let p1 = N_TWIST * sc.class() + coords.twist_conj[16 * twist + sc.sym()] as usize;
-        prefetch(self.tables.phase1.payload(), p1);
-        match self.huge {
-            None => (p1, 0),
+        let flipslice = ss / N_PERM_4 * N_FLIP + flip;
+        prefetch(&coords.flipslice.sym, flipslice);
+        let huge = match self.huge {
+            None => 0,
             Some(h) => {
                 let e = huge_index(coords, h.flip_conj(), ss, flip, twist);
                 prefetch(h.payload(), e / 4);
-                (p1, e)
+                e
             }
-        }
+        };
+        (flipslice as u32, twist as u16, huge)
+    }
+
+    /// The phase-1 entry of raw FlipUDSlice `flipslice` and twist `twist`, prefetched.
+    #[inline]
+    fn inverse_phase1(&self, flipslice: u32, twist: u16) -> usize {
+        let coords = &self.tables.coords;
+        let sc = coords.flipslice.sym[flipslice as usize];
+        let p1 = N_TWIST * sc.class() + coords.twist_conj[16 * twist as usize + sc.sym()] as usize;
+        prefetch(self.tables.phase1.payload(), p1);
+        p1
     }
 
     /// A lower bound of the huge depth (the phase-1 depth without the huge table) from the
-    /// entries of [`OptimalTables::inverse_entries`]: the huge goal lies inside phase 1's, so
+    /// entries of [`OptimalTables::inverse_phase1`] and [`OptimalTables::inverse_first`]: the huge goal lies inside phase 1's, so
     /// the huge depth is at least the phase-1 depth `p`, and it is `mod3` modulo 3; the least
     /// such number.
     #[inline]
@@ -587,7 +603,8 @@ impl<'a> OptimalSearcher<'a> {
     /// prefetches its three table entries (the tables are far larger than the caches, so the
     /// loads overlap instead of waiting one after another); the second reads the bounds and,
     /// for the children that pass, makes their inverses and prefetches the inverse's entries
-    /// (only where the bound is tight); the third reads those and descends.
+    /// (only where the bound is tight; the phase-1 entries in a stage of their own, as they
+    /// need a sym-coordinate loaded first); the third reads those and descends.
     fn dfs(&mut self, ply: usize, remaining: u32, last_face: usize, stop: &Stop<'_>) -> bool {
         if remaining == 0 {
             return self.leaf(ply);
@@ -672,7 +689,7 @@ impl<'a> OptimalSearcher<'a> {
             ik.checked = left > 0 && bound == left;
             if ik.checked {
                 for a in 0..3 {
-                    (ik.phase1[a], ik.huge[a]) = self.t.inverse_entries(&ik.cubes[a]);
+                    (ik.flipslice[a], ik.twist[a], ik.huge[a]) = self.t.inverse_first(&ik.cubes[a]);
                 }
             }
             self.kids[ply][passed] = Kid {
@@ -681,6 +698,13 @@ impl<'a> OptimalSearcher<'a> {
                 entry,
             };
             passed += 1;
+        }
+        for i in 0..passed {
+            let ik = &self.inv_kids[ply][i];
+            if ik.checked {
+                let phase1 = [0, 1, 2].map(|a| self.t.inverse_phase1(ik.flipslice[a], ik.twist[a]));
+                self.inv_kids[ply][i].phase1 = phase1;
+            }
         }
         // third pass: the inverse bounds, and down
         for i in 0..passed {
@@ -1025,7 +1049,8 @@ mod tests {
                 }
             }
             for y in &inv {
-                let (p1, h) = s.t.inverse_entries(y);
+                let (flipslice, twist, h) = s.t.inverse_first(y);
+                let p1 = s.t.inverse_phase1(flipslice, twist);
                 let bound = s.t.inverse_bound(p1, h);
                 let depth = match s.t.huge {
                     Some(huge) => huge.depth(&tables.coords, y.slice_sorted(), y.flip(), y.twist()),
