@@ -18,8 +18,8 @@
 //! from it. The huge table's 2-bit entries need a neighbour's exact depth, which the inverse
 //! does not have; the phase-1 table gives the exact depth `p` of a larger goal, and the huge
 //! depth is the least number `>= p` with the right residue mod 3 (a lower bound in every case).
-//! The inverse is read only for children whose own bound equals what is left: it halves the
-//! nodes of 16-move searches. It also bars moves: a U or D turn `g` (of the axis's goal) on the
+//! The inverse is read only for children whose own bound is within one of what is left: it
+//! halves the nodes of 16-move searches. It also bars moves: a U or D turn `g` (of the axis's goal) on the
 //! left changes none of an axis's coordinates, so when the inverse is `remaining` or more away
 //! on an axis, no move that the axis sees as a U or D turn can start a solution (the child's
 //! inverse is `g^-1` times the node's, just as far); a third fewer nodes again.
@@ -603,7 +603,7 @@ impl<'a> OptimalSearcher<'a> {
     /// prefetches its three table entries (the tables are far larger than the caches, so the
     /// loads overlap instead of waiting one after another); the second reads the bounds and,
     /// for the children that pass, makes their inverses and prefetches the inverse's entries
-    /// (only where the bound is tight; the phase-1 entries in a stage of their own, as they
+    /// (only where the bound is within one of what is left; the phase-1 entries in a stage of their own, as they
     /// need a sym-coordinate loaded first); the third reads those and descends.
     fn dfs(&mut self, ply: usize, remaining: u32, last_face: usize, stop: &Stop<'_>) -> bool {
         if remaining == 0 {
@@ -684,9 +684,10 @@ impl<'a> OptimalSearcher<'a> {
             let cubes = self.inverse_child(ply, m);
             let ik = &mut self.inv_kids[ply][passed];
             ik.cubes = cubes;
-            // the inverse is read only where the bound is tight: reading it one below as well
-            // saved 5 % of the nodes and no time (measured)
-            ik.checked = left > 0 && bound == left;
+            // the inverse is read only where the bound is within one of what is left (measured:
+            // from one below, 5 % fewer nodes than where it is tight, and a little faster;
+            // further below, no fewer nodes)
+            ik.checked = left > 0 && bound + 1 >= left;
             if ik.checked {
                 for a in 0..3 {
                     (ik.flipslice[a], ik.twist[a], ik.huge[a]) = self.t.inverse_first(&ik.cubes[a]);
