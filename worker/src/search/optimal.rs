@@ -19,10 +19,11 @@
 //! does not have; the phase-1 table gives the exact depth `p` of a larger goal, and the huge
 //! depth is the least number `>= p` with the right residue mod 3 (a lower bound in every case).
 //! The inverse is read only for children whose own bound is within one of what is left: it
-//! halves the nodes of 16-move searches. It also bars moves: a U or D turn `g` (of the axis's goal) on the
-//! left changes none of an axis's coordinates, so when the inverse is `remaining` or more away
-//! on an axis, no move that the axis sees as a U or D turn can start a solution (the child's
-//! inverse is `g^-1` times the node's, just as far); a third fewer nodes again.
+//! halves the nodes of 16-move searches. It also bars moves: a U or D turn `g` (a move of the
+//! axis's goal) multiplied on the left changes none of an axis's coordinates, so when the
+//! inverse is `remaining` or more away on an axis, no move that the axis sees as a U or D turn
+//! can start a solution (the child's inverse is `g^-1` times the node's, just as far); a third
+//! fewer nodes again.
 //!
 //! The quarter-turn metric uses the same tree: half turns cost 2. A quarter-turn solution never
 //! turns one face twice in a row (two quarter turns make a half turn of the same cost), so the
@@ -285,9 +286,9 @@ impl<'a> OptimalTables<'a> {
     }
 
     /// A lower bound of the huge depth (the phase-1 depth without the huge table) from the
-    /// entries of [`OptimalTables::inverse_phase1`] and [`OptimalTables::inverse_first`]: the huge goal lies inside phase 1's, so
-    /// the huge depth is at least the phase-1 depth `p`, and it is `mod3` modulo 3; the least
-    /// such number.
+    /// entries of [`OptimalTables::inverse_phase1`] and [`OptimalTables::inverse_first`]: the
+    /// huge goal lies inside phase 1's, so the huge depth is at least the phase-1 depth `p`, and
+    /// it is `mod3` modulo 3; the least such number.
     #[inline]
     fn inverse_bound(&self, phase1: usize, huge: usize) -> u32 {
         let p = self.tables.phase1.payload()[phase1] as u32;
@@ -344,8 +345,8 @@ pub struct OptimalSearcher<'a> {
     /// `inv[ply][a]`: the inverse of axis `a`'s position at `stack[ply]`, at the cubie level;
     /// as long as `stack`.
     inv: Vec<[CubieCube; 3]>,
-    /// `inv_kids[ply]`: scratch of `dfs`, the inverse bounds of the children that passed the
-    /// others; as long as `stack`.
+    /// `inv_kids[ply]`: scratch of `dfs`, the inverses of the children of `stack[ply]` that
+    /// passed their own bound (in the order of `kids[ply]`); as long as `stack`.
     inv_kids: Vec<[InvKid; N_MOVE]>,
     /// `inv_bounds[ply][a]`: a lower bound of the huge depth of `inv[ply][a]` (0 when it was
     /// not read); as long as `stack`.
@@ -603,8 +604,9 @@ impl<'a> OptimalSearcher<'a> {
     /// prefetches its three table entries (the tables are far larger than the caches, so the
     /// loads overlap instead of waiting one after another); the second reads the bounds and,
     /// for the children that pass, makes their inverses and prefetches the inverse's entries
-    /// (only where the bound is within one of what is left; the phase-1 entries in a stage of their own, as they
-    /// need a sym-coordinate loaded first); the third reads those and descends.
+    /// (only where the bound is within one of what is left; the phase-1 entries in a stage of
+    /// their own, as they need a sym-coordinate loaded first); the third reads those and
+    /// descends.
     fn dfs(&mut self, ply: usize, remaining: u32, last_face: usize, stop: &Stop<'_>) -> bool {
         if remaining == 0 {
             return self.leaf(ply);
@@ -700,6 +702,7 @@ impl<'a> OptimalSearcher<'a> {
             };
             passed += 1;
         }
+        // the inverses' phase-1 entries, once every sym-coordinate they need is on its way
         for i in 0..passed {
             let ik = &self.inv_kids[ply][i];
             if ik.checked {
