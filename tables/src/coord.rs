@@ -51,6 +51,22 @@ const fn binomial(n: usize, k: usize) -> usize {
     r
 }
 
+/// `BINOMIAL[n][k] = C(n, k)` for `n < 12`, `k <= 4`: the values [`get_edge4`] needs, computed
+/// at compile time (the coordinate is read in the optimal solver's inner loop).
+const BINOMIAL: [[u16; 5]; 12] = {
+    let mut t = [[0u16; 5]; 12];
+    let mut n = 0;
+    while n < 12 {
+        let mut k = 0;
+        while k < 5 {
+            t[n][k] = binomial(n, k) as u16;
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+};
+
 /// Lehmer code of a permutation of `0..n` (n <= 8): 0 for the identity.
 fn perm_index(p: &[u8]) -> usize {
     let mut idx = 0;
@@ -83,20 +99,49 @@ fn perm_from_index(mut idx: usize, out: &mut [u8]) {
     }
 }
 
+/// `PERM4_INDEX[key]`: the Lehmer code ([`perm_index`]) of the order `o` of 4 edges packed as
+/// `key = o[0] | o[1] << 2 | o[2] << 4 | o[3] << 6` (0 for keys that are no permutation),
+/// computed at compile time.
+const PERM4_INDEX: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut key = 0;
+    while key < 256 {
+        let mut idx = 0;
+        let mut i = 0;
+        while i < 4 {
+            let oi = (key >> (2 * i)) & 3;
+            let mut smaller = 0;
+            let mut j = i + 1;
+            while j < 4 {
+                if (key >> (2 * j)) & 3 < oi {
+                    smaller += 1;
+                }
+                j += 1;
+            }
+            idx = idx * (4 - i) + smaller;
+            i += 1;
+        }
+        t[key] = idx as u8;
+        key += 1;
+    }
+    t
+};
+
 /// The 4-edge coordinate of the edges `base..base+4`: `24 * combination + permutation`.
 fn get_edge4(ep: &[u8; 12], base: u8) -> usize {
     let mut comb = 0;
     let mut found = 0;
-    let mut order = [0u8; 4];
+    // the order of the 4 edges by position, packed as `PERM4_INDEX` reads it
+    let mut key = 0;
     for j in (0..12).rev() {
-        let e = ep[j];
-        if (base..base + 4).contains(&e) {
-            comb += binomial(11 - j, found + 1);
-            order[3 - found] = e - base;
+        let e = ep[j].wrapping_sub(base);
+        if e < 4 {
+            comb += BINOMIAL[11 - j][found + 1] as usize;
+            key |= (e as usize) << (2 * (3 - found));
             found += 1;
         }
     }
-    N_PERM_4 * comb + perm_index(&order)
+    N_PERM_4 * comb + PERM4_INDEX[key] as usize
 }
 
 /// Places edges `base..base+4` as [`get_edge4`] describes; the other edges fill the remaining

@@ -143,6 +143,15 @@ impl HugeTable {
         }
     }
 
+    /// Moves the table into private huge-page memory (see [`Table::into_private_hugepages`]):
+    /// lookups spread over 882 MB miss the TLB far less often.
+    pub fn into_private_hugepages(self) -> Result<HugeTable, Error> {
+        Ok(HugeTable {
+            table: self.table.into_private_hugepages()?,
+            flip_conj: self.flip_conj,
+        })
+    }
+
     /// The flip conjugation used by [`HugeTable::index`].
     pub fn flip_conj(&self) -> &FlipConj {
         &self.flip_conj

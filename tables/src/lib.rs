@@ -166,7 +166,10 @@ impl Tables {
             phase1_moves: self.phase1_moves.into_private_hugepages()?,
             phase2: self.phase2.into_private_hugepages()?,
             phase2_slice: self.phase2_slice.into_private_hugepages()?,
-            huge: self.huge,
+            huge: self
+                .huge
+                .map(huge::HugeTable::into_private_hugepages)
+                .transpose()?,
         })
     }
 
