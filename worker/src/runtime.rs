@@ -9,6 +9,8 @@
 //!   groups, few enough that a dying worker strands little work;
 //! - results are reported in groups of half the capacity, smaller ones once the work held is
 //!   less than that (the end of a batch), and at least every `report_every`;
+//! - the search threads wake the runtime only when a group is complete or enough jobs finished
+//!   to lease again, not once per job;
 //! - an empty lease while work is in hand is not repeated before the next report tick;
 //! - a result is forgotten only after the coordinator acknowledged it (a failed report is
 //!   retried; reporting twice is harmless on the coordinator's side);
@@ -21,7 +23,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cubefleet_tables::Tables;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::pool::{Finished, Job, Pool};
@@ -151,6 +152,46 @@ impl Backoff {
     }
 }
 
+/// Where the search threads leave finished jobs for the runtime. The runtime is woken only when
+/// the jobs waiting reach the number it asked for ([`Mailbox::wake_at`]): with fast jobs (a
+/// fraction of a millisecond) a wake-up per job would cost the searches a context switch each.
+/// A wake-up is never lost: [`tokio::sync::Notify`] keeps one for a runtime not yet waiting.
+#[derive(Default)]
+struct Mailbox {
+    jobs: std::sync::Mutex<Vec<Finished>>,
+    /// Wake the runtime when this many jobs wait (at least 1).
+    wake_at: std::sync::atomic::AtomicUsize,
+    wake: tokio::sync::Notify,
+}
+
+impl Mailbox {
+    /// Called by a search thread.
+    fn put(&self, f: Finished) {
+        let waiting = {
+            let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+            jobs.push(f);
+            jobs.len()
+        };
+        if waiting >= self.wake_at.load(std::sync::atomic::Ordering::Acquire) {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Asks to be woken once `n` jobs (at least 1) wait; wakes at once if they already do.
+    fn wake_at(&self, n: usize) {
+        let n = n.max(1);
+        self.wake_at.store(n, std::sync::atomic::Ordering::Release);
+        if self.jobs.lock().unwrap_or_else(|e| e.into_inner()).len() >= n {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Everything waiting.
+    fn take(&self) -> Vec<Finished> {
+        std::mem::take(&mut *self.jobs.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
 /// Runs a worker until `shutdown` is cancelled, then drains. Returns what it did.
 pub async fn run<C: Coordinator>(
     coordinator: Arc<C>,
@@ -158,10 +199,11 @@ pub async fn run<C: Coordinator>(
     config: RuntimeConfig,
     shutdown: CancellationToken,
 ) -> WorkerStats {
-    let (tx, mut finished) = mpsc::unbounded_channel::<Finished>();
-    let pool = Pool::new(tables, config.threads, move |f| {
-        let _ = tx.send(f);
-    });
+    let mailbox = Arc::new(Mailbox::default());
+    let pool = {
+        let mailbox = mailbox.clone();
+        Pool::new(tables, config.threads, move |f| mailbox.put(f))
+    };
     // mean search time of finished jobs (seconds, exponentially weighted)
     let mut mean_job: Option<f64> = None;
     let mut stats = WorkerStats::default();
@@ -242,28 +284,28 @@ pub async fn run<C: Coordinator>(
         if shutdown.is_cancelled() {
             break;
         }
+        // a group is reported at half the capacity, or as soon as it is as large as the work
+        // still held: when the queue runs dry the groups shrink with the work left, so the last
+        // one is small and the threads do not sit idle behind it
+        let group = capacity.div_ceil(2).min(held.len().max(1));
+        // be woken when the group is complete, or when enough jobs finished to lease again
+        let until_group = group.saturating_sub(unreported.len());
+        let until_lease = if drained {
+            usize::MAX
+        } else {
+            held.len().saturating_sub(capacity / 2)
+        };
+        mailbox.wake_at(until_group.min(until_lease));
         tokio::select! {
-            Some(f) = finished.recv() => {
-                let mut take = |f: Finished| {
-                    let secs = f.millis / 1000.0;
-                    mean_job = Some(mean_job.map_or(secs, |m| 0.9 * m + 0.1 * secs));
-                    held.remove(&f.id);
-                    unreported.push(f);
-                };
-                take(f);
-                // take whatever else is ready without waiting
-                while let Ok(f) = finished.try_recv() {
-                    take(f);
-                }
-                // a group is reported at half the capacity, or as soon as it is as large as
-                // the work still held: when the queue runs dry the groups shrink with the work
-                // left, so the last one is small and the threads do not sit idle behind it
+            _ = mailbox.wake.notified() => {
+                absorb(mailbox.take(), &mut held, &mut unreported, &mut mean_job);
                 if unreported.len() >= capacity.div_ceil(2).min(held.len().max(1)) {
                     flush(&*coordinator, &mut unreported, &mut stats).await;
                 }
             }
             _ = report.tick() => {
                 drained = false;
+                absorb(mailbox.take(), &mut held, &mut unreported, &mut mean_job);
                 flush(&*coordinator, &mut unreported, &mut stats).await;
             }
             _ = heartbeat.tick() => {
@@ -288,16 +330,20 @@ pub async fn run<C: Coordinator>(
     // drain: finish within the grace period, then cancel and hand back the rest
     tracing::info!(held = held.len(), "shutting down: finishing held jobs");
     let deadline = tokio::time::Instant::now() + config.grace;
-    while !held.is_empty() {
-        match tokio::time::timeout_at(deadline, finished.recv()).await {
-            Ok(Some(f)) => {
-                held.remove(&f.id);
-                if f.outcome.status == crate::search::Status::Cancelled {
-                    continue;
-                }
+    mailbox.wake_at(1);
+    loop {
+        for f in mailbox.take() {
+            held.remove(&f.id);
+            if f.outcome.status != crate::search::Status::Cancelled {
                 unreported.push(f);
             }
-            _ => break,
+        }
+        if held.is_empty()
+            || tokio::time::timeout_at(deadline, mailbox.wake.notified())
+                .await
+                .is_err()
+        {
+            break;
         }
     }
     flush(&*coordinator, &mut unreported, &mut stats).await;
@@ -325,6 +371,22 @@ pub async fn run<C: Coordinator>(
         .await
         .unwrap_or_default();
     stats
+}
+
+/// Takes finished jobs in: they are no longer held, they wait to be reported, and their search
+/// times update the exponentially weighted mean job time (seconds).
+fn absorb(
+    finished: Vec<Finished>,
+    held: &mut HashMap<u64, u32>,
+    unreported: &mut Vec<Finished>,
+    mean_job: &mut Option<f64>,
+) {
+    for f in finished {
+        let secs = f.millis / 1000.0;
+        *mean_job = Some(mean_job.map_or(secs, |m| 0.9 * m + 0.1 * secs));
+        held.remove(&f.id);
+        unreported.push(f);
+    }
 }
 
 /// Reports the results not yet acknowledged; keeps them for the next try on failure.
