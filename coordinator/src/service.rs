@@ -256,9 +256,9 @@ impl Batches for Svc {
         tokio::spawn(async move {
             let mut from = req.from_index;
             let mut left = if req.limit == 0 { u64::MAX } else { req.limit };
-            let mut reading = fetch(from, left);
-            loop {
-                let read = reading.await.map_err(|e| Status::internal(e.to_string()));
+            let mut reading = Some(fetch(from, left));
+            while let Some(page) = reading.take() {
+                let read = page.await.map_err(|e| Status::internal(e.to_string()));
                 let (results, next) = match read.and_then(|r| r) {
                     Ok(x) => x,
                     Err(e) => {
@@ -267,15 +267,13 @@ impl Batches for Svc {
                     }
                 };
                 left -= results.len() as u64;
-                let more = next != from && left > 0;
-                reading = fetch(next, if more { left } else { 0 });
+                if next != from && left > 0 {
+                    reading = Some(fetch(next, left));
+                }
                 for r in results {
                     if tx.send(Ok(r)).await.is_err() {
                         return;
                     }
-                }
-                if !more {
-                    return;
                 }
                 from = next;
             }

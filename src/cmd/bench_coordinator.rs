@@ -258,7 +258,7 @@ pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
     for (name, lines, overlap) in [("phases", &phased, false), ("pipelined", &pipelined, true)] {
         let dir = base.join(name);
         let figures = rt.block_on(measure(&args, &dir, lines, &answers, overlap));
-        rows.push((name, figures?));
+        rows.push((name, overlap, figures?));
     }
     if args.data.is_none() {
         let _ = std::fs::remove_dir_all(&base);
@@ -268,12 +268,12 @@ pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
         "| run | jobs | workers x group | submit lines/s | lease+complete jobs/s | end to end jobs/s | CPU µs/job submit, rest |"
     );
     println!("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
-    for (name, f) in rows {
+    for (name, overlap, f) in rows {
         // in the pipelined run the workers overlap the submission: no rate of their own
-        let lease_complete = if name == "phases" {
-            format!("{:.0}", n / (f.total - f.submitted).as_secs_f64())
-        } else {
+        let lease_complete = if overlap {
             "(overlapped)".into()
+        } else {
+            format!("{:.0}", n / (f.total - f.submitted).as_secs_f64())
         };
         println!(
             "| {name} | {} | {} x {} | {:.0} | {lease_complete} | {:.0} | {:.1}, {:.1} |",

@@ -67,12 +67,22 @@ const BINOMIAL: [[u16; 5]; 12] = {
     t
 };
 
-/// Lehmer code of a permutation of `0..n` (n <= 8): 0 for the identity.
-fn perm_index(p: &[u8]) -> usize {
+/// Lehmer code of a permutation of `0..n` (n <= 8): 0 for the identity. A `const fn`, so that
+/// [`PERM4_INDEX`] is built from it at compile time.
+const fn perm_index(p: &[u8]) -> usize {
     let mut idx = 0;
-    for i in 0..p.len() {
-        let smaller = p[i + 1..].iter().filter(|&&x| x < p[i]).count();
+    let mut i = 0;
+    while i < p.len() {
+        let mut smaller = 0;
+        let mut j = i + 1;
+        while j < p.len() {
+            if p[j] < p[i] {
+                smaller += 1;
+            }
+            j += 1;
+        }
         idx = idx * (p.len() - i) + smaller;
+        i += 1;
     }
     idx
 }
@@ -100,28 +110,19 @@ fn perm_from_index(mut idx: usize, out: &mut [u8]) {
 }
 
 /// `PERM4_INDEX[key]`: the Lehmer code ([`perm_index`]) of the order `o` of 4 edges packed as
-/// `key = o[0] | o[1] << 2 | o[2] << 4 | o[3] << 6` (0 for keys that are no permutation),
-/// computed at compile time.
+/// `key = o[0] | o[1] << 2 | o[2] << 4 | o[3] << 6`, computed at compile time (the entries of
+/// keys that are no permutation are never read).
 const PERM4_INDEX: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut key = 0;
     while key < 256 {
-        let mut idx = 0;
-        let mut i = 0;
-        while i < 4 {
-            let oi = (key >> (2 * i)) & 3;
-            let mut smaller = 0;
-            let mut j = i + 1;
-            while j < 4 {
-                if (key >> (2 * j)) & 3 < oi {
-                    smaller += 1;
-                }
-                j += 1;
-            }
-            idx = idx * (4 - i) + smaller;
-            i += 1;
-        }
-        t[key] = idx as u8;
+        let o = [
+            (key & 3) as u8,
+            (key >> 2 & 3) as u8,
+            (key >> 4 & 3) as u8,
+            (key >> 6 & 3) as u8,
+        ];
+        t[key] = perm_index(&o) as u8;
         key += 1;
     }
     t

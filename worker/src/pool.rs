@@ -129,7 +129,8 @@ impl Pool {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// Locks `m`, also after a thread panicked while holding it.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // a panicking search thread must not take the whole worker down with a poisoned lock
     m.lock().unwrap_or_else(|e| e.into_inner())
 }

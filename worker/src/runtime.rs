@@ -25,7 +25,7 @@ use std::time::Duration;
 use cubefleet_tables::Tables;
 use tokio_util::sync::CancellationToken;
 
-use crate::pool::{Finished, Job, Pool};
+use crate::pool::{lock, Finished, Job, Pool};
 use crate::search::Progress;
 
 /// What the coordinator answers to a heartbeat.
@@ -168,7 +168,7 @@ impl Mailbox {
     /// Called by a search thread.
     fn put(&self, f: Finished) {
         let waiting = {
-            let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+            let mut jobs = lock(&self.jobs);
             jobs.push(f);
             jobs.len()
         };
@@ -181,14 +181,14 @@ impl Mailbox {
     fn wake_at(&self, n: usize) {
         let n = n.max(1);
         self.wake_at.store(n, std::sync::atomic::Ordering::Release);
-        if self.jobs.lock().unwrap_or_else(|e| e.into_inner()).len() >= n {
+        if lock(&self.jobs).len() >= n {
             self.wake.notify_one();
         }
     }
 
     /// Everything waiting.
     fn take(&self) -> Vec<Finished> {
-        std::mem::take(&mut *self.jobs.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *lock(&self.jobs))
     }
 }
 
@@ -284,10 +284,7 @@ pub async fn run<C: Coordinator>(
         if shutdown.is_cancelled() {
             break;
         }
-        // a group is reported at half the capacity, or as soon as it is as large as the work
-        // still held: when the queue runs dry the groups shrink with the work left, so the last
-        // one is small and the threads do not sit idle behind it
-        let group = capacity.div_ceil(2).min(held.len().max(1));
+        let group = report_group(capacity, held.len());
         // be woken when the group is complete, or when enough jobs finished to lease again
         let until_group = group.saturating_sub(unreported.len());
         let until_lease = if drained {
@@ -299,7 +296,7 @@ pub async fn run<C: Coordinator>(
         tokio::select! {
             _ = mailbox.wake.notified() => {
                 absorb(mailbox.take(), &mut held, &mut unreported, &mut mean_job);
-                if unreported.len() >= capacity.div_ceil(2).min(held.len().max(1)) {
+                if unreported.len() >= report_group(capacity, held.len()) {
                     flush(&*coordinator, &mut unreported, &mut stats).await;
                 }
             }
@@ -371,6 +368,13 @@ pub async fn run<C: Coordinator>(
         .await
         .unwrap_or_default();
     stats
+}
+
+/// How many results are reported together: half the capacity, or as many as the jobs still
+/// held when that is fewer (at least 1). When the queue runs dry the groups shrink with the
+/// work left, so the last one is small and the threads do not sit idle behind it.
+fn report_group(capacity: usize, held: usize) -> usize {
+    capacity.div_ceil(2).min(held.max(1))
 }
 
 /// Takes finished jobs in: they are no longer held, they wait to be reported, and their search

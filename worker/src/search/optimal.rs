@@ -209,10 +209,25 @@ impl<'a> OptimalTables<'a> {
     /// The index of an axis's entry in the phase-1 table (one byte each).
     #[inline]
     fn phase1_entry(&self, a: &Axis) -> usize {
+        let flipslice = a.slice_sorted as usize / N_PERM_4 * N_FLIP + a.flip as usize;
+        self.phase1_index(flipslice, a.twist as usize)
+    }
+
+    /// The phase-1 entry of raw FlipUDSlice `flipslice` (`slice * 2048 + flip`) and `twist`:
+    /// the twist conjugated by the symmetry that reduces the FlipUDSlice to its class.
+    #[inline]
+    fn phase1_index(&self, flipslice: usize, twist: usize) -> usize {
         let coords = &self.tables.coords;
-        let sc = coords.flipslice_sym(a.slice_sorted as usize / N_PERM_4, a.flip as usize);
-        let twist = coords.twist_conj[16 * a.twist as usize + sc.sym()] as usize;
-        N_TWIST * sc.class() + twist
+        let sc = coords.flipslice.sym[flipslice];
+        N_TWIST * sc.class() + coords.twist_conj[16 * twist + sc.sym()] as usize
+    }
+
+    /// The index of the huge-table entry of these coordinates, whose loading has been started.
+    #[inline]
+    fn huge_entry_prefetched(&self, h: &HugeTable, ss: usize, flip: usize, twist: usize) -> usize {
+        let e = huge_index(&self.tables.coords, h.flip_conj(), ss, flip, twist);
+        prefetch(h.payload(), e / 4);
+        e
     }
 
     /// The index of an axis's entry in the table the bound is read from (the huge table when
@@ -225,17 +240,12 @@ impl<'a> OptimalTables<'a> {
                 prefetch(self.tables.phase1.payload(), e);
                 e
             }
-            Some(h) => {
-                let e = huge_index(
-                    &self.tables.coords,
-                    h.flip_conj(),
-                    a.slice_sorted as usize,
-                    a.flip as usize,
-                    a.twist as usize,
-                );
-                prefetch(h.payload(), e / 4);
-                e
-            }
+            Some(h) => self.huge_entry_prefetched(
+                h,
+                a.slice_sorted as usize,
+                a.flip as usize,
+                a.twist as usize,
+            ),
         }
     }
 
@@ -264,23 +274,16 @@ impl<'a> OptimalTables<'a> {
         let coords = &self.tables.coords;
         let flipslice = ss / N_PERM_4 * N_FLIP + flip;
         prefetch(&coords.flipslice.sym, flipslice);
-        let huge = match self.huge {
-            None => 0,
-            Some(h) => {
-                let e = huge_index(coords, h.flip_conj(), ss, flip, twist);
-                prefetch(h.payload(), e / 4);
-                e
-            }
-        };
+        let huge = self
+            .huge
+            .map_or(0, |h| self.huge_entry_prefetched(h, ss, flip, twist));
         (flipslice as u32, twist as u16, huge)
     }
 
     /// The phase-1 entry of raw FlipUDSlice `flipslice` and twist `twist`, prefetched.
     #[inline]
     fn inverse_phase1(&self, flipslice: u32, twist: u16) -> usize {
-        let coords = &self.tables.coords;
-        let sc = coords.flipslice.sym[flipslice as usize];
-        let p1 = N_TWIST * sc.class() + coords.twist_conj[16 * twist as usize + sc.sym()] as usize;
+        let p1 = self.phase1_index(flipslice as usize, twist as usize);
         prefetch(self.tables.phase1.payload(), p1);
         p1
     }
