@@ -1,9 +1,16 @@
 //! The job store: a small trait, and sled as its one implementation.
 //!
-//! Invariants: one job = one key with a prost-encoded [`JobRecord`]; a job's state changes only
-//! by compare-and-swap against the record the caller read, so two concurrent changes of one job
-//! can never both win. Nothing is acknowledged to a client before a [`Store::flush`] that covers
-//! it. Everything in memory (queue, leases, counters) is rebuilt from the jobs at start-up.
+//! Invariants: a job's record changes only by compare-and-swap against the record the caller
+//! read, so two concurrent changes of one job can never both win. Nothing is acknowledged to a
+//! client before a [`Store::flush`] that covers it. Everything in memory (queue, leases,
+//! counters) is rebuilt from the jobs at start-up.
+//!
+//! Layout: a submitted job is written once, inside a *block* of up to [`BLOCK_JOBS`] jobs with
+//! consecutive ids (tree `job_blocks`, keyed by the first id), because sled's cost is per key:
+//! one key per 64 lines makes storing a submission about an order of magnitude cheaper than one
+//! key per line. Blocks are never rewritten. The first change of a job writes its own record
+//! under its id (tree `jobs`), which from then on takes precedence over the block's copy.
+//! Stores of earlier versions, which hold every job in `jobs`, read the same way.
 
 use std::path::Path;
 
@@ -11,6 +18,9 @@ use prost::Message;
 
 use crate::error::Error;
 use crate::record::{BatchRecord, JobRecord};
+
+/// Most jobs in one block.
+pub(crate) const BLOCK_JOBS: usize = 64;
 
 /// What the coordinator needs from storage.
 pub(crate) trait Store: Send + Sync + 'static {
@@ -32,6 +42,7 @@ pub(crate) trait Store: Send + Sync + 'static {
     /// job is ever overwritten.
     fn insert_jobs(&self, jobs: &[(u64, JobRecord)]) -> Result<(), Error>;
     /// Replaces `old` by `new` if the stored record is still `old`; false when it changed.
+    /// `old` must be a record this store returned for `id`.
     fn cas_job(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error>;
     /// Jobs with ids in `from..to`, in id order.
     fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error>;
@@ -46,10 +57,12 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn flush(&self) -> Result<(), Error>;
 }
 
-/// The sled store: trees `batches`, `jobs`, `canonical`, `meta`.
+/// The sled store: trees `batches`, `job_blocks` (jobs as submitted), `jobs` (jobs changed
+/// since), `canonical`.
 pub(crate) struct SledStore {
     db: sled::Db,
     batches: sled::Tree,
+    blocks: sled::Tree,
     jobs: sled::Tree,
     canonical: sled::Tree,
 }
@@ -63,6 +76,7 @@ impl SledStore {
             .open()?;
         Ok(SledStore {
             batches: db.open_tree("batches")?,
+            blocks: db.open_tree("job_blocks")?,
             jobs: db.open_tree("jobs")?,
             canonical: db.open_tree("canonical")?,
             db,
@@ -100,10 +114,22 @@ impl Store for SledStore {
     }
 
     fn job(&self, id: u64) -> Result<Option<JobRecord>, Error> {
-        Ok(match self.jobs.get(id.to_be_bytes())? {
-            Some(v) => Some(JobRecord::decode(&*v)?),
-            None => None,
-        })
+        if let Some(v) = self.jobs.get(id.to_be_bytes())? {
+            return Ok(Some(JobRecord::decode(&*v)?));
+        }
+        let Some((k, bytes)) = self
+            .blocks
+            .range(..=id.to_be_bytes())
+            .next_back()
+            .transpose()?
+        else {
+            return Ok(None);
+        };
+        let first = key_id(&k)?;
+        match Block::parse(&bytes)?.record(id - first) {
+            Some(r) => Ok(Some(JobRecord::decode(r)?)),
+            None => Ok(None),
+        }
     }
 
     fn jobs(&self, ids: &[u64]) -> Result<Vec<Option<JobRecord>>, Error> {
@@ -118,19 +144,15 @@ impl Store for SledStore {
             if j - i == 1 {
                 out.push(self.job(ids[i])?);
             } else {
-                let mut scan = self
-                    .jobs
-                    .range(ids[i].to_be_bytes()..=ids[j - 1].to_be_bytes());
-                let mut next = scan.next().transpose()?;
-                for &id in &ids[i..j] {
-                    match &next {
-                        Some((k, v)) if k.as_ref() == id.to_be_bytes() => {
-                            out.push(Some(JobRecord::decode(&**v)?));
-                            next = scan.next().transpose()?;
-                        }
-                        _ => out.push(None),
-                    }
-                }
+                let mut next = ids[i];
+                self.scan(ids[i], ids[j - 1], &mut |id, v| {
+                    // ids the scan skipped are missing
+                    out.extend((next..id).map(|_| None));
+                    out.push(Some(JobRecord::decode(v)?));
+                    next = id + 1;
+                    Ok(true)
+                })?;
+                out.extend((next..=ids[j - 1]).map(|_| None));
             }
             i = j;
         }
@@ -139,50 +161,57 @@ impl Store for SledStore {
 
     fn insert_jobs(&self, jobs: &[(u64, JobRecord)]) -> Result<(), Error> {
         let mut batch = sled::Batch::default();
-        for (id, j) in jobs {
-            batch.insert(&id.to_be_bytes(), j.encode_to_vec());
+        let mut i = 0;
+        while i < jobs.len() {
+            // a block: up to BLOCK_JOBS jobs with consecutive ids
+            let mut j = i + 1;
+            while j < jobs.len()
+                && j - i < BLOCK_JOBS
+                && jobs[j - 1].0.checked_add(1) == Some(jobs[j].0)
+            {
+                j += 1;
+            }
+            batch.insert(&jobs[i].0.to_be_bytes(), Block::encode(&jobs[i..j]));
+            i = j;
         }
-        self.jobs.apply_batch(batch)?;
+        self.blocks.apply_batch(batch)?;
         Ok(())
     }
 
     fn cas_job(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error> {
-        let r = self.jobs.compare_and_swap(
-            id.to_be_bytes(),
-            Some(old.encode_to_vec()),
-            Some(new.encode_to_vec()),
-        )?;
-        Ok(r.is_ok())
+        let key = id.to_be_bytes();
+        let new = new.encode_to_vec();
+        // no record of its own yet: the stored record is the block's copy, which `old` was
+        // read from (blocks never change), so the swap is from "none"
+        match self
+            .jobs
+            .compare_and_swap(key, None::<&[u8]>, Some(new.as_slice()))?
+        {
+            Ok(()) => Ok(true),
+            Err(_) => Ok(self
+                .jobs
+                .compare_and_swap(key, Some(old.encode_to_vec()), Some(new))?
+                .is_ok()),
+        }
     }
 
     fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error> {
         let mut out = Vec::new();
-        for kv in self.jobs.range(from.to_be_bytes()..to.to_be_bytes()) {
-            let (k, v) = kv?;
-            let id = u64::from_be_bytes(
-                k.as_ref()
-                    .try_into()
-                    .map_err(|_| Error::Internal("job key is not 8 bytes".into()))?,
-            );
-            out.push((id, JobRecord::decode(&*v)?));
-            if out.len() >= limit {
-                break;
-            }
+        if from >= to || limit == 0 {
+            return Ok(out);
         }
+        self.scan(from, to - 1, &mut |id, v| {
+            out.push((id, JobRecord::decode(v)?));
+            Ok(out.len() < limit)
+        })?;
         Ok(out)
     }
 
     fn for_each_job(&self, f: &mut dyn FnMut(u64, JobRecord)) -> Result<(), Error> {
-        for kv in self.jobs.iter() {
-            let (k, v) = kv?;
-            let id = u64::from_be_bytes(
-                k.as_ref()
-                    .try_into()
-                    .map_err(|_| Error::Internal("job key is not 8 bytes".into()))?,
-            );
-            f(id, JobRecord::decode(&*v)?);
-        }
-        Ok(())
+        self.scan(0, u64::MAX, &mut |id, v| {
+            f(id, JobRecord::decode(v)?);
+            Ok(true)
+        })
     }
 
     fn put_canonical(&self, entries: &[(Vec<u8>, u64)]) -> Result<(), Error> {
@@ -208,5 +237,309 @@ impl Store for SledStore {
     fn flush(&self) -> Result<(), Error> {
         self.db.flush()?;
         Ok(())
+    }
+}
+
+impl SledStore {
+    /// Visits the stored jobs with ids in `from..=to` in id order, each with its current
+    /// record (its own record where it has one, else its block's copy), while `f` returns true.
+    fn scan(
+        &self,
+        from: u64,
+        to: u64,
+        f: &mut Visit<'_>,
+    ) -> Result<(), Error> {
+        let mut own = self.jobs.range(from.to_be_bytes()..=to.to_be_bytes());
+        let mut next_own = next_entry(&mut own)?;
+        // the block that may hold `from`, then the blocks that start after it
+        let first = self.blocks.range(..=from.to_be_bytes()).next_back();
+        let later = match from.checked_add(1) {
+            Some(after) if after <= to => {
+                Some(self.blocks.range(after.to_be_bytes()..=to.to_be_bytes()))
+            }
+            _ => None,
+        };
+        for block in first.into_iter().chain(later.into_iter().flatten()) {
+            let (k, bytes) = block?;
+            let start = key_id(&k)?;
+            let block = Block::parse(&bytes)?;
+            for i in 0..block.len() {
+                let id = start + i as u64;
+                if id < from {
+                    continue;
+                }
+                if id > to {
+                    break;
+                }
+                // records of jobs before this one that exist only on their own
+                while let Some((oid, v)) = next_own.take_if(|(oid, _)| *oid < id) {
+                    if !f(oid, &v)? {
+                        return Ok(());
+                    }
+                    next_own = next_entry(&mut own)?;
+                }
+                let go_on = match next_own.take_if(|(oid, _)| *oid == id) {
+                    Some((_, v)) => {
+                        next_own = next_entry(&mut own)?;
+                        f(id, &v)?
+                    }
+                    None => f(id, block.record(i as u64).unwrap_or_default())?,
+                };
+                if !go_on {
+                    return Ok(());
+                }
+            }
+        }
+        while let Some((oid, v)) = next_own {
+            if !f(oid, &v)? {
+                return Ok(());
+            }
+            next_own = next_entry(&mut own)?;
+        }
+        Ok(())
+    }
+}
+
+/// What [`SledStore::scan`] calls for each job: its id and encoded record; false stops the scan.
+type Visit<'a> = dyn FnMut(u64, &[u8]) -> Result<bool, Error> + 'a;
+
+/// The next `(job id, record bytes)` of a scan of the `jobs` tree.
+fn next_entry(it: &mut sled::Iter) -> Result<Option<(u64, sled::IVec)>, Error> {
+    match it.next().transpose()? {
+        Some((k, v)) => Ok(Some((key_id(&k)?, v))),
+        None => Ok(None),
+    }
+}
+
+/// The job id of a key.
+fn key_id(k: &[u8]) -> Result<u64, Error> {
+    Ok(u64::from_be_bytes(k.try_into().map_err(|_| {
+        Error::Internal("job key is not 8 bytes".into())
+    })?))
+}
+
+/// A block of jobs as stored: the count `n` (u32, little-endian), `n + 1` offsets (u32) into
+/// the payload, then the payload, the prost-encoded records one after another; record `i` is
+/// `payload[offset[i]..offset[i + 1]]`, so one record is found without decoding the others.
+struct Block<'a> {
+    offsets: &'a [u8],
+    payload: &'a [u8],
+}
+
+impl<'a> Block<'a> {
+    /// The stored form of `jobs` (consecutive ids).
+    fn encode(jobs: &[(u64, JobRecord)]) -> Vec<u8> {
+        let records: Vec<Vec<u8>> = jobs.iter().map(|(_, j)| j.encode_to_vec()).collect();
+        let size: usize = records.iter().map(Vec::len).sum();
+        let mut out = Vec::with_capacity(8 + 4 * records.len() + size);
+        out.extend_from_slice(&(records.len() as u32).to_le_bytes());
+        let mut at = 0u32;
+        out.extend_from_slice(&at.to_le_bytes());
+        for r in &records {
+            at += r.len() as u32;
+            out.extend_from_slice(&at.to_le_bytes());
+        }
+        for r in &records {
+            out.extend_from_slice(r);
+        }
+        out
+    }
+
+    /// Reads a stored block, checking that its offsets stay inside it.
+    fn parse(bytes: &'a [u8]) -> Result<Block<'a>, Error> {
+        let bad = || Error::Internal("malformed job block".into());
+        let n = u32::from_le_bytes(
+            bytes
+                .get(..4)
+                .ok_or_else(bad)?
+                .try_into()
+                .map_err(|_| bad())?,
+        ) as usize;
+        let offsets = bytes.get(4..4 + 4 * (n + 1)).ok_or_else(bad)?;
+        let payload = &bytes[4 + 4 * (n + 1)..];
+        let block = Block { offsets, payload };
+        if block.offset(n) != payload.len() || (0..n).any(|i| block.offset(i) > block.offset(i + 1))
+        {
+            return Err(bad());
+        }
+        Ok(block)
+    }
+
+    /// Jobs in the block.
+    fn len(&self) -> usize {
+        self.offsets.len() / 4 - 1
+    }
+
+    fn offset(&self, i: usize) -> usize {
+        let b = &self.offsets[4 * i..4 * i + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
+    }
+
+    /// The encoded record of the block's job `i` (None past its end).
+    fn record(&self, i: u64) -> Option<&'a [u8]> {
+        let i = usize::try_from(i).ok().filter(|&i| i < self.len())?;
+        Some(&self.payload[self.offset(i)..self.offset(i + 1)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::job_id;
+    use cubefleet_proto::{JobResult, JobState};
+
+    fn record(input: &str, state: JobState) -> JobRecord {
+        JobRecord {
+            result: Some(JobResult {
+                input: input.into(),
+                state: state as i32,
+                ..JobResult::default()
+            }),
+            canonical: Vec::new(),
+            sym: 0,
+        }
+    }
+
+    fn input(j: &Option<JobRecord>) -> Option<&str> {
+        j.as_ref().map(|j| j.r().input.as_str())
+    }
+
+    /// Lines 0..150 of batch 1 (three blocks) and lines 0..10 of batch 2.
+    fn filled() -> (tempfile::TempDir, SledStore) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("open");
+        let first: Vec<_> = (0..150)
+            .map(|i| (job_id(1, i), record(&format!("a{i}"), JobState::Queued)))
+            .collect();
+        store.insert_jobs(&first[..100]).expect("insert");
+        store.insert_jobs(&first[100..]).expect("insert");
+        let second: Vec<_> = (0..10)
+            .map(|i| (job_id(2, i), record(&format!("b{i}"), JobState::Queued)))
+            .collect();
+        store.insert_jobs(&second).expect("insert");
+        (dir, store)
+    }
+
+    #[test]
+    fn blocks_read_back_by_id_run_range_and_scan() {
+        let (_dir, store) = filled();
+        assert_eq!(store.blocks.len(), 2 + 1 + 1, "64 + 36, 50, 10 jobs");
+        assert_eq!(input(&store.job(job_id(1, 77)).expect("read")), Some("a77"));
+        assert!(store.job(job_id(1, 150)).expect("read").is_none());
+        assert!(store.job(job_id(3, 0)).expect("read").is_none());
+        // a run across block boundaries and past the batch's end
+        let ids: Vec<u64> = (60..160).map(|i| job_id(1, i)).collect();
+        let got = store.jobs(&ids).expect("read");
+        assert_eq!(got.len(), 100);
+        for (i, j) in (60..160).zip(&got) {
+            let want = format!("a{i}");
+            assert_eq!(input(j), (i < 150).then_some(want.as_str()));
+        }
+        let range = store
+            .jobs_range(job_id(1, 140), job_id(2, 5), 100)
+            .expect("range");
+        let ids: Vec<u64> = range.iter().map(|(id, _)| *id).collect();
+        let want: Vec<u64> = (140..150)
+            .map(|i| job_id(1, i))
+            .chain((0..5).map(|i| job_id(2, i)))
+            .collect();
+        assert_eq!(ids, want);
+        assert_eq!(
+            store
+                .jobs_range(job_id(1, 0), job_id(3, 0), 7)
+                .expect("range")
+                .len(),
+            7
+        );
+        let mut all = Vec::new();
+        store
+            .for_each_job(&mut |id, j| all.push((id, j.r().input.clone())))
+            .expect("scan");
+        assert_eq!(all.len(), 160);
+        assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
+    fn a_changed_job_reads_as_changed_everywhere_and_swaps_are_exclusive() {
+        let (dir, store) = filled();
+        let id = job_id(1, 64);
+        let old = store.job(id).expect("read").expect("stored");
+        let done = record("a64", JobState::Done);
+        assert!(store.cas_job(id, &old, &done).expect("cas"));
+        // a second writer that read the block's copy loses
+        let other = record("a64", JobState::Cancelled);
+        assert!(!store.cas_job(id, &old, &other).expect("cas"));
+        let state = |j: &Option<JobRecord>| j.as_ref().map(JobRecord::state);
+        assert_eq!(state(&store.job(id).expect("read")), Some(JobState::Done));
+        let run = store.jobs(&[id - 1, id, id + 1]).expect("read");
+        assert_eq!(
+            run.iter().map(state).collect::<Vec<_>>(),
+            [
+                Some(JobState::Queued),
+                Some(JobState::Done),
+                Some(JobState::Queued)
+            ]
+        );
+        let mut seen = None;
+        store
+            .for_each_job(&mut |i, j| {
+                if i == id {
+                    seen = Some(j.state());
+                }
+            })
+            .expect("scan");
+        assert_eq!(seen, Some(JobState::Done));
+        // the job's own record changes by swap from itself
+        assert!(store.cas_job(id, &done, &other).expect("cas"));
+        store.flush().expect("flush");
+        drop(store);
+        let store = SledStore::open(dir.path()).expect("reopen");
+        assert_eq!(
+            state(&store.job(id).expect("read")),
+            Some(JobState::Cancelled)
+        );
+        assert_eq!(
+            store
+                .jobs_range(0, u64::MAX, usize::MAX)
+                .expect("range")
+                .len(),
+            160
+        );
+    }
+
+    #[test]
+    fn jobs_stored_one_key_each_by_earlier_versions_read_the_same() {
+        let (_dir, store) = filled();
+        // an earlier version's store: every job under its own key, no block
+        let id = job_id(5, 3);
+        let old = record("old", JobState::Queued);
+        store
+            .jobs
+            .insert(id.to_be_bytes(), old.encode_to_vec())
+            .expect("insert");
+        assert_eq!(input(&store.job(id).expect("read")), Some("old"));
+        let got = store.jobs(&[id - 1, id, id + 1]).expect("read");
+        assert_eq!(
+            got.iter().map(input).collect::<Vec<_>>(),
+            [None, Some("old"), None]
+        );
+        let done = record("old", JobState::Done);
+        assert!(store.cas_job(id, &old, &done).expect("cas"));
+        let mut n = 0;
+        store.for_each_job(&mut |_, _| n += 1).expect("scan");
+        assert_eq!(n, 161);
+    }
+
+    #[test]
+    fn a_malformed_block_is_an_error_not_a_panic() {
+        assert!(Block::parse(&[]).is_err());
+        assert!(Block::parse(&[5, 0, 0, 0, 0, 0, 0, 0]).is_err());
+        let good = Block::encode(&[(1, record("x", JobState::Queued))]);
+        let mut bad = good.clone();
+        bad[8] = 200; // the end offset points past the payload
+        assert!(Block::parse(&bad).is_err());
+        let block = Block::parse(&good).expect("parse");
+        assert_eq!(block.len(), 1);
+        assert!(block.record(1).is_none());
     }
 }
