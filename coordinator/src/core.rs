@@ -11,11 +11,15 @@
 //! - a job's stored state changes only by a successful compare-and-swap of its record, and the
 //!   in-memory counters change only after that swap succeeded, so each job is counted in one
 //!   state;
-//! - submissions and completions are acknowledged only after a flush covering them.
+//! - submissions and completions are acknowledged only after a flush covering them;
+//! - the symmetry index ([`SymIndex`]) names, for a position's class and a mode, a finished job
+//!   holding a reusable answer; it is memory only, rebuilt from the records at start-up, and
+//!   every candidate it names is checked against the record before use.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cubefleet_proto::{
@@ -169,10 +173,47 @@ enum Completed {
     Changed,
 }
 
+/// The symmetry index: `hash(canonical key ++ mode key)` to the id of a finished job of that
+/// class and mode whose answer can be reused (solved, or "none within"). Kept in memory and
+/// rebuilt from the job records at start-up (each record carries its canonical key), so a
+/// completion writes nothing to the store for it; about 20 bytes per such job. A hash only
+/// names a candidate: two classes may share one, so users compare the job's stored canonical
+/// form and its batch's mode before they trust it.
+#[derive(Default)]
+struct SymIndex(HashMap<u64, u64>);
+
+impl SymIndex {
+    /// The index slot of the class with canonical key `canonical` in the mode with key `mkey`.
+    fn slot(canonical: &[u8; 16], mkey: &[u8]) -> u64 {
+        let mut h = std::hash::DefaultHasher::new();
+        canonical.hash(&mut h);
+        mkey.hash(&mut h);
+        h.finish()
+    }
+
+    /// Records that job `id` (of a batch in the mode with key `mkey`) answers its class, when
+    /// it finished with a reusable answer.
+    fn add(&mut self, id: u64, job: &JobRecord, mkey: &[u8]) {
+        let r = job.r();
+        if !(r.status == "solved" || r.status == "none_within") {
+            return;
+        }
+        if let Some(k) = job.canonical_key() {
+            self.0.insert(Self::slot(&k, mkey), id);
+        }
+    }
+
+    /// The job the index names for the class `canonical` in the mode `mkey`, if any.
+    fn get(&self, canonical: &[u8; 16], mkey: &[u8]) -> Option<u64> {
+        self.0.get(&Self::slot(canonical, mkey)).copied()
+    }
+}
+
 /// The coordinator: a store and the state derived from it.
 pub struct Core {
     store: Box<dyn Store>,
     state: Mutex<State>,
+    index: RwLock<SymIndex>,
     lease_duration: Duration,
     /// Serialises submissions of the same batch (one writer per batch at a time).
     submitting: Mutex<HashSet<String>>,
@@ -195,6 +236,7 @@ impl Core {
         let core = Core {
             store: Box::new(store),
             state: Mutex::new(State::default()),
+            index: RwLock::new(SymIndex::default()),
             lease_duration,
             submitting: Mutex::new(HashSet::new()),
             queued: tokio::sync::watch::Sender::new(0),
@@ -247,6 +289,11 @@ impl Core {
         let mut requeue = Vec::new();
         // lines stored per batch (the highest index + 1)
         let mut stored: HashMap<u32, u64> = HashMap::new();
+        let mkeys: HashMap<u32, Vec<u8>> = batches
+            .iter()
+            .map(|b| (b.seq, mode_key(&b.mode.unwrap_or_default())))
+            .collect();
+        let mut index = SymIndex::default();
         self.store.for_each_job(&mut |id, job| {
             let state = job.state();
             let seq = batch_seq(id);
@@ -261,6 +308,11 @@ impl Core {
                         .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
                 }
                 JobState::Leased => requeue.push((id, job.clone())),
+                JobState::Done => {
+                    if let Some(mkey) = mkeys.get(&seq) {
+                        index.add(id, &job, mkey);
+                    }
+                }
                 _ => {}
             }
             st.record_length(id, job.r());
@@ -298,6 +350,7 @@ impl Core {
             }
         }
         self.store.flush()?;
+        *self.index.write().unwrap_or_else(|e| e.into_inner()) = index;
         tracing::info!(
             batches = batches.len(),
             queued = st.queue.len(),
@@ -525,9 +578,7 @@ impl Core {
         canon: &cubefleet_tables::symmetry::Canonical,
         mkey: &[u8],
     ) -> Result<Option<JobResult>, Error> {
-        let mut key = canon.cube.key().to_vec();
-        key.extend_from_slice(mkey);
-        for (_, job, stored) in self.indexed(&key)? {
+        for (_, job, stored) in self.indexed(&canon.cube.key(), &[mkey.to_vec()])? {
             if let Some(r) = map_result(job.r().clone(), &stored, cube, canon) {
                 return Ok(Some(r));
             }
@@ -535,16 +586,28 @@ impl Core {
         Ok(None)
     }
 
-    /// The jobs the canonical index names for keys starting with `prefix`, with the stored
-    /// canonical form of each.
+    /// The finished jobs the symmetry index names for the class with canonical key
+    /// `canonical` in the modes with keys `mkeys` (at most one per mode), with the stored
+    /// canonical form of each; a candidate of another class or mode (a shared hash) is left out.
     fn indexed(
         &self,
-        prefix: &[u8],
+        canonical: &[u8; 16],
+        mkeys: &[Vec<u8>],
     ) -> Result<Vec<(u64, JobRecord, cubefleet_tables::symmetry::Canonical)>, Error> {
+        let ids: Vec<(u64, &Vec<u8>)> = {
+            let index = self.index.read().unwrap_or_else(|e| e.into_inner());
+            mkeys
+                .iter()
+                .filter_map(|m| Some((index.get(canonical, m)?, m)))
+                .collect()
+        };
         let mut out = Vec::new();
-        for id in self.store.canonical(prefix)? {
+        for (id, mkey) in ids {
+            if mode_key(&self.batch_mode(batch_seq(id))) != *mkey {
+                continue;
+            }
             if let Some(job) = self.store.job(id)? {
-                if let Some(canon) = job.canonical_form() {
+                if let Some(canon) = job.canonical_form().filter(|c| c.cube.key() == *canonical) {
                     out.push((id, job, canon));
                 }
             }
@@ -827,13 +890,13 @@ impl Core {
         for c in pending {
             rejected.push((c.job_id, "job changed concurrently; retry".into()));
         }
-        let mut index: Vec<(Vec<u8>, u64)> = done
-            .iter()
-            .filter_map(|(id, new)| Some((canonical_key(new, &modes[&batch_seq(*id)])?, *id)))
-            .collect();
-        index.sort_unstable();
-        self.store.put_canonical(&index)?;
         self.store.flush()?;
+        {
+            let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
+            for (id, new) in &done {
+                index.add(*id, new, &mode_key(&modes[&batch_seq(*id)]));
+            }
+        }
         let mut st = self.lock();
         self.touch(&mut st, worker);
         for (id, new) in done {
@@ -1093,8 +1156,16 @@ impl Core {
         let cube = parse_position(position, InputFormat::Auto)
             .map_err(|e| Error::InvalidArgument(e.to_string()))?;
         let canon = cube.canonical();
+        let mkeys: HashSet<Vec<u8>> = {
+            let st = self.lock();
+            st.batches
+                .values()
+                .map(|b| mode_key(&b.mode.unwrap_or_default()))
+                .collect()
+        };
+        let mkeys: Vec<Vec<u8>> = mkeys.into_iter().collect();
         let mut best: Option<(JobResult, Mode)> = None;
-        for (id, job, stored) in self.indexed(&canon.cube.key())? {
+        for (id, job, stored) in self.indexed(&canon.cube.key(), &mkeys)? {
             let mut base = view(id, &job);
             self.lock().overlay(&mut base);
             let Some(r) = map_result(base, &stored, &cube, &canon) else {
@@ -1191,18 +1262,6 @@ fn view(id: u64, job: &JobRecord) -> JobResult {
         }
     }
     r
-}
-
-/// The canonical-index key of a finished job of a batch in `mode`, when its answer can be
-/// reused.
-fn canonical_key(job: &JobRecord, mode: &Mode) -> Option<Vec<u8>> {
-    let r = job.r();
-    if !(r.status == "solved" || r.status == "none_within") {
-        return None;
-    }
-    let mut key = job.canonical_key()?.to_vec();
-    key.extend_from_slice(&mode_key(mode));
-    Some(key)
 }
 
 /// The metric of a mode (HTM unless it says otherwise).

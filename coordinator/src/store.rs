@@ -48,23 +48,18 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error>;
     /// Visits every job (start-up rebuild).
     fn for_each_job(&self, f: &mut dyn FnMut(u64, JobRecord)) -> Result<(), Error>;
-    /// Records, for each `(key, job)`, that `job` holds the result for the canonical `key`
-    /// (one atomic batch; sorted keys make it cheaper).
-    fn put_canonical(&self, entries: &[(Vec<u8>, u64)]) -> Result<(), Error>;
-    /// Jobs holding results for keys starting with `prefix`.
-    fn canonical(&self, prefix: &[u8]) -> Result<Vec<u64>, Error>;
     /// Makes everything written so far durable.
     fn flush(&self) -> Result<(), Error>;
 }
 
-/// The sled store: trees `batches`, `job_blocks` (jobs as submitted), `jobs` (jobs changed
-/// since), `canonical`.
+/// The sled store: trees `batches`, `job_blocks` (jobs as submitted) and `jobs` (jobs changed
+/// since). (Stores of earlier versions also hold a tree `canonical`, which is no longer read:
+/// the symmetry index is rebuilt in memory.)
 pub(crate) struct SledStore {
     db: sled::Db,
     batches: sled::Tree,
     blocks: sled::Tree,
     jobs: sled::Tree,
-    canonical: sled::Tree,
 }
 
 impl SledStore {
@@ -78,7 +73,6 @@ impl SledStore {
             batches: db.open_tree("batches")?,
             blocks: db.open_tree("job_blocks")?,
             jobs: db.open_tree("jobs")?,
-            canonical: db.open_tree("canonical")?,
             db,
         })
     }
@@ -212,26 +206,6 @@ impl Store for SledStore {
             f(id, JobRecord::decode(v)?);
             Ok(true)
         })
-    }
-
-    fn put_canonical(&self, entries: &[(Vec<u8>, u64)]) -> Result<(), Error> {
-        let mut batch = sled::Batch::default();
-        for (key, job) in entries {
-            batch.insert(key.as_slice(), &job.to_be_bytes());
-        }
-        self.canonical.apply_batch(batch)?;
-        Ok(())
-    }
-
-    fn canonical(&self, prefix: &[u8]) -> Result<Vec<u64>, Error> {
-        let mut out = Vec::new();
-        for kv in self.canonical.scan_prefix(prefix) {
-            let (_, v) = kv?;
-            if let Ok(b) = <[u8; 8]>::try_from(v.as_ref()) {
-                out.push(u64::from_be_bytes(b));
-            }
-        }
-        Ok(out)
     }
 
     fn flush(&self) -> Result<(), Error> {

@@ -1089,7 +1089,7 @@ async fn a_restart_requeues_leases_and_keeps_results() {
     assert_eq!(complete(&mut c, &w, undo_all(&jobs, &scrambles)).await.0, 3);
     let s = status(&mut c, "durable").await;
     assert_eq!((s.queued, s.leased, s.done), (0, 0, 4));
-    // dedup survives the restart (the canonical index is stored)
+    // dedup survives the restart (the symmetry index is rebuilt from the records)
     let r = submit_ok(&mut c, "again", two_phase(20), &[scrambles[0]], 10).await;
     assert_eq!(r.from_store, 1);
     server.stop().await;
