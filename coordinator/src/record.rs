@@ -1,8 +1,9 @@
-//! What the store keeps: one prost-encoded record per batch and per job.
+//! What the store keeps: one prost-encoded record per batch and per job (a job's record sits
+//! in a block of submitted jobs until its first change; see `store`).
 //!
 //! Keys: a job's id is `batch_seq << 40 | index` (big-endian in the store), so the jobs of a
-//! batch are contiguous and in line order. The canonical index maps
-//! `canonical cube key (16 bytes) ++ mode key` to the job id holding the result.
+//! batch are contiguous and in line order. The symmetry index (in memory) is rebuilt from the
+//! canonical keys the records carry.
 
 use cubefleet_proto::{JobResult, JobState, Mode};
 use cubefleet_tables::symmetry::Canonical;
@@ -67,7 +68,7 @@ pub(crate) struct JobRecord {
     #[prost(message, optional, tag = "1")]
     pub(crate) result: Option<JobResult>,
     /// Key of the position's class under the 48 symmetries and inversion (16 bytes; empty for
-    /// invalid lines), computed once at submission for the canonical index.
+    /// invalid lines), computed once at submission for the symmetry index.
     #[prost(bytes = "vec", tag = "4")]
     pub(crate) canonical: Vec<u8>,
     /// How the position comes back from `canonical`: the symmetry times 2, plus 1 when the
