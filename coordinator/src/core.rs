@@ -1272,3 +1272,65 @@ pub fn metric_of(mode: &Mode) -> Metric {
         _ => Metric::Htm,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cubefleet_proto::TwoPhase;
+
+    /// Submits `lines` as batch `id` (two-phase to 20 moves) and returns its record.
+    fn submit(core: &Core, id: &str, lines: &[&str]) -> BatchRecord {
+        let mut batch = core
+            .begin_submit(BatchSpec {
+                batch_id: id.into(),
+                name: id.into(),
+                mode: Some(Mode {
+                    kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
+                    ..Mode::default()
+                }),
+                priority: 0,
+            })
+            .expect("begin");
+        let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        let jobs = core.prepare_chunk(&batch, 0, &lines).expect("prepare");
+        core.store_chunk(&mut batch, jobs).expect("store");
+        core.end_submit(id);
+        batch
+    }
+
+    #[test]
+    fn the_symmetry_index_answers_symmetric_copies_survives_a_restart_and_checks_candidates() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("open");
+        let first = submit(&core, "first", &["R U"]);
+        let w = core.register("w".into(), 1, String::new()).0;
+        let leased = core.lease(&w, 10).expect("lease");
+        assert_eq!(leased.len(), 1);
+        let done = Completion {
+            job_id: leased[0].job_id,
+            status: "solved".into(),
+            solution: "U' R'".into(),
+            has_solution: true,
+            ..Completion::default()
+        };
+        assert_eq!(core.complete(&w, &[done]).expect("complete").0, 1);
+        // a mirror image of the position (L' U', conjugated by the R-L mirror) and its inverse
+        // copy (U R) are answered from the store, with solutions of their own
+        let r = submit(&core, "again", &["L' U'", "U R", "R U F"]);
+        assert_eq!(core.submitted_counts(r.seq).1, 2);
+        let (found, _) = core.lookup("U R").expect("lookup").expect("found");
+        assert_eq!(found.solution, "R' U'");
+        drop(core);
+
+        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+        assert!(core.lookup("L' U'").expect("lookup").is_some());
+        assert!(core.lookup("R U F").expect("lookup").is_none());
+        // a slot naming a job of another class (a shared hash) is no answer
+        let other = parse_position("R U F", InputFormat::Auto).expect("parses");
+        let twophase = mode_key(&core.batch_mode(r.seq));
+        let slot = SymIndex::slot(&other.canonical().cube.key(), &twophase);
+        let first_job = job_id(first.seq, 0);
+        core.index.write().expect("lock").0.insert(slot, first_job);
+        assert!(core.lookup("R U F").expect("lookup").is_none());
+    }
+}

@@ -217,12 +217,7 @@ impl Store for SledStore {
 impl SledStore {
     /// Visits the stored jobs with ids in `from..=to` in id order, each with its current
     /// record (its own record where it has one, else its block's copy), while `f` returns true.
-    fn scan(
-        &self,
-        from: u64,
-        to: u64,
-        f: &mut Visit<'_>,
-    ) -> Result<(), Error> {
+    fn scan(&self, from: u64, to: u64, f: &mut Visit<'_>) -> Result<(), Error> {
         let mut own = self.jobs.range(from.to_be_bytes()..=to.to_be_bytes());
         let mut next_own = next_entry(&mut own)?;
         // the block that may hold `from`, then the blocks that start after it
