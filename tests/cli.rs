@@ -253,3 +253,34 @@ fn bench_coordinator_completes_both_runs() {
         assert!(stdout.contains(run), "no {run} row in:\n{stdout}");
     }
 }
+
+/// `cubefleet solve --threads 2 --format json` of one position, after `extra` arguments.
+fn solve_one_with_two_threads(extra: &[&str], position: &str) -> serde_json::Value {
+    let out = cubefleet()
+        .args(["solve", "--threads", "2", "--format", "json"])
+        .args(extra)
+        .arg(position)
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn one_position_is_searched_by_every_thread() {
+    // two-phase: the six directions shared out; the superflip still needs exactly 20
+    let superflip = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2";
+    let v = solve_one_with_two_threads(&[], superflip);
+    assert_eq!(
+        (v["status"].as_str(), v["length"].as_u64()),
+        (Some("solved"), Some(20))
+    );
+    assert_solves(superflip, v["solution"].as_str().expect("text"), 20);
+    // optimal: the first levels of the tree shared out, the same proven answer
+    let v = solve_one_with_two_threads(&["--optimal"], "R U F D2 L' B");
+    assert_eq!(
+        (v["length"].as_u64(), v["optimal"].as_bool()),
+        (Some(6), Some(true))
+    );
+    assert_solves("R U F D2 L' B", v["solution"].as_str().expect("text"), 6);
+}

@@ -5,16 +5,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use cubefleet_tables::{parse_position, CubieCube, InputFormat};
+use cubefleet_tables::{parse_position, CubieCube, InputFormat, Tables};
 use cubefleet_worker::search::optimal;
-use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
+use cubefleet_worker::search::twophase::{self, TwoPhaseOptions, TwoPhaseSearcher};
 use cubefleet_worker::search::{Budget, Status};
 
 use super::TablesArgs;
 
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum Command {
-    /// Two-phase solver, single thread, at max length 21, 20 and "first solution".
+    /// Two-phase solver, single thread (or `--threads` per position), at max length 21, 20 and
+    /// "first solution".
     Twophase(TwophaseArgs),
     /// Optimal solver: seconds per position and nodes per second.
     Optimal(OptimalArgs),
@@ -66,6 +67,9 @@ pub(crate) struct TwophaseArgs {
     /// Target lengths to measure; 0 means "first solution".
     #[arg(long, value_delimiter = ',', default_value = "21,20,0")]
     targets: Vec<usize>,
+    /// Search threads per position (the six directions shared out among them).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     #[command(flatten)]
     tables: TablesArgs,
 }
@@ -95,9 +99,12 @@ pub(crate) fn read_positions(
     Ok(cubes)
 }
 
-/// One run over all positions: per-cube milliseconds and lengths.
+/// One run over all positions: per-cube milliseconds and lengths. With more than one thread
+/// each position is searched by all of them ([`twophase::solve_parallel`]).
 fn run_twophase(
     searcher: &mut TwoPhaseSearcher<'_>,
+    tables: &Tables,
+    threads: usize,
     cubes: &[CubieCube],
     target: usize,
 ) -> (Vec<f64>, Vec<usize>) {
@@ -106,7 +113,11 @@ fn run_twophase(
     let mut lens = Vec::with_capacity(cubes.len());
     for c in cubes {
         let t = Instant::now();
-        let out = searcher.solve(c, &opts, &Budget::unlimited());
+        let out = if threads > 1 {
+            twophase::solve_parallel(tables, c, &opts, &Budget::unlimited(), threads)
+        } else {
+            searcher.solve(c, &opts, &Budget::unlimited())
+        };
         ms.push(t.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(
             out.status,
@@ -202,7 +213,8 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             let cubes = read_positions(&a.file, a.count)?;
             let mut searcher = TwoPhaseSearcher::new(&tables);
             println!(
-                "two-phase, 1 thread, {} positions from {}, median of {} runs",
+                "two-phase, {} thread(s) per position, {} positions from {}, median of {} runs",
+                a.threads.max(1),
                 cubes.len(),
                 a.file.display(),
                 a.runs
@@ -214,7 +226,8 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 let t = if target == 0 { 99 } else { target };
                 let mut runs: Vec<(f64, f64, f64, f64)> = (0..a.runs.max(1))
                     .map(|_| {
-                        let (mut ms, lens) = run_twophase(&mut searcher, &cubes, t);
+                        let (mut ms, lens) =
+                            run_twophase(&mut searcher, &tables, a.threads, &cubes, t);
                         let m = mean(&ms);
                         let max = ms.iter().cloned().fold(0.0, f64::max);
                         let med = median(&mut ms);

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use cubefleet_tables::{parse_position, InputFormat, Tables};
-use cubefleet_worker::search::{Budget, Mode, Solver};
+use cubefleet_worker::search::{solve_parallel, Budget, Mode, Solver};
 
 use super::TablesArgs;
 use crate::output::ResultLine;
@@ -61,7 +61,9 @@ pub(crate) struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Solve this many positions at once, one search thread each.
+    /// Search threads: several positions are solved this many at once, one thread each; a
+    /// single position is searched by all of them (two-phase: the six directions shared out;
+    /// optimal and depth-limited: the first levels of the tree).
     #[arg(long, default_value_t = 1)]
     threads: usize,
     #[command(flatten)]
@@ -105,8 +107,16 @@ fn read_inputs(args: &Args) -> anyhow::Result<Vec<(usize, String)>> {
     Ok(out)
 }
 
-/// Solves one input line with a reusable searcher.
-fn solve_line(solver: &mut Solver<'_>, args: &Args, index: usize, input: &str) -> ResultLine {
+/// Solves one input line with a reusable searcher, or with `threads` threads of its own when
+/// more than one.
+fn solve_line(
+    solver: &mut Solver<'_>,
+    tables: &Tables,
+    threads: usize,
+    args: &Args,
+    index: usize,
+    input: &str,
+) -> ResultLine {
     let start = Instant::now();
     let mut line = ResultLine {
         index,
@@ -127,7 +137,12 @@ fn solve_line(solver: &mut Solver<'_>, args: &Args, index: usize, input: &str) -
                 deadline: Some(start + Duration::from_secs_f64(args.timeout)),
                 cancel: None,
             };
-            let out = solver.solve(&cube, &args.mode.mode(), 0, &budget, &mut |_| {});
+            let mode = args.mode.mode();
+            let out = if threads > 1 {
+                solve_parallel(tables, &cube, &mode, &budget, threads)
+            } else {
+                solver.solve(&cube, &mode, 0, &budget, &mut |_| {})
+            };
             line.status = out.status.as_str().into();
             if let Some(s) = &out.solution {
                 // the searcher verified it; checked again here, where it is printed
@@ -156,8 +171,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, ResultLine)>();
     let mut any_invalid = false;
+    // one position gets every thread; several get one thread each
+    let (workers, per_position) = if inputs.len() == 1 {
+        (1, args.threads.max(1))
+    } else {
+        (args.threads.max(1), 1)
+    };
     std::thread::scope(|s| -> anyhow::Result<()> {
-        for _ in 0..args.threads.max(1) {
+        for _ in 0..workers {
             let tx = tx.clone();
             let (tables, inputs, next, args) = (&tables, &inputs, &next, &args);
             s.spawn(move || {
@@ -167,7 +188,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                     let Some((index, text)) = inputs.get(i) else {
                         break;
                     };
-                    let line = solve_line(&mut solver, args, *index, text);
+                    let line = solve_line(&mut solver, tables, per_position, args, *index, text);
                     if tx.send((i, line)).is_err() {
                         break;
                     }

@@ -108,3 +108,72 @@ fn timeout_returns_best_so_far() {
     assert!(sol.len() >= 20);
     assert!(cube.apply_moves(&sol.0).is_solved());
 }
+
+#[test]
+fn parallel_directions_reach_the_same_targets() {
+    use cubefleet_worker::search::twophase::solve_parallel;
+    let superflip = parse_position(SUPERFLIP, InputFormat::Auto).expect("valid");
+    for threads in [2, 3, 6, 9] {
+        let out = solve_parallel(
+            &TABLES,
+            &superflip,
+            &TwoPhaseOptions { max_length: 20 },
+            &Budget::unlimited(),
+            threads,
+        );
+        assert_eq!(out.status, Status::Solved, "{threads} threads");
+        let sol = out.solution.expect("solution");
+        assert_eq!(sol.len(), 20);
+        assert!(superflip.apply_moves(&sol.0).is_solved());
+    }
+    let solved = solve_parallel(
+        &TABLES,
+        &CubieCube::SOLVED,
+        &TwoPhaseOptions::default(),
+        &Budget::unlimited(),
+        2,
+    );
+    assert_eq!(solved.solution, Some(MoveSeq::default()));
+    // short scrambles at their own length: the threads must keep deepening until one fits
+    for scramble in ["R U R' U'", "R U F D L B", "R' F2 U L D' B R2 F'"] {
+        let cube = parse_position(scramble, InputFormat::Moves).expect("valid");
+        let n = MoveSeq::parse(scramble).expect("ok").len();
+        let out = solve_parallel(
+            &TABLES,
+            &cube,
+            &TwoPhaseOptions { max_length: n },
+            &Budget::unlimited(),
+            2,
+        );
+        let sol = out.solution.expect("solved");
+        assert!(sol.len() <= n, "{scramble}: {sol}");
+        assert!(cube.apply_moves(&sol.0).is_solved());
+    }
+    for line in vectors("random-states-1000.txt").lines().take(20) {
+        let cube = parse_position(line, InputFormat::Auto).expect("valid vector");
+        let out = solve_parallel(
+            &TABLES,
+            &cube,
+            &TwoPhaseOptions { max_length: 20 },
+            &Budget::unlimited(),
+            2,
+        );
+        let sol = out.solution.expect("solved");
+        assert!(sol.len() <= 20, "{line}: {} moves", sol.len());
+        assert!(cube.apply_moves(&sol.0).is_solved(), "{line}");
+    }
+    // 19 is impossible for the superflip: every thread runs to the deadline, the best is kept
+    let budget = Budget {
+        deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(300)),
+        cancel: None,
+    };
+    let out = solve_parallel(
+        &TABLES,
+        &superflip,
+        &TwoPhaseOptions { max_length: 19 },
+        &budget,
+        2,
+    );
+    assert_eq!(out.status, Status::Timeout);
+    assert!(out.solution.expect("best so far").len() >= 20);
+}

@@ -148,28 +148,66 @@ impl<'t> Solver<'t> {
         budget: &Budget,
         progress: &mut dyn FnMut(Progress),
     ) -> Outcome {
+        match Plan::of(mode, start_lower_bound) {
+            Plan::TwoPhase(opts) => self.twophase.solve(cube, &opts, budget),
+            Plan::Optimal(opts) => self.optimal.solve(cube, &opts, budget, &mut |p| {
+                progress(Progress {
+                    lower_bound: p.lower_bound,
+                    nodes: p.nodes,
+                })
+            }),
+        }
+    }
+}
+
+/// The options of the search a [`Mode`] asks for.
+enum Plan {
+    TwoPhase(twophase::TwoPhaseOptions),
+    Optimal(optimal::OptimalOptions),
+}
+
+impl Plan {
+    /// The search for `mode`; an optimal one resumes from `start_lower_bound`.
+    fn of(mode: &Mode, start_lower_bound: u32) -> Plan {
         let (metric, max_depth) = match *mode {
             Mode::TwoPhase { max_length } => {
-                let opts = twophase::TwoPhaseOptions {
+                return Plan::TwoPhase(twophase::TwoPhaseOptions {
                     max_length: max_length as usize,
-                };
-                return self.twophase.solve(cube, &opts, budget);
+                })
             }
             Mode::Optimal { metric } => (metric, None),
             Mode::DepthLimited { max_depth, metric } => (metric, Some(max_depth)),
         };
-        let opts = optimal::OptimalOptions {
+        Plan::Optimal(optimal::OptimalOptions {
             metric,
             max_depth,
             start_lower_bound,
             ..Default::default()
-        };
-        self.optimal.solve(cube, &opts, budget, &mut |p| {
-            progress(Progress {
-                lower_bound: p.lower_bound,
-                nodes: p.nodes,
-            })
         })
+    }
+}
+
+/// Solves one position with `threads` threads, for the single hard position a user waits
+/// for: a two-phase search shares the six directions out ([`twophase::solve_parallel`]), an
+/// optimal or depth-limited one the first levels of its tree ([`optimal::solve_parallel`],
+/// with the huge table when it is loaded). Same answers and guarantees as [`Solver::solve`].
+pub fn solve_parallel(
+    tables: &Tables,
+    cube: &CubieCube,
+    mode: &Mode,
+    budget: &Budget,
+    threads: usize,
+) -> Outcome {
+    match Plan::of(mode, 0) {
+        Plan::TwoPhase(opts) => twophase::solve_parallel(tables, cube, &opts, budget, threads),
+        Plan::Optimal(opts) => optimal::solve_parallel(
+            optimal::OptimalTables::with_huge(tables, tables.huge.as_ref()),
+            cube,
+            &opts,
+            budget,
+            threads,
+            &mut |_| {},
+        ),
     }
 }
 

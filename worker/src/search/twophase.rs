@@ -10,6 +10,14 @@
 //! Six directions are searched, interleaved in one thread: the position and its inverse, each on
 //! the UD, RL and FB axes (conjugated by `S_URF3`), all at phase-1 depth `d` before any at `d+1`.
 //! A solution found for a direction is mapped back to the original position and verified.
+//!
+//! [`solve_parallel`] shares the six directions out among threads for one position: each
+//! thread searches its own directions, and all of them bound their phase 2 by the shortest
+//! solution any has found (a shared atomic), so each thread only looks for shorter ones; the
+//! first to reach the target stops the others.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_TWIST, N_UD_EDGES};
 use cubefleet_tables::moves::N_MOVE;
@@ -30,6 +38,8 @@ const MAX_PHASE1: usize = 20;
 const MAX_SOLUTION: usize = MAX_PHASE1 + PHASE2_LIMIT;
 /// How often (in nodes) the budget is checked.
 const CHECK_EVERY: u64 = 4096;
+/// How often (in nodes) a thread of a parallel search looks at the others' best solution.
+const CHECK_SHARED_EVERY: u64 = 64;
 /// "No previous move".
 const NO_MOVE: usize = N_MOVE;
 
@@ -82,6 +92,9 @@ pub struct TwoPhaseSearcher<'t> {
     move_conj: [[u8; N_MOVE]; 16],
     /// The budget of the current search (cloned in at the start: an `Arc` and an `Instant`).
     budget: Budget,
+    /// In a parallel search, the length of the shortest solution any thread has found
+    /// (`usize::MAX`: none); never more than `best_len` once this searcher found one.
+    shared_best: Option<Arc<AtomicUsize>>,
 }
 
 impl<'t> TwoPhaseSearcher<'t> {
@@ -99,6 +112,7 @@ impl<'t> TwoPhaseSearcher<'t> {
             nodes: 0,
             stop: false,
             budget: Budget::unlimited(),
+            shared_best: None,
             move_conj: std::array::from_fn(|s| {
                 std::array::from_fn(|m| SYMMETRIES.move_conj[s][m].index() as u8)
             }),
@@ -108,6 +122,20 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// Searches `cube` (which must be a valid cube). The returned solution, if any, has been
     /// verified to solve `cube`.
     pub fn solve(&mut self, cube: &CubieCube, opts: &TwoPhaseOptions, budget: &Budget) -> Outcome {
+        self.search(cube, opts, budget, ALL_DIRECTIONS, None)
+    }
+
+    /// [`TwoPhaseSearcher::solve`] over the directions whose bits are set in `directions`,
+    /// bounded by (and reporting to) `shared_best` when it is given.
+    fn search(
+        &mut self,
+        cube: &CubieCube,
+        opts: &TwoPhaseOptions,
+        budget: &Budget,
+        directions: u8,
+        shared_best: Option<Arc<AtomicUsize>>,
+    ) -> Outcome {
+        self.shared_best = shared_best;
         self.nodes = 0;
         self.stop = false;
         self.budget = budget.clone();
@@ -143,7 +171,8 @@ impl<'t> TwoPhaseSearcher<'t> {
                 dir.slice_sorted as usize,
             );
             // a symmetric position gives the same search in several directions: do it once
-            if cubes[..d].contains(&c) {
+            // (the first of them, whichever thread owns it)
+            if cubes[..d].contains(&c) || directions & (1 << d) == 0 {
                 dir.depth = u8::MAX;
             }
             cubes[d] = c;
@@ -151,7 +180,7 @@ impl<'t> TwoPhaseSearcher<'t> {
         }
         'deepening: for depth1 in 0..MAX_PHASE1 {
             for d in 0..6 {
-                if depth1 >= self.best_len {
+                if depth1 >= self.bound() {
                     break 'deepening;
                 }
                 let dir = self.dirs[d];
@@ -185,18 +214,7 @@ impl<'t> TwoPhaseSearcher<'t> {
                 "two-phase produced a wrong solution: {s}"
             );
         }
-        let status = match &solution {
-            Some(s) if s.len() <= self.target => Status::Solved,
-            _ if self.budget.cancelled() => Status::Cancelled,
-            _ => Status::Timeout,
-        };
-        Outcome {
-            status,
-            solution,
-            optimal: false,
-            lower_bound: 0,
-            nodes: self.nodes,
-        }
+        outcome(solution, self.target, &self.budget, self.nodes)
     }
 
     /// The best solution mapped back to the original position.
@@ -213,6 +231,16 @@ impl<'t> TwoPhaseSearcher<'t> {
             seq
         } else {
             seq.inverse()
+        }
+    }
+
+    /// Solutions must be shorter than this: the best found by this searcher, or by any thread
+    /// of a parallel search.
+    #[inline]
+    fn bound(&self) -> usize {
+        match &self.shared_best {
+            None => self.best_len,
+            Some(b) => self.best_len.min(b.load(Ordering::Relaxed)),
         }
     }
 
@@ -233,11 +261,16 @@ impl<'t> TwoPhaseSearcher<'t> {
         a.max(b) as usize
     }
 
-    /// Counts a node; every [`CHECK_EVERY`] nodes, stops the search if the budget is spent.
+    /// Counts a node; every [`CHECK_EVERY`] nodes, stops the search if the budget is spent,
+    /// and every [`CHECK_SHARED_EVERY`] if another thread of a parallel search reached the
+    /// target (one relaxed load: the others must not search on for long after it).
     #[inline]
     fn tick(&mut self) {
         self.nodes += 1;
-        if self.nodes.is_multiple_of(CHECK_EVERY) && self.budget.exhausted() {
+        if self.nodes.is_multiple_of(CHECK_SHARED_EVERY)
+            && (self.bound() <= self.target
+                || (self.nodes.is_multiple_of(CHECK_EVERY) && self.budget.exhausted()))
+        {
             self.stop = true;
         }
     }
@@ -316,7 +349,7 @@ impl<'t> TwoPhaseSearcher<'t> {
     fn enter_phase2(&mut self, d: usize, slice_sorted: usize, n1: usize) {
         let c = &self.tables.coords;
         let dir = self.dirs[d];
-        let limit = self.best_len.saturating_sub(n1).min(PHASE2_LIMIT);
+        let limit = self.bound().saturating_sub(n1).min(PHASE2_LIMIT);
         if limit == 0 {
             return;
         }
@@ -347,6 +380,9 @@ impl<'t> TwoPhaseSearcher<'t> {
                 self.best[n1..total].copy_from_slice(&self.path2[..togo2]);
                 self.best_len = total;
                 self.best_dir = d;
+                if let Some(b) = &self.shared_best {
+                    b.fetch_min(total, Ordering::Relaxed);
+                }
                 if total <= self.target {
                     self.stop = true;
                 }
@@ -414,6 +450,66 @@ impl<'t> TwoPhaseSearcher<'t> {
             }
         }
         false
+    }
+}
+
+/// The bits of all six directions.
+const ALL_DIRECTIONS: u8 = 0b11_1111;
+
+/// Searches `cube` with `threads` threads (at most 6), each searching its share of the six
+/// directions with a searcher of its own; the shortest solution found is returned (verified),
+/// with the nodes of all threads. One thread is [`TwoPhaseSearcher::solve`].
+pub fn solve_parallel(
+    tables: &Tables,
+    cube: &CubieCube,
+    opts: &TwoPhaseOptions,
+    budget: &Budget,
+    threads: usize,
+) -> Outcome {
+    let threads = threads.clamp(1, 6);
+    if threads == 1 {
+        return TwoPhaseSearcher::new(tables).solve(cube, opts, budget);
+    }
+    let shared = Arc::new(AtomicUsize::new(usize::MAX));
+    // thread k searches the directions d with d % threads == k; thread 0 is this one
+    let run = |k: usize| {
+        let directions = (0..6)
+            .filter(|d| d % threads == k)
+            .fold(0u8, |m, d| m | 1 << d);
+        TwoPhaseSearcher::new(tables).search(cube, opts, budget, directions, Some(shared.clone()))
+    };
+    let outcomes: Vec<Outcome> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..threads).map(|k| s.spawn(move || run(k))).collect();
+        let mut outcomes = vec![run(0)];
+        outcomes.extend(
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a two-phase search thread panicked")),
+        );
+        outcomes
+    });
+    let nodes = outcomes.iter().map(|o| o.nodes).sum();
+    let solution = outcomes
+        .into_iter()
+        .filter_map(|o| o.solution)
+        .min_by_key(|s| s.len());
+    outcome(solution, opts.max_length, budget, nodes)
+}
+
+/// The outcome of a two-phase search that found `solution` (the best, verified) against
+/// `target` under `budget`, after `nodes` nodes.
+fn outcome(solution: Option<MoveSeq>, target: usize, budget: &Budget, nodes: u64) -> Outcome {
+    let status = match &solution {
+        Some(s) if s.len() <= target => Status::Solved,
+        _ if budget.cancelled() => Status::Cancelled,
+        _ => Status::Timeout,
+    };
+    Outcome {
+        status,
+        solution,
+        optimal: false,
+        lower_bound: 0,
+        nodes,
     }
 }
 
