@@ -70,6 +70,9 @@ pub(crate) struct Args {
     tables: TablesArgs,
 }
 
+/// How long the printer lets results pile up before it prints them (while searches remain).
+const PRINT_EVERY: Duration = Duration::from_millis(5);
+
 /// Reads the inputs: (index, text) in order. Lines are numbered from 0; blank lines and lines
 /// starting with `#` are skipped. Nets are groups of non-blank lines, numbered by group.
 fn read_inputs(args: &Args) -> anyhow::Result<Vec<(usize, String)>> {
@@ -196,13 +199,22 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             });
         }
         drop(tx);
-        // print in input order
+        // print in input order, in groups: after a result arrives the printer lets more pile
+        // up for a moment while searches remain, so it neither wakes (and preempts a search
+        // thread) nor writes once per position
         let mut pending = BTreeMap::new();
-        let mut printed = 0;
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
-        for (pos, line) in rx {
+        let (mut printed, mut received) = (0, 0);
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        while let Ok((pos, line)) = rx.recv() {
             pending.insert(pos, line);
+            received += 1;
+            if received < inputs.len() {
+                std::thread::sleep(PRINT_EVERY);
+            }
+            for (pos, line) in rx.try_iter() {
+                pending.insert(pos, line);
+                received += 1;
+            }
             while let Some(line) = pending.remove(&printed) {
                 any_invalid |= line.error.is_some();
                 match args.format {
@@ -211,8 +223,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 printed += 1;
             }
+            out.flush()?;
         }
-        out.flush()?;
         Ok(())
     })?;
     Ok(if any_invalid {
