@@ -49,6 +49,7 @@ impl TableBuildBar {
 pub(crate) fn load_tables(
     dir: &std::path::Path,
     build: bool,
+    huge: bool,
 ) -> anyhow::Result<cubefleet_tables::Tables> {
     if build {
         let bar = TableBuildBar::new();
@@ -63,7 +64,11 @@ pub(crate) fn load_tables(
         }
     }
     let start = std::time::Instant::now();
-    let tables = cubefleet_tables::Tables::load(dir)?;
+    let tables = if huge {
+        cubefleet_tables::Tables::load(dir)?
+    } else {
+        cubefleet_tables::Tables::load_two_phase(dir)?
+    };
     tracing::debug!(elapsed = ?start.elapsed(), "tables loaded and verified");
     if std::env::var_os("CUBEFLEET_HUGEPAGES").is_some() {
         return Ok(tables.into_private_hugepages()?);

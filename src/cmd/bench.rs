@@ -209,7 +209,9 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Twophase(a) => {
-            let tables = a.tables.load()?;
+            let tables = a
+                .tables
+                .load_for(&cubefleet_worker::search::Mode::default())?;
             let cubes = read_positions(&a.file, a.count)?;
             let mut searcher = TwoPhaseSearcher::new(&tables);
             println!(

@@ -63,8 +63,8 @@ fn prost_mode_bytes(mode: &cubefleet_proto::Mode) -> Vec<u8> {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     // the tables load (or build) while the store opens and the file is submitted
     let loading = {
-        let tables = args.tables.clone();
-        std::thread::spawn(move || tables.load())
+        let (tables, mode) = (args.tables.clone(), args.mode.mode());
+        std::thread::spawn(move || tables.load_for(&mode))
     };
     let threads = args
         .threads

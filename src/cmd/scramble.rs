@@ -26,7 +26,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tables = args.tables.load()?;
+    let tables = args
+        .tables
+        .load_for(&cubefleet_worker::search::Mode::default())?;
     let mut rng = match args.seed {
         Some(s) => rand::rngs::StdRng::seed_from_u64(s),
         None => rand::rngs::StdRng::from_os_rng(),

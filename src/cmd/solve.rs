@@ -170,7 +170,7 @@ fn solve_line(
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let inputs = read_inputs(&args)?;
-    let tables: Tables = args.tables.load()?;
+    let tables: Tables = args.tables.load_for(&args.mode.mode())?;
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, ResultLine)>();
     let mut any_invalid = false;

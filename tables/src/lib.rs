@@ -80,12 +80,28 @@ impl Tables {
     /// Maps the tables in `dir`, checking every header and checksum; the huge table too when
     /// its file is there.
     pub fn load(dir: &Path) -> Result<Tables, Error> {
+        Self::load_with(dir, true)
+    }
+
+    /// Maps the two-phase tables in `dir` only, leaving out the huge table even when its file
+    /// is there (it serves optimal searches alone; checking and mapping it costs a fraction of
+    /// a second at every start).
+    pub fn load_two_phase(dir: &Path) -> Result<Tables, Error> {
+        Self::load_with(dir, false)
+    }
+
+    /// [`Tables::load`], with the huge table only when `huge`.
+    fn load_with(dir: &Path, huge: bool) -> Result<Tables, Error> {
         let phase1 = Table::open(dir, TableKind::Phase1)?;
         let phase1_moves = Table::open(dir, TableKind::Phase1Moves)?;
         let phase2 = Table::open(dir, TableKind::Phase2)?;
         let phase2_slice = Table::open(dir, TableKind::Phase2Slice)?;
         let coords = CoordTables::compute();
-        let huge = huge::HugeTable::load(dir)?;
+        let huge = if huge {
+            huge::HugeTable::load(dir)?
+        } else {
+            None
+        };
         Ok(Tables {
             coords,
             phase1,
