@@ -294,6 +294,16 @@ impl CoordTables {
     pub fn flipslice_sym(&self, slice: usize, flip: usize) -> SymCoord {
         self.flipslice.sym[slice * N_FLIP + flip]
     }
+
+    /// The index in the phase-1 tables of a position with raw FlipUDSlice `flipslice`
+    /// (`slice * 2048 + flip`, the slice without its order) and twist `twist`:
+    /// `2187 * class + twist conjugated by the class's symmetry`; and that symmetry (`< 16`).
+    #[inline]
+    pub fn phase1_index(&self, flipslice: usize, twist: usize) -> (usize, usize) {
+        let sc = self.flipslice.sym[flipslice];
+        let t = self.twist_conj[16 * twist + sc.sym()] as usize;
+        (N_TWIST * sc.class() + t, sc.sym())
+    }
 }
 
 #[cfg(test)]

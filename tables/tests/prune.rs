@@ -18,10 +18,10 @@ fn tables() -> Tables {
 
 /// Phase-1 depth of a cube straight from its cubies, with its table index and symmetry.
 fn phase1_depth(t: &Tables, c: &CubieCube) -> (u8, usize, usize) {
-    let sc = t.coords.flipslice_sym(c.slice(), c.flip());
-    let twist = t.coords.twist_conj[16 * c.twist() + sc.sym()] as usize;
-    let index = 2187 * sc.class() + twist;
-    (t.phase1.payload()[index], index, sc.sym())
+    let (index, sym) = t
+        .coords
+        .phase1_index(c.slice() * 2048 + c.flip(), c.twist());
+    (t.phase1.payload()[index], index, sym)
 }
 
 /// Every move-delta entry agrees with the depths of the cube's 18 neighbours (the naive oracle),

@@ -46,7 +46,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_TWIST};
+use cubefleet_tables::coord::{N_FLIP, N_PERM_4};
 use cubefleet_tables::huge::{huge_index, next_depth, HugeTable};
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
@@ -210,16 +210,10 @@ impl<'a> OptimalTables<'a> {
     #[inline]
     fn phase1_entry(&self, a: &Axis) -> usize {
         let flipslice = a.slice_sorted as usize / N_PERM_4 * N_FLIP + a.flip as usize;
-        self.phase1_index(flipslice, a.twist as usize)
-    }
-
-    /// The phase-1 entry of raw FlipUDSlice `flipslice` (`slice * 2048 + flip`) and `twist`:
-    /// the twist conjugated by the symmetry that reduces the FlipUDSlice to its class.
-    #[inline]
-    fn phase1_index(&self, flipslice: usize, twist: usize) -> usize {
-        let coords = &self.tables.coords;
-        let sc = coords.flipslice.sym[flipslice];
-        N_TWIST * sc.class() + coords.twist_conj[16 * twist + sc.sym()] as usize
+        self.tables
+            .coords
+            .phase1_index(flipslice, a.twist as usize)
+            .0
     }
 
     /// The index of the huge-table entry of these coordinates, whose loading has been started.
@@ -283,7 +277,10 @@ impl<'a> OptimalTables<'a> {
     /// The phase-1 entry of raw FlipUDSlice `flipslice` and twist `twist`, prefetched.
     #[inline]
     fn inverse_phase1(&self, flipslice: u32, twist: u16) -> usize {
-        let p1 = self.phase1_index(flipslice as usize, twist as usize);
+        let (p1, _) = self
+            .tables
+            .coords
+            .phase1_index(flipslice as usize, twist as usize);
         prefetch(self.tables.phase1.payload(), p1);
         p1
     }

@@ -19,7 +19,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_TWIST, N_UD_EDGES};
+use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_UD_EDGES};
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::movetable::{is_phase2_move, PHASE2_MOVES};
 use cubefleet_tables::prune::Phase1Moves;
@@ -328,10 +328,9 @@ impl<'t> TwoPhaseSearcher<'t> {
         if togo > 1 {
             // the children will read their own entries: fetch them all first
             for ch in &mut children[..count] {
-                let sc = c.flipslice.sym[ch.index as usize];
-                let t = c.twist_conj[16 * ch.twist as usize + sc.sym()] as usize;
-                ch.index = (N_TWIST * sc.class() + t) as u32;
-                ch.sym = sc.sym() as u8;
+                let (index, sym) = c.phase1_index(ch.index as usize, ch.twist as usize);
+                ch.index = index as u32;
+                ch.sym = sym as u8;
                 prefetch(moves_table, Phase1Moves::ENTRY_BYTES * ch.index as usize);
             }
         }
@@ -527,13 +526,11 @@ struct Node {
     sym: u8,
 }
 
-/// Index in the phase-1 tables of a position given by raw coordinates (its FlipUDSlice class
-/// and its twist conjugated by the class's symmetry), and that symmetry.
+/// Index in the phase-1 tables of a position given by raw coordinates, and the symmetry that
+/// takes it to its class representative ([`CoordTables::phase1_index`]).
 #[inline]
 fn phase1_index(c: &CoordTables, twist: usize, flip: usize, slice_sorted: usize) -> (usize, usize) {
-    let sc = c.flipslice.sym[slice_sorted / N_PERM_4 * N_FLIP + flip];
-    let t = c.twist_conj[16 * twist + sc.sym()] as usize;
-    (N_TWIST * sc.class() + t, sc.sym())
+    c.phase1_index(slice_sorted / N_PERM_4 * N_FLIP + flip, twist)
 }
 
 /// Move pruning: never the same face twice in a row, and of two opposite faces only the order
