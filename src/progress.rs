@@ -64,11 +64,7 @@ pub(crate) fn load_tables(
         }
     }
     let start = std::time::Instant::now();
-    let tables = if huge {
-        cubefleet_tables::Tables::load(dir)?
-    } else {
-        cubefleet_tables::Tables::load_two_phase(dir)?
-    };
+    let tables = cubefleet_tables::Tables::load_with(dir, huge)?;
     tracing::debug!(elapsed = ?start.elapsed(), "tables loaded and verified");
     if std::env::var_os("CUBEFLEET_HUGEPAGES").is_some() {
         return Ok(tables.into_private_hugepages()?);

@@ -83,15 +83,9 @@ impl Tables {
         Self::load_with(dir, true)
     }
 
-    /// Maps the two-phase tables in `dir` only, leaving out the huge table even when its file
-    /// is there (it serves optimal searches alone; checking and mapping it costs a fraction of
-    /// a second at every start).
-    pub fn load_two_phase(dir: &Path) -> Result<Tables, Error> {
-        Self::load_with(dir, false)
-    }
-
-    /// [`Tables::load`], with the huge table only when `huge`.
-    fn load_with(dir: &Path, huge: bool) -> Result<Tables, Error> {
+    /// [`Tables::load`], with the huge table only when `huge`: two-phase searches never read
+    /// it, and checking and mapping it costs a fraction of a second at every start.
+    pub fn load_with(dir: &Path, huge: bool) -> Result<Tables, Error> {
         let phase1 = Table::open(dir, TableKind::Phase1)?;
         let phase1_moves = Table::open(dir, TableKind::Phase1Moves)?;
         let phase2 = Table::open(dir, TableKind::Phase2)?;
