@@ -892,9 +892,12 @@ impl Core {
         }
         self.store.flush()?;
         {
+            // the mode keys of the group's batches, once (not once per job)
+            let mkeys: HashMap<u32, Vec<u8>> =
+                modes.iter().map(|(&seq, m)| (seq, mode_key(m))).collect();
             let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
             for (id, new) in &done {
-                index.add(*id, new, &mode_key(&modes[&batch_seq(*id)]));
+                index.add(*id, new, &mkeys[&batch_seq(*id)]);
             }
         }
         let mut st = self.lock();
