@@ -128,45 +128,31 @@ impl Store for SledStore {
 
     fn jobs(&self, ids: &[u64]) -> Result<Vec<Option<JobRecord>>, Error> {
         let mut out = Vec::with_capacity(ids.len());
-        let mut i = 0;
-        while i < ids.len() {
-            // the run ids[i..j] of consecutive ids
-            let mut j = i + 1;
-            while j < ids.len() && ids[j - 1].checked_add(1) == Some(ids[j]) {
-                j += 1;
-            }
-            if j - i == 1 {
-                out.push(self.job(ids[i])?);
+        for run in runs(ids, usize::MAX) {
+            let (first, last) = (ids[run.start], ids[run.end - 1]);
+            if run.len() == 1 {
+                out.push(self.job(first)?);
             } else {
-                let mut next = ids[i];
-                self.scan(ids[i], ids[j - 1], &mut |id, v| {
+                let mut next = first;
+                self.scan(first, last, &mut |id, v| {
                     // ids the scan skipped are missing
                     out.extend((next..id).map(|_| None));
                     out.push(Some(JobRecord::decode(v)?));
                     next = id + 1;
                     Ok(true)
                 })?;
-                out.extend((next..=ids[j - 1]).map(|_| None));
+                out.extend((next..=last).map(|_| None));
             }
-            i = j;
         }
         Ok(out)
     }
 
     fn insert_jobs(&self, jobs: &[(u64, JobRecord)]) -> Result<(), Error> {
+        let ids: Vec<u64> = jobs.iter().map(|(id, _)| *id).collect();
         let mut batch = sled::Batch::default();
-        let mut i = 0;
-        while i < jobs.len() {
-            // a block: up to BLOCK_JOBS jobs with consecutive ids
-            let mut j = i + 1;
-            while j < jobs.len()
-                && j - i < BLOCK_JOBS
-                && jobs[j - 1].0.checked_add(1) == Some(jobs[j].0)
-            {
-                j += 1;
-            }
-            batch.insert(&jobs[i].0.to_be_bytes(), Block::encode(&jobs[i..j]));
-            i = j;
+        // a block: up to BLOCK_JOBS jobs with consecutive ids
+        for run in runs(&ids, BLOCK_JOBS) {
+            batch.insert(&ids[run.start].to_be_bytes(), Block::encode(&jobs[run]));
         }
         self.blocks.apply_batch(batch)?;
         Ok(())
@@ -278,6 +264,21 @@ fn next_entry(it: &mut sled::Iter) -> Result<Option<(u64, sled::IVec)>, Error> {
         Some((k, v)) => Ok(Some((key_id(&k)?, v))),
         None => Ok(None),
     }
+}
+
+/// The runs of consecutive ids in `ids` (ascending), each at most `cap` long, as index ranges.
+fn runs(ids: &[u64], cap: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i + 1;
+        while j < ids.len() && j - i < cap && ids[j - 1].checked_add(1) == Some(ids[j]) {
+            j += 1;
+        }
+        out.push(i..j);
+        i = j;
+    }
+    out
 }
 
 /// The job id of a key.
