@@ -26,7 +26,8 @@ use cubefleet_proto::{
     mode, BatchSpec, BatchStatus, Completion, JobProgress, JobResult, JobState, LeasedJob, Metric,
     Mode,
 };
-use cubefleet_tables::{parse_position, FaceletCube, InputFormat, MoveSeq};
+use cubefleet_tables::{parse_position, CubieCube, FaceletCube, InputFormat, MoveSeq};
+use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
 use crate::record::{batch_seq, job_id, line_index, BatchRecord, JobRecord, INDEX_BITS};
@@ -64,6 +65,38 @@ impl BatchMem {
         self.counts[JobState::Done as usize]
             + self.counts[JobState::Invalid as usize]
             + self.counts[JobState::Cancelled as usize]
+    }
+}
+
+/// Longest wait of a long-polling lease ([`Core::lease_wait`]).
+pub const MAX_LEASE_WAIT: Duration = Duration::from_secs(10);
+
+/// Most jobs one lease hands out.
+pub const MAX_LEASE_JOBS: u32 = 10_000;
+
+/// A leased job as the core hands it out: the gRPC service sends the position as facelets
+/// ([`LeasedJob`]), a worker in the same process takes the cubies as they are.
+#[derive(Clone, Debug)]
+pub struct Leased {
+    /// The job's id.
+    pub job_id: u64,
+    /// The position (valid: invalid lines are never queued).
+    pub cube: CubieCube,
+    /// The search its batch asks for.
+    pub mode: Mode,
+    /// Lengths below this are proven to have no solution (where a re-leased optimal search
+    /// resumes).
+    pub lower_bound: u32,
+}
+
+impl From<Leased> for LeasedJob {
+    fn from(j: Leased) -> LeasedJob {
+        LeasedJob {
+            job_id: j.job_id,
+            facelets: FaceletCube::from_cubie(&j.cube).to_string(),
+            mode: Some(j.mode),
+            lower_bound: j.lower_bound,
+        }
     }
 }
 
@@ -161,16 +194,14 @@ impl State {
 
 /// What became of one reported result.
 enum Completed {
-    /// Verified and stored: the new record.
-    Done(Box<JobRecord>),
+    /// Verified: the new record, to be stored by compare-and-swap against the one read.
+    Verified(Box<JobRecord>),
     /// The job had finished before (a repeated report): accepted, nothing changes.
     Before,
     /// The worker gave the job up (cancelled): back to the queue.
     GivenUp,
     /// Refused, with the reason.
     Rejected(String),
-    /// The record changed between read and compare-and-swap: read again.
-    Changed,
 }
 
 /// The symmetry index: `hash(canonical key ++ mode key)` to the id of a finished job of that
@@ -675,7 +706,7 @@ impl Core {
     ///
     /// Expired leases are not looked for here: the coordinator's sweeper returns them to the
     /// queue every half second (and wakes long-polling leases when it does).
-    pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<LeasedJob>, Error> {
+    pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<Leased>, Error> {
         self.touch(&mut self.lock(), worker);
         let mut out = Vec::new();
         while out.len() < max as usize {
@@ -715,15 +746,47 @@ impl Core {
                 let Some(cube) = job.cube() else {
                     continue;
                 };
-                out.push(LeasedJob {
+                out.push(Leased {
                     job_id: id,
-                    facelets: FaceletCube::from_cubie(&cube).to_string(),
-                    mode: Some(mode),
+                    cube,
+                    mode,
                     lower_bound: job.r().lower_bound,
                 });
             }
         }
         Ok(out)
+    }
+
+    /// [`Core::lease`] as a long poll: when no job is queued, waits until one is, `wait` has
+    /// passed (at most [`MAX_LEASE_WAIT`]) or `shutdown` is cancelled, and answers with none
+    /// then. `max` is first cut to the jobs of about `seconds` of search
+    /// ([`Core::jobs_for_seconds`]). The store is read off the async threads. After shutdown
+    /// nothing is leased.
+    pub async fn lease_wait(
+        self: &Arc<Self>,
+        worker: &str,
+        max: u32,
+        seconds: f64,
+        wait: Duration,
+        shutdown: &CancellationToken,
+    ) -> Result<Vec<Leased>, Error> {
+        let deadline = tokio::time::Instant::now() + wait.min(MAX_LEASE_WAIT);
+        let mut changes = self.watch_queued();
+        while !shutdown.is_cancelled() {
+            changes.borrow_and_update();
+            let (core, worker) = (self.clone(), worker.to_string());
+            let max = core.jobs_for_seconds(max.min(MAX_LEASE_JOBS), seconds);
+            let jobs = tokio::task::spawn_blocking(move || core.lease(&worker, max)).await??;
+            if !jobs.is_empty() || tokio::time::Instant::now() >= deadline {
+                return Ok(jobs);
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => {}
+                _ = changes.changed() => {}
+                _ = shutdown.cancelled() => {}
+            }
+        }
+        Ok(Vec::new())
     }
 
     /// The mode of the batch with sequence number `seq`. Takes the state lock: never call it
@@ -872,17 +935,29 @@ impl Core {
                 .zip(self.store.jobs(&ids)?)
                 .filter_map(|(id, r)| Some((id, r?)))
                 .collect();
+            let mut verified = Vec::new();
             for c in std::mem::take(&mut pending) {
                 let mode = &modes[&batch_seq(c.job_id)];
-                match self.complete_one(worker, c, records.get(&c.job_id), mode)? {
-                    Completed::Done(new) => {
-                        accepted += 1;
-                        done.push((c.job_id, *new));
-                    }
+                let old = records.get(&c.job_id);
+                match self.complete_one(worker, c, old, mode)? {
+                    Completed::Verified(new) => verified.push((c, old, new)),
                     Completed::Before => accepted += 1,
                     Completed::GivenUp => {}
                     Completed::Rejected(reason) => rejected.push((c.job_id, reason)),
-                    Completed::Changed => retry.push(c),
+                }
+            }
+            // the group's records in one compare-and-swap per block
+            let swaps: Vec<(u64, &JobRecord, &JobRecord)> = verified
+                .iter()
+                .filter_map(|(c, old, new)| Some((c.job_id, (*old)?, &**new)))
+                .collect();
+            let made = self.store.cas_jobs(&swaps)?;
+            for ((c, _, new), made) in verified.into_iter().zip(made) {
+                if made {
+                    accepted += 1;
+                    done.push((c.job_id, *new));
+                } else {
+                    retry.push(c);
                 }
             }
             pending = retry;
@@ -979,11 +1054,7 @@ impl Core {
                 r.lower_bound = r.lower_bound.max(c.lower_bound);
                 r.nodes = c.nodes;
                 r.millis = c.millis;
-                if self.store.cas_job(c.job_id, job, &new)? {
-                    Ok(Completed::Done(Box::new(new)))
-                } else {
-                    Ok(Completed::Changed)
-                }
+                Ok(Completed::Verified(Box::new(new)))
             }
         }
     }
@@ -1105,13 +1176,16 @@ impl Core {
             .collect())
     }
 
-    /// Results of a batch from line `from_index`, at most `limit`, optionally of one status.
+    /// Results of a batch from line `from_index`, at most `limit`, optionally of one status;
+    /// with each position as facelets when `facelets` (the protocol's field; a caller that
+    /// does not show them saves computing them).
     pub fn results(
         &self,
         batch_id: &str,
         from_index: u64,
         limit: usize,
         status: &str,
+        facelets: bool,
     ) -> Result<(Vec<JobResult>, u64), Error> {
         let b = self
             .store
@@ -1130,7 +1204,7 @@ impl Core {
             let first = out.len();
             for (id, j) in jobs {
                 if status.is_empty() || j.r().status == status {
-                    out.push(view(id, &j));
+                    out.push(view(id, &j, facelets));
                 }
             }
             let st = self.lock();
@@ -1149,7 +1223,7 @@ impl Core {
             .store
             .job(id)?
             .ok_or_else(|| Error::NotFound(format!("job {id}")))?;
-        let mut r = view(id, &job);
+        let mut r = view(id, &job, true);
         self.lock().overlay(&mut r);
         Ok(r)
     }
@@ -1169,7 +1243,7 @@ impl Core {
         let mkeys: Vec<Vec<u8>> = mkeys.into_iter().collect();
         let mut best: Option<(JobResult, Mode)> = None;
         for (id, job, stored) in self.indexed(&canon.cube.key(), &mkeys)? {
-            let mut base = view(id, &job);
+            let mut base = view(id, &job, true);
             self.lock().overlay(&mut base);
             let Some(r) = map_result(base, &stored, &cube, &canon) else {
                 continue;
@@ -1252,14 +1326,14 @@ fn map_result(
 }
 
 /// Job `id`'s stored record as clients see it, but for [`State::overlay`]: with the fields the
-/// store leaves out, which the key and the canonical form give back (job id, line index,
-/// facelets), filled in. Needs no lock: the costly part of presenting a result (the facelets)
+/// store leaves out, which the key and the canonical form give back (job id, line index, and
+/// when `facelets` the facelets), filled in. Needs no lock: the costly part of presenting a result (the facelets)
 /// is done here.
-fn view(id: u64, job: &JobRecord) -> JobResult {
+fn view(id: u64, job: &JobRecord, facelets: bool) -> JobResult {
     let mut r = job.r().clone();
     r.job_id = id;
     r.index = line_index(id);
-    if r.facelets.is_empty() {
+    if facelets && r.facelets.is_empty() {
         if let Some(cube) = job.cube() {
             r.facelets = FaceletCube::from_cubie(&cube).to_string();
         }

@@ -81,15 +81,16 @@ pub async fn serve_core(
     stopped(core).await
 }
 
-/// Like [`serve`], for clients in this same process only: every pipe received on
+/// Like [`serve_core`], for clients in this same process only: every pipe received on
 /// `connections` is one client connection (`cubefleet_proto::client::Client::in_process`
-/// makes them). The calls are the same gRPC as over a socket; `cubefleet run` uses this.
+/// makes them). The calls are the same gRPC as over a socket; `cubefleet run` uses this, and
+/// its worker calls the [`Core`] directly.
 pub async fn serve_in_process(
+    core: Arc<Core>,
     config: Config,
     connections: tokio::sync::mpsc::UnboundedReceiver<tokio::io::DuplexStream>,
     shutdown: CancellationToken,
 ) -> Result<(), Error> {
-    let core = open(&config).await?;
     let incoming = tokio_stream::wrappers::UnboundedReceiverStream::new(connections)
         .map(Ok::<_, std::io::Error>);
     service::run(core.clone(), config, incoming, shutdown).await?;
@@ -97,7 +98,7 @@ pub async fn serve_in_process(
 }
 
 /// Opens the store of `config` (off the async threads: sled reads its log).
-async fn open(config: &Config) -> Result<Arc<Core>, Error> {
+pub async fn open(config: &Config) -> Result<Arc<Core>, Error> {
     let dir = config.data_dir.clone();
     let lease = config.lease;
     tokio::task::spawn_blocking(move || Core::open(&dir, lease)).await?

@@ -9,10 +9,10 @@ use cubefleet_proto::batches_server::{Batches, BatchesServer};
 use cubefleet_proto::workers_server::{Workers, WorkersServer};
 use cubefleet_proto::{
     submit_request, BatchRef, BatchStatus, CompleteRequest, CompleteResponse, HeartbeatRequest,
-    HeartbeatResponse, JobRef, JobResult, LeaseRequest, LeaseResponse, ListBatchesRequest,
-    ListBatchesResponse, LookupRequest, LookupResponse, RegisterRequest, RegisterResponse,
-    Rejection, ReleaseRequest, ReleaseResponse, ResultsPage, ResultsRequest, SubmitRequest,
-    SubmitResponse,
+    HeartbeatResponse, JobRef, JobResult, LeaseRequest, LeaseResponse, LeasedJob,
+    ListBatchesRequest, ListBatchesResponse, LookupRequest, LookupResponse, RegisterRequest,
+    RegisterResponse, Rejection, ReleaseRequest, ReleaseResponse, ResultsPage, ResultsRequest,
+    SubmitRequest, SubmitResponse,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -48,9 +48,6 @@ const WATCH_EVERY: Duration = Duration::from_millis(250);
 /// Least time between two progress messages of `WatchBatch`: one is sent this soon after jobs
 /// finish (so `run` and `submit --wait` return promptly), several changes are sent as one.
 const WATCH_GAP: Duration = Duration::from_millis(20);
-
-/// Longest wait of a long-polling lease.
-const MAX_LEASE_WAIT: Duration = Duration::from_secs(10);
 
 /// Lines are stored in groups of at most this many (one flush each).
 const STORE_CHUNK: usize = 5000;
@@ -251,7 +248,9 @@ impl Batches for Svc {
         let fetch = move |from: u64, left: u64| {
             let (core, id, status) = (core.clone(), req.batch_id.clone(), req.status.clone());
             let page = left.min(2000) as usize;
-            tokio::spawn(blocking(move || core.results(&id, from, page, &status)))
+            tokio::spawn(blocking(move || {
+                core.results(&id, from, page, &status, true)
+            }))
         };
         tokio::spawn(async move {
             let mut from = req.from_index;
@@ -293,7 +292,7 @@ impl Batches for Svc {
             req.limit.min(10_000)
         } as usize;
         let (results, next_index) =
-            blocking(move || core.results(&req.batch_id, req.from_index, limit, &req.status))
+            blocking(move || core.results(&req.batch_id, req.from_index, limit, &req.status, true))
                 .await?;
         Ok(Response::new(ResultsPage {
             results,
@@ -343,31 +342,20 @@ impl Workers for Svc {
         &self,
         request: Request<LeaseRequest>,
     ) -> Result<Response<LeaseResponse>, Status> {
-        if self.shutdown.is_cancelled() {
-            return Ok(Response::new(LeaseResponse::default()));
-        }
         let r = request.into_inner();
-        let deadline = tokio::time::Instant::now()
-            + Duration::from_millis(r.wait_millis.into()).min(MAX_LEASE_WAIT);
-        let mut changes = self.core.watch_queued();
-        loop {
-            changes.borrow_and_update();
-            let (core, worker) = (self.core.clone(), r.worker_id.clone());
-            let max = core.jobs_for_seconds(r.max_jobs.min(10_000), r.max_seconds);
-            let jobs = blocking(move || core.lease(&worker, max)).await?;
-            if !jobs.is_empty() || tokio::time::Instant::now() >= deadline {
-                return Ok(Response::new(LeaseResponse { jobs }));
-            }
-            // long poll: wait for jobs to be queued (or the deadline, or shutdown)
-            tokio::select! {
-                _ = tokio::time::sleep_until(deadline) => {}
-                _ = changes.changed() => {}
-                _ = self.shutdown.cancelled() => {}
-            }
-            if self.shutdown.is_cancelled() {
-                return Ok(Response::new(LeaseResponse::default()));
-            }
-        }
+        let jobs = self
+            .core
+            .lease_wait(
+                &r.worker_id,
+                r.max_jobs,
+                r.max_seconds,
+                Duration::from_millis(r.wait_millis.into()),
+                &self.shutdown,
+            )
+            .await?;
+        Ok(Response::new(LeaseResponse {
+            jobs: jobs.into_iter().map(LeasedJob::from).collect(),
+        }))
     }
 
     async fn heartbeat(

@@ -5,12 +5,15 @@
 //! client before a [`Store::flush`] that covers it. Everything in memory (queue, leases,
 //! counters) is rebuilt from the jobs at start-up.
 //!
-//! Layout: a submitted job is written once, inside a *block* of up to [`BLOCK_JOBS`] jobs with
-//! consecutive ids (tree `job_blocks`, keyed by the first id), because sled's cost is per key:
-//! one key per 64 lines makes storing a submission about an order of magnitude cheaper than one
-//! key per line. Blocks are never rewritten. The first change of a job writes its own record
-//! under its id (tree `jobs`), which from then on takes precedence over the block's copy.
-//! Stores of earlier versions, which hold every job in `jobs`, read the same way.
+//! Layout: a job lives inside a *block* of up to [`BLOCK_JOBS`] jobs with consecutive ids (tree
+//! `job_blocks`, keyed by the first id), because sled's cost is per key: one key per 64 lines
+//! makes storing a submission, or a group of results, about an order of magnitude cheaper than
+//! one key per line. A change rewrites the job's block by compare-and-swap of the whole block,
+//! so the changes of one group that fall in one block ([`Store::cas_jobs`]) are one write, and
+//! a concurrent change of any job of the block makes the swap fail and the block be read again.
+//! Records under a job's own id (tree `jobs`) exist only in stores of earlier versions (which
+//! held every job there, or wrote a job's first change there): they take precedence over the
+//! block's copy and are changed in place.
 
 use std::path::Path;
 
@@ -43,7 +46,12 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn insert_jobs(&self, jobs: &[(u64, JobRecord)]) -> Result<(), Error>;
     /// Replaces `old` by `new` if the stored record is still `old`; false when it changed.
     /// `old` must be a record this store returned for `id`.
-    fn cas_job(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error>;
+    fn cas_job(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error> {
+        Ok(self.cas_jobs(&[(id, old, new)])?[0])
+    }
+    /// [`Store::cas_job`] for each `(id, old, new)` (distinct ids): whether each change was
+    /// made. Each change is made or not on its own; the group only shares the writes.
+    fn cas_jobs(&self, changes: &[(u64, &JobRecord, &JobRecord)]) -> Result<Vec<bool>, Error>;
     /// Jobs with ids in `from..to`, in id order.
     fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error>;
     /// Visits every job (start-up rebuild).
@@ -158,21 +166,42 @@ impl Store for SledStore {
         Ok(())
     }
 
-    fn cas_job(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error> {
-        let key = id.to_be_bytes();
-        let new = new.encode_to_vec();
-        // no record of its own yet: the stored record is the block's copy, which `old` was
-        // read from (blocks never change), so the swap is from "none"
-        match self
-            .jobs
-            .compare_and_swap(key, None::<&[u8]>, Some(new.as_slice()))?
-        {
-            Ok(()) => Ok(true),
-            Err(_) => Ok(self
-                .jobs
-                .compare_and_swap(key, Some(old.encode_to_vec()), Some(new))?
-                .is_ok()),
+    fn cas_jobs(&self, changes: &[(u64, &JobRecord, &JobRecord)]) -> Result<Vec<bool>, Error> {
+        let mut made = vec![false; changes.len()];
+        let mut order: Vec<usize> = (0..changes.len()).collect();
+        order.sort_unstable_by_key(|&i| changes[i].0);
+        let mut k = 0;
+        while k < order.len() {
+            let id = changes[order[k]].0;
+            let block = self
+                .blocks
+                .range(..=id.to_be_bytes())
+                .next_back()
+                .transpose()?;
+            let (start, bytes) = match block {
+                Some((key, bytes)) => (key_id(&key)?, bytes),
+                None => (0, sled::IVec::default()),
+            };
+            let len = if bytes.is_empty() {
+                0
+            } else {
+                Block::parse(&bytes)?.len() as u64
+            };
+            if id >= start.saturating_add(len) {
+                // in no block: a store of an earlier version keeps it on its own
+                let (_, old, new) = changes[order[k]];
+                made[order[k]] = self.cas_own(id, old, new)?;
+                k += 1;
+                continue;
+            }
+            let mut members = Vec::new();
+            while k < order.len() && changes[order[k]].0 < start + len {
+                members.push(order[k]);
+                k += 1;
+            }
+            self.cas_block(start, bytes, &members, changes, &mut made)?;
         }
+        Ok(made)
     }
 
     fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error> {
@@ -201,6 +230,80 @@ impl Store for SledStore {
 }
 
 impl SledStore {
+    /// Compare-and-swap of a record under the job's own id (stores of earlier versions).
+    fn cas_own(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error> {
+        Ok(self
+            .jobs
+            .compare_and_swap(
+                id.to_be_bytes(),
+                Some(old.encode_to_vec()),
+                Some(new.encode_to_vec()),
+            )?
+            .is_ok())
+    }
+
+    /// The changes `members` (indices into `changes`, ascending ids) of jobs in the block that
+    /// starts at `start` and was read as `bytes`: one compare-and-swap of the whole block,
+    /// read again and redone when another change of the block came first. Jobs of the block
+    /// that have their own record change that instead.
+    fn cas_block(
+        &self,
+        start: u64,
+        mut bytes: sled::IVec,
+        members: &[usize],
+        changes: &[(u64, &JobRecord, &JobRecord)],
+        made: &mut [bool],
+    ) -> Result<(), Error> {
+        let len = Block::parse(&bytes)?.len() as u64;
+        let mut own = std::collections::HashSet::new();
+        for kv in self
+            .jobs
+            .range(start.to_be_bytes()..(start + len).to_be_bytes())
+        {
+            own.insert(key_id(&kv?.0)?);
+        }
+        let mut in_block = Vec::with_capacity(members.len());
+        for &i in members {
+            let (id, old, new) = changes[i];
+            if own.contains(&id) {
+                made[i] = self.cas_own(id, old, new)?;
+            } else {
+                in_block.push((i, old.encode_to_vec(), new.encode_to_vec()));
+            }
+        }
+        loop {
+            let block = Block::parse(&bytes)?;
+            let mut records: Vec<&[u8]> = (0..len)
+                .map(|i| block.record(i).unwrap_or_default())
+                .collect();
+            let mut any = false;
+            for (i, old, new) in &in_block {
+                let at = (changes[*i].0 - start) as usize;
+                made[*i] = records[at] == old.as_slice();
+                if made[*i] {
+                    records[at] = new;
+                    any = true;
+                }
+            }
+            if !any {
+                return Ok(());
+            }
+            let key = start.to_be_bytes();
+            match self.blocks.compare_and_swap(
+                key,
+                Some(&bytes),
+                Some(Block::encode_raw(&records)),
+            )? {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    bytes = e
+                        .current
+                        .ok_or_else(|| Error::Internal("a job block vanished".into()))?;
+                }
+            }
+        }
+    }
+
     /// Visits the stored jobs with ids in `from..=to` in id order, each with its current
     /// record (its own record where it has one, else its block's copy), while `f` returns true.
     fn scan(&self, from: u64, to: u64, f: &mut Visit<'_>) -> Result<(), Error> {
@@ -300,16 +403,22 @@ impl<'a> Block<'a> {
     /// The stored form of `jobs` (consecutive ids).
     fn encode(jobs: &[(u64, JobRecord)]) -> Vec<u8> {
         let records: Vec<Vec<u8>> = jobs.iter().map(|(_, j)| j.encode_to_vec()).collect();
-        let size: usize = records.iter().map(Vec::len).sum();
+        let records: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        Block::encode_raw(&records)
+    }
+
+    /// The stored form of a block of encoded records.
+    fn encode_raw(records: &[&[u8]]) -> Vec<u8> {
+        let size: usize = records.iter().map(|r| r.len()).sum();
         let mut out = Vec::with_capacity(8 + 4 * records.len() + size);
         out.extend_from_slice(&(records.len() as u32).to_le_bytes());
         let mut at = 0u32;
         out.extend_from_slice(&at.to_le_bytes());
-        for r in &records {
+        for r in records {
             at += r.len() as u32;
             out.extend_from_slice(&at.to_le_bytes());
         }
-        for r in &records {
+        for r in records {
             out.extend_from_slice(r);
         }
         out
@@ -475,6 +584,92 @@ mod tests {
                 .len(),
             160
         );
+    }
+
+    #[test]
+    fn a_group_of_swaps_makes_each_change_on_its_own() {
+        let (_dir, store) = filled();
+        let ids = [job_id(1, 3), job_id(1, 63), job_id(1, 64), job_id(1, 120)];
+        let old: Vec<JobRecord> = ids
+            .iter()
+            .map(|&id| store.job(id).expect("read").expect("stored"))
+            .collect();
+        // job 120 changed meanwhile, in a block whose other change goes on
+        let meanwhile = record("a120", JobState::Cancelled);
+        assert!(store.cas_job(ids[3], &old[3], &meanwhile).expect("cas"));
+        // job 64 still has a record of its own, as an earlier version wrote a first change
+        let own = record("a64 own", JobState::Queued);
+        store
+            .jobs
+            .insert(ids[2].to_be_bytes(), own.encode_to_vec())
+            .expect("insert");
+        let done: Vec<JobRecord> = (0..4)
+            .map(|i| record(&format!("done {i}"), JobState::Done))
+            .collect();
+        let olds = [&old[0], &old[1], &own, &old[3]];
+        let changes: Vec<(u64, &JobRecord, &JobRecord)> =
+            (0..4).rev().map(|i| (ids[i], olds[i], &done[i])).collect();
+        let made = store.cas_jobs(&changes).expect("cas");
+        assert_eq!(made, [false, true, true, true], "in the order given");
+        let now: Vec<Option<String>> = store
+            .jobs(&ids)
+            .expect("read")
+            .iter()
+            .map(|j| input(j).map(str::to_string))
+            .collect();
+        assert_eq!(
+            now,
+            [
+                Some("done 0".into()),
+                Some("done 1".into()),
+                Some("done 2".into()),
+                Some("a120".into())
+            ]
+        );
+        // the block's copy of job 64 is untouched: its own record holds the change
+        let block = store.blocks.get(job_id(1, 64).to_be_bytes()).expect("get");
+        let block = block.expect("block");
+        let copy = Block::parse(&block)
+            .expect("parse")
+            .record(0)
+            .expect("job 64");
+        assert_eq!(JobRecord::decode(copy).expect("decode").r().input, "a64");
+        // the neighbours in the rewritten blocks are as they were
+        assert_eq!(input(&store.job(job_id(1, 4)).expect("read")), Some("a4"));
+        assert_eq!(
+            input(&store.job(job_id(1, 121)).expect("read")),
+            Some("a121")
+        );
+    }
+
+    #[test]
+    fn concurrent_changes_of_one_block_all_land() {
+        let (_dir, store) = filled();
+        let store = std::sync::Arc::new(store);
+        let writers: Vec<_> = (0..4u64)
+            .map(|t| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    // each writer changes its own 16 jobs of the first block, one at a time
+                    for i in (0..16).map(|k| t * 16 + k) {
+                        let id = job_id(1, i);
+                        let old = store.job(id).expect("read").expect("stored");
+                        let new = record(&format!("w{t} {i}"), JobState::Done);
+                        assert!(store.cas_job(id, &old, &new).expect("cas"));
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().expect("writer");
+        }
+        for i in 0..64 {
+            let want = format!("w{} {i}", i / 16);
+            assert_eq!(
+                input(&store.job(job_id(1, i)).expect("read")),
+                Some(want.as_str())
+            );
+        }
     }
 
     #[test]

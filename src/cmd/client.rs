@@ -272,16 +272,43 @@ pub(crate) async fn export(
         })
         .await?
         .into_inner();
-    if matches!(format, ResultsFormat::Csv) {
-        writeln!(out, "index,input,status,solution,length,optimal,error")?;
-    }
-    let mut n = 0;
+    let mut w = ResultsWriter::new(format, out)?;
     while let Some(r) = stream.next().await {
-        let line = result_line(&r?);
-        match format {
-            ResultsFormat::Jsonl => writeln!(out, "{}", serde_json::to_string(&line)?)?,
+        w.write(&r?)?;
+    }
+    w.finish()
+}
+
+/// Writes results as lines of one format, the CSV header first.
+pub(crate) struct ResultsWriter<'a> {
+    format: ResultsFormat,
+    out: &'a mut dyn Write,
+    written: u64,
+}
+
+impl<'a> ResultsWriter<'a> {
+    /// Starts the output (the CSV header).
+    pub(crate) fn new(format: ResultsFormat, out: &'a mut dyn Write) -> anyhow::Result<Self> {
+        if matches!(format, ResultsFormat::Csv) {
+            writeln!(out, "index,input,status,solution,length,optimal,error")?;
+        }
+        Ok(ResultsWriter {
+            format,
+            out,
+            written: 0,
+        })
+    }
+
+    /// Writes one result.
+    pub(crate) fn write(&mut self, r: &JobResult) -> anyhow::Result<()> {
+        let line = result_line(r);
+        match self.format {
+            ResultsFormat::Jsonl => {
+                serde_json::to_writer(&mut *self.out, &line)?;
+                writeln!(self.out)?;
+            }
             ResultsFormat::Csv => writeln!(
-                out,
+                self.out,
                 "{},{},{},{},{},{},{}",
                 line.index,
                 csv(&line.input),
@@ -292,10 +319,15 @@ pub(crate) async fn export(
                 csv(line.error.as_deref().unwrap_or(""))
             )?,
         }
-        n += 1;
+        self.written += 1;
+        Ok(())
     }
-    out.flush()?;
-    Ok(n)
+
+    /// Flushes the output; returns the number of results written.
+    pub(crate) fn finish(self) -> anyhow::Result<u64> {
+        self.out.flush()?;
+        Ok(self.written)
+    }
 }
 
 /// Quotes a CSV field when it needs it.

@@ -1,8 +1,10 @@
 //! What every command that talks to a coordinator shares: where it is and the token.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
+use cubefleet_coordinator::Core;
 use cubefleet_proto::client::Client;
 use tokio_util::sync::CancellationToken;
 
@@ -61,7 +63,11 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 pub(crate) struct Embedded {
     /// A client of the embedded coordinator.
     pub(crate) client: Client,
-    shutdown: CancellationToken,
+    /// The coordinator itself, for callers in this process that skip the gRPC calls (the
+    /// embedded worker of `run`).
+    pub(crate) core: Arc<Core>,
+    /// Cancelled when the coordinator stops serving.
+    pub(crate) shutdown: CancellationToken,
     server: tokio::task::JoinHandle<Result<(), cubefleet_coordinator::Error>>,
 }
 
@@ -72,8 +78,11 @@ impl Embedded {
         let shutdown = CancellationToken::new();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
-        let server = tokio::spawn(cubefleet_coordinator::serve(
-            cubefleet_coordinator::Config::new(data),
+        let config = cubefleet_coordinator::Config::new(data);
+        let core = cubefleet_coordinator::open(&config).await?;
+        let server = tokio::spawn(cubefleet_coordinator::serve_core(
+            core.clone(),
+            config,
             listener,
             shutdown.clone(),
         ));
@@ -83,6 +92,7 @@ impl Embedded {
                 Ok(client) => {
                     return Ok(Embedded {
                         client,
+                        core,
                         shutdown,
                         server,
                     })
@@ -101,14 +111,18 @@ impl Embedded {
     pub(crate) async fn in_process(data: &Path) -> anyhow::Result<Embedded> {
         let shutdown = CancellationToken::new();
         let (connections, incoming) = tokio::sync::mpsc::unbounded_channel();
+        let config = cubefleet_coordinator::Config::new(data);
+        let core = cubefleet_coordinator::open(&config).await?;
         let server = tokio::spawn(cubefleet_coordinator::serve_in_process(
-            cubefleet_coordinator::Config::new(data),
+            core.clone(),
+            config,
             incoming,
             shutdown.clone(),
         ));
         let client = Client::in_process(connections).await?;
         Ok(Embedded {
             client,
+            core,
             shutdown,
             server,
         })

@@ -1,7 +1,10 @@
 //! `cubefleet run FILE`: the embedded default. One process runs a coordinator on a sled store
-//! and local search threads, talking gRPC over in-memory pipes with the same code as a cluster; the
-//! batch id is derived from the file's contents and the mode, so running the same file again
-//! resumes from the store instead of starting over.
+//! and local search threads. The file is submitted, watched and exported with the client code
+//! of a cluster (gRPC over in-memory pipes); the worker runtime, the same as `cubefleet
+//! worker`'s, calls the coordinator's core directly ([`LocalCoordinator`]): no position is
+//! formatted and parsed again, no protocol message is framed per lease or report. The batch
+//! id is derived from the file's contents and the mode, so running the same file again resumes
+//! from the store instead of starting over.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -9,12 +12,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cubefleet_coordinator::Core;
 use cubefleet_proto::BatchSpec;
-use cubefleet_worker::remote::{mode_to_proto, GrpcCoordinator};
-use cubefleet_worker::runtime::{self, RuntimeConfig};
+use cubefleet_worker::pool::{Finished, Job};
+use cubefleet_worker::remote::{completion, leased_job, mode_to_proto, progress_list};
+use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
+use cubefleet_worker::search::Progress;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{export, submit_file, watch, ResultsFormat};
+use super::client::{submit_file, watch, ResultsFormat, ResultsWriter};
 use super::connect::{runtime, shutdown_signal, Embedded};
 use super::{ModeArgs, TablesArgs};
 
@@ -38,6 +44,86 @@ pub(crate) struct Args {
     out: Option<PathBuf>,
     #[command(flatten)]
     tables: TablesArgs,
+}
+
+/// The worker runtime's coordinator when both are in this process: a worker registered with
+/// the [`Core`], whose calls are the core's own (the store reads and writes off the async
+/// threads, as the gRPC service does them).
+struct LocalCoordinator {
+    core: Arc<Core>,
+    worker_id: String,
+    /// Cancelled when the coordinator stops: a lease then returns at once with nothing.
+    stopping: CancellationToken,
+}
+
+impl LocalCoordinator {
+    /// Runs a store operation off the async threads.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Core, &str) -> Result<T, cubefleet_coordinator::Error> + Send + 'static,
+    ) -> Result<T, cubefleet_coordinator::Error> {
+        let (core, worker) = (self.core.clone(), self.worker_id.clone());
+        tokio::task::spawn_blocking(move || f(&core, &worker)).await?
+    }
+}
+
+impl Coordinator for LocalCoordinator {
+    type Error = cubefleet_coordinator::Error;
+
+    async fn lease(&self, max: u32, wait: Duration) -> Result<Vec<Job>, Self::Error> {
+        let leased = self
+            .core
+            .lease_wait(&self.worker_id, max, 0.0, wait, &self.stopping)
+            .await?;
+        Ok(leased
+            .into_iter()
+            .map(|j| leased_job(j.job_id, j.cube, &j.mode, j.lower_bound))
+            .collect())
+    }
+
+    async fn heartbeat(&self, held: Vec<(u64, Progress)>) -> Result<HeartbeatReply, Self::Error> {
+        let held = progress_list(held);
+        let cancel = self.blocking(move |c, w| c.heartbeat(w, &held)).await?;
+        Ok(HeartbeatReply { cancel })
+    }
+
+    async fn complete(&self, results: Vec<Finished>) -> Result<(), Self::Error> {
+        let results: Vec<_> = results.iter().map(completion).collect();
+        let (_, rejected) = self.blocking(move |c, w| c.complete(w, &results)).await?;
+        for (job, reason) in rejected {
+            tracing::warn!(job, %reason, "coordinator refused a result");
+        }
+        Ok(())
+    }
+
+    async fn release(&self, jobs: Vec<(u64, Progress)>) -> Result<(), Self::Error> {
+        let jobs = progress_list(jobs);
+        self.blocking(move |c, w| c.release(w, &jobs)).await?;
+        Ok(())
+    }
+}
+
+/// Writes every result of the batch as JSON lines, in line order, straight from the core
+/// (without the facelets, which the lines do not show): pages are read off the async threads,
+/// the next one while the current one is written.
+async fn export_local(core: &Arc<Core>, batch: &str, out: &mut dyn Write) -> anyhow::Result<u64> {
+    let fetch = |from: u64| {
+        let (core, batch) = (core.clone(), batch.to_string());
+        tokio::task::spawn_blocking(move || core.results(&batch, from, 4096, "", false))
+    };
+    let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
+    let mut reading = fetch(0);
+    loop {
+        let (page, next) = reading.await??;
+        if page.is_empty() {
+            break;
+        }
+        reading = fetch(next);
+        for r in &page {
+            w.write(r)?;
+        }
+    }
+    w.finish()
 }
 
 /// A batch id naming this file's contents and mode: the same file and mode give the same id.
@@ -91,13 +177,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         let stop_worker = CancellationToken::new();
         let worker = {
-            let coordinator = GrpcCoordinator::register(
-                client.clone(),
-                "embedded".into(),
-                threads as u32,
-                tables.fingerprint(),
-            )
-            .await?;
+            let (worker_id, _) =
+                embedded
+                    .core
+                    .register("embedded".into(), threads as u32, tables.fingerprint());
+            let coordinator = LocalCoordinator {
+                core: embedded.core.clone(),
+                worker_id,
+                stopping: embedded.shutdown.clone(),
+            };
             let config = RuntimeConfig {
                 threads,
                 heartbeat: Duration::from_secs(2),
@@ -139,7 +227,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
             None => Box::new(std::io::BufWriter::new(std::io::stdout())),
         };
-        export(&client, &id, None, ResultsFormat::Jsonl, &mut out).await?;
+        export_local(&embedded.core, &id, &mut out).await?;
         drop(out);
         let solved: u64 = final_status.length_histogram.iter().sum();
         let total_len: u64 = final_status

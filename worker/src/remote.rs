@@ -7,7 +7,7 @@ use cubefleet_proto::{
     mode, CompleteRequest, Completion, HeartbeatRequest, JobProgress, LeaseRequest,
     Metric as PMetric, RegisterRequest, ReleaseRequest,
 };
-use cubefleet_tables::{parse_position, InputFormat};
+use cubefleet_tables::{parse_position, CubieCube, InputFormat};
 use tonic::Status;
 
 use crate::pool::{Finished, Job};
@@ -110,7 +110,46 @@ pub fn mode_to_proto(mode: &Mode, timeout: Option<Duration>) -> cubefleet_proto:
     }
 }
 
-fn progress_list(jobs: Vec<(u64, Progress)>) -> Vec<JobProgress> {
+/// The pool job for a leased job: its position, the search its protocol mode asks for, and
+/// where an optimal search resumes.
+pub fn leased_job(id: u64, cube: CubieCube, mode: &cubefleet_proto::Mode, lower_bound: u32) -> Job {
+    let (mode, timeout) = mode_from_proto(mode);
+    Job {
+        id,
+        cube,
+        mode,
+        start_lower_bound: lower_bound,
+        timeout,
+    }
+}
+
+/// The protocol form of a finished job (its solution in standard notation).
+pub fn completion(f: &Finished) -> Completion {
+    Completion {
+        job_id: f.id,
+        status: match f.outcome.status {
+            SearchStatus::Solved => "solved",
+            SearchStatus::Timeout => "timeout",
+            SearchStatus::NoneWithin => "none_within",
+            SearchStatus::Cancelled => "cancelled",
+        }
+        .into(),
+        has_solution: f.outcome.solution.is_some(),
+        solution: f
+            .outcome
+            .solution
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+        optimal: f.outcome.optimal,
+        lower_bound: f.outcome.lower_bound,
+        nodes: f.outcome.nodes,
+        millis: f.millis,
+    }
+}
+
+/// The protocol form of held jobs' progress.
+pub fn progress_list(jobs: Vec<(u64, Progress)>) -> Vec<JobProgress> {
     jobs.into_iter()
         .map(|(job_id, p)| JobProgress {
             job_id,
@@ -145,14 +184,12 @@ impl Coordinator for GrpcCoordinator {
                 );
                 continue;
             };
-            let (mode, timeout) = mode_from_proto(&j.mode.unwrap_or_default());
-            jobs.push(Job {
-                id: j.job_id,
+            jobs.push(leased_job(
+                j.job_id,
                 cube,
-                mode,
-                start_lower_bound: j.lower_bound,
-                timeout,
-            });
+                &j.mode.unwrap_or_default(),
+                j.lower_bound,
+            ));
         }
         Ok(jobs)
     }
@@ -172,30 +209,7 @@ impl Coordinator for GrpcCoordinator {
     }
 
     async fn complete(&self, results: Vec<Finished>) -> Result<(), Status> {
-        let results = results
-            .into_iter()
-            .map(|f| Completion {
-                job_id: f.id,
-                status: match f.outcome.status {
-                    SearchStatus::Solved => "solved",
-                    SearchStatus::Timeout => "timeout",
-                    SearchStatus::NoneWithin => "none_within",
-                    SearchStatus::Cancelled => "cancelled",
-                }
-                .into(),
-                has_solution: f.outcome.solution.is_some(),
-                solution: f
-                    .outcome
-                    .solution
-                    .as_ref()
-                    .map(|s| s.to_string())
-                    .unwrap_or_default(),
-                optimal: f.outcome.optimal,
-                lower_bound: f.outcome.lower_bound,
-                nodes: f.outcome.nodes,
-                millis: f.millis,
-            })
-            .collect();
+        let results = results.iter().map(completion).collect();
         let r = self
             .client
             .workers
