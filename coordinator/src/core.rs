@@ -363,18 +363,26 @@ impl Core {
             }
         }
         let requeued = requeue.len();
-        for (id, job) in requeue {
-            let seq = batch_seq(id);
-            let mut new = job.clone();
-            if cancelled.contains(&seq) {
-                new.r_mut().state = JobState::Cancelled as i32;
-                new.r_mut().status = "cancelled".into();
-            } else {
-                new.r_mut().state = JobState::Queued as i32;
-            }
-            if self.store.cas_job(id, &job, &new)? {
+        let changed: Vec<(u64, JobRecord, JobRecord)> = requeue
+            .into_iter()
+            .map(|(id, job)| {
+                let mut new = job.clone();
+                if cancelled.contains(&batch_seq(id)) {
+                    new.r_mut().state = JobState::Cancelled as i32;
+                    new.r_mut().status = "cancelled".into();
+                } else {
+                    new.r_mut().state = JobState::Queued as i32;
+                }
+                (id, job, new)
+            })
+            .collect();
+        let swaps: Vec<_> = changed.iter().map(|(id, o, n)| (*id, o, n)).collect();
+        let made = self.store.cas_jobs(&swaps)?;
+        for ((id, job, new), made) in changed.into_iter().zip(made) {
+            if made {
                 st.count(id, job.state(), new.state());
                 if new.state() == JobState::Queued {
+                    let seq = batch_seq(id);
                     st.queue
                         .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
                 }
@@ -1094,21 +1102,31 @@ impl Core {
             let Some(&(last, _)) = jobs.last() else {
                 break;
             };
-            for (id, job) in jobs {
-                if job.state() != JobState::Queued {
-                    continue;
-                }
-                let mut new = job.clone();
-                new.r_mut().state = JobState::Cancelled as i32;
-                new.r_mut().status = "cancelled".into();
-                // under the lock, so that no lease is taken between the check and the swap
+            let queued: Vec<(u64, JobRecord, JobRecord)> = jobs
+                .into_iter()
+                .filter(|(_, job)| job.state() == JobState::Queued)
+                .map(|(id, job)| {
+                    let mut new = job.clone();
+                    new.r_mut().state = JobState::Cancelled as i32;
+                    new.r_mut().status = "cancelled".into();
+                    (id, job, new)
+                })
+                .collect();
+            // a few blocks at a time, under the lock, so that no lease is taken between the
+            // check and the swap (a leased job stops at its holder's next heartbeat)
+            for part in queued.chunks(4 * crate::store::BLOCK_JOBS) {
                 let mut st = self.lock();
-                if st.leases.contains_key(&id) {
-                    continue; // stopped at its holder's next heartbeat
-                }
-                if self.store.cas_job(id, &job, &new)? {
-                    st.queue.remove(&(Reverse(b.priority), id));
-                    st.count(id, JobState::Queued, JobState::Cancelled);
+                let swaps: Vec<_> = part
+                    .iter()
+                    .filter(|(id, _, _)| !st.leases.contains_key(id))
+                    .map(|(id, o, n)| (*id, o, n))
+                    .collect();
+                let made = self.store.cas_jobs(&swaps)?;
+                for ((id, _, _), made) in swaps.into_iter().zip(made) {
+                    if made {
+                        st.queue.remove(&(Reverse(b.priority), id));
+                        st.count(id, JobState::Queued, JobState::Cancelled);
+                    }
                 }
             }
             next = last + 1;
