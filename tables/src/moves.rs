@@ -345,6 +345,34 @@ fn push_merged(out: &mut Vec<Move>, m: Move) {
 }
 
 fn parse_moves(text: &str) -> Result<MoveSeq, Error> {
+    match parse_plain(text) {
+        Some(seq) => Ok(seq),
+        None => parse_general(text),
+    }
+}
+
+/// The common case, face turns in standard notation separated by whitespace (`R U2 F'`, as
+/// scrambles and solutions are written), read token by token without the general parser's
+/// frame tracking; the same sequence [`parse_general`] gives (consecutive turns of one face
+/// merged). None for anything else, which the general parser then reads.
+fn parse_plain(text: &str) -> Option<MoveSeq> {
+    let mut out = Vec::with_capacity(text.len() / 3 + 1);
+    for token in text.split_ascii_whitespace() {
+        let (&letter, suffix) = token.as_bytes().split_first()?;
+        let face = Face::from_letter(letter as char)?;
+        let quarters = match suffix {
+            b"" => 1,
+            b"'" => 3,
+            b"2" | b"2'" => 2,
+            _ => return None,
+        };
+        push_merged(&mut out, Move::new(face, quarters));
+    }
+    Some(MoveSeq(out))
+}
+
+/// Every notation [`MoveSeq::parse`] accepts, character by character.
+fn parse_general(text: &str) -> Result<MoveSeq, Error> {
     let chars: Vec<char> = text.chars().collect();
     let mut frame: Frame = Face::ALL;
     // a face turn takes at least two characters with its separator
@@ -439,6 +467,32 @@ mod tests {
             let c = CubieCube::from_moves(&[m, m, m, m]);
             assert!(c.is_solved());
             assert_eq!(CubieCube::from_moves(&[m, m]), *Move::new(f, 2).cubie());
+        }
+    }
+
+    #[test]
+    fn plain_notation_reads_as_the_general_parser_reads_it() {
+        for text in [
+            "R U2 F'",
+            "  R   U2\tF'  ",
+            "R R",
+            "R R'",
+            "R2 R2 U",
+            "U R2' D' D' B",
+            "",
+            "L F' B2 U2 D R' L2 F B' U D2 R",
+        ] {
+            let plain = parse_plain(text).expect("plain notation");
+            assert_eq!(Ok(plain), parse_general(text), "{text:?}");
+        }
+        // anything else is left to the general parser
+        for text in ["R,U", "RU", "R3", "x R", "Rw", "r", "R'2", "M", "R\u{2019}"] {
+            assert!(parse_plain(text).is_none(), "{text:?}");
+            assert!(MoveSeq::parse(text).is_ok(), "{text:?}");
+        }
+        for text in ["R2''", "R Q", "U 2"] {
+            assert!(parse_plain(text).is_none(), "{text:?}");
+            assert!(MoveSeq::parse(text).is_err(), "{text:?}");
         }
     }
 
