@@ -280,15 +280,15 @@ pub(crate) async fn export(
 }
 
 /// Writes results as lines of one format, the CSV header first.
-pub(crate) struct ResultsWriter<'a> {
+pub(crate) struct ResultsWriter<W: Write> {
     format: ResultsFormat,
-    out: &'a mut dyn Write,
+    out: W,
     written: u64,
 }
 
-impl<'a> ResultsWriter<'a> {
+impl<W: Write> ResultsWriter<W> {
     /// Starts the output (the CSV header).
-    pub(crate) fn new(format: ResultsFormat, out: &'a mut dyn Write) -> anyhow::Result<Self> {
+    pub(crate) fn new(format: ResultsFormat, mut out: W) -> anyhow::Result<Self> {
         if matches!(format, ResultsFormat::Csv) {
             writeln!(out, "index,input,status,solution,length,optimal,error")?;
         }
@@ -304,7 +304,7 @@ impl<'a> ResultsWriter<'a> {
         let line = result_line(r);
         match self.format {
             ResultsFormat::Jsonl => {
-                serde_json::to_writer(&mut *self.out, &line)?;
+                serde_json::to_writer(&mut self.out, &line)?;
                 writeln!(self.out)?;
             }
             ResultsFormat::Csv => writeln!(
@@ -323,8 +323,13 @@ impl<'a> ResultsWriter<'a> {
         Ok(())
     }
 
+    /// Passes what is buffered on (so that a reader sees the lines written so far).
+    pub(crate) fn flush(&mut self) -> anyhow::Result<()> {
+        Ok(self.out.flush()?)
+    }
+
     /// Flushes the output; returns the number of results written.
-    pub(crate) fn finish(self) -> anyhow::Result<u64> {
+    pub(crate) fn finish(mut self) -> anyhow::Result<u64> {
         self.out.flush()?;
         Ok(self.written)
     }

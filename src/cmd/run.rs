@@ -1,8 +1,9 @@
 //! `cubefleet run FILE`: the embedded default. One process runs a coordinator on a sled store
-//! and local search threads. The file is submitted, watched and exported with the client code
-//! of a cluster (gRPC over in-memory pipes); the worker runtime, the same as `cubefleet
-//! worker`'s, calls the coordinator's core directly ([`LocalCoordinator`]): no position is
-//! formatted and parsed again, no protocol message is framed per lease or report. The batch
+//! and local search threads. The file is submitted and watched with the client code of a
+//! cluster (gRPC over in-memory pipes); the worker runtime, the same as `cubefleet worker`'s,
+//! calls the coordinator's core directly ([`LocalCoordinator`]): no position is formatted and
+//! parsed again, no protocol message is framed per lease or report. Results are written in
+//! line order as they finish ([`export_following`]), not all at the end. The batch
 //! id is derived from the file's contents and the mode, so running the same file again resumes
 //! from the store instead of starting over.
 
@@ -103,28 +104,57 @@ impl Coordinator for LocalCoordinator {
     }
 }
 
-/// Writes every result of the batch as JSON lines, in line order, straight from the core
-/// (without the facelets, which the lines do not show): pages are read off the async threads,
-/// the next one while the current one is written.
-async fn export_local(core: &Arc<Core>, batch: &str, out: &mut dyn Write) -> anyhow::Result<u64> {
-    let fetch = |from: u64| {
-        let (core, batch) = (core.clone(), batch.to_string());
-        tokio::task::spawn_blocking(move || core.results(&batch, from, 4096, "", false))
+/// Writes every result of the batch as JSON lines in line order while the batch runs, straight
+/// from the core (without the facelets, which the lines do not show): whenever jobs finish, the
+/// lines from the first one not yet written up to the first one not finished (invalid and
+/// cancelled lines count as finished). Returns the number written once all `total` are.
+/// Pages are read off the async threads. A prefix stalled by a long search is read again when
+/// jobs finish, at most every [`STALLED_EXPORT_EVERY`] and a small page at a time, and what was
+/// written is flushed then.
+async fn export_following(
+    core: Arc<Core>,
+    batch: String,
+    total: u64,
+    out: Box<dyn Write + Send>,
+) -> anyhow::Result<u64> {
+    const SMALL: usize = 256;
+    const LARGE: usize = 4096;
+    let finished = |r: &cubefleet_proto::JobResult| {
+        use cubefleet_proto::JobState;
+        matches!(
+            JobState::try_from(r.state),
+            Ok(JobState::Done | JobState::Invalid | JobState::Cancelled)
+        )
     };
+    let mut changes = core.watch_finished();
     let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
-    let mut reading = fetch(0);
-    loop {
-        let (page, next) = reading.await??;
-        if page.is_empty() {
-            break;
-        }
-        reading = fetch(next);
-        for r in &page {
+    let (mut next, mut page_len) = (0, SMALL);
+    while next < total {
+        changes.borrow_and_update();
+        let read_at = tokio::time::Instant::now();
+        let (core, batch) = (core.clone(), batch.clone());
+        let (page, _) =
+            tokio::task::spawn_blocking(move || core.results(&batch, next, page_len, "", false))
+                .await??;
+        let ready = page.iter().take_while(|r| finished(r)).count();
+        for r in &page[..ready] {
             w.write(r)?;
+        }
+        next += ready as u64;
+        if ready == page.len() && !page.is_empty() {
+            page_len = (2 * page_len).min(LARGE);
+        } else if next < total {
+            page_len = SMALL;
+            w.flush()?;
+            let _ = changes.changed().await;
+            tokio::time::sleep_until(read_at + STALLED_EXPORT_EVERY).await;
         }
     }
     w.finish()
 }
+
+/// Least time between two reads of a stalled results prefix ([`export_following`]).
+const STALLED_EXPORT_EVERY: Duration = Duration::from_millis(20);
 
 /// A batch id naming this file's contents and mode: the same file and mode give the same id.
 fn batch_id(args: &Args, mode: &cubefleet_proto::Mode) -> anyhow::Result<String> {
@@ -204,6 +234,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             "batch {id}: {} lines ({} invalid, {} answered from the store)",
             submitted.total, submitted.invalid, submitted.from_store
         );
+        // the results go out as they finish, in line order
+        let out: Box<dyn Write + Send> = match &args.out {
+            Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
+            None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+        };
+        let exporter = tokio::spawn(export_following(
+            embedded.core.clone(),
+            id.clone(),
+            submitted.total,
+            out,
+        ));
         let interrupted = tokio::select! {
             s = watch(&client, &id) => { s?; false }
             _ = shutdown_signal() => true,
@@ -211,24 +252,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         stop_worker.cancel();
         let _ = worker.await;
         if interrupted {
+            exporter.abort();
             eprintln!("interrupted: everything finished so far is stored; run again to resume");
             embedded.stop().await?;
             return Ok(ExitCode::from(130));
         }
-        let final_status = client
-            .batches
-            .clone()
-            .get_batch(cubefleet_proto::BatchRef {
-                batch_id: id.clone(),
-            })
-            .await?
-            .into_inner();
-        let mut out: Box<dyn Write> = match &args.out {
-            Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
-            None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+        exporter.await??;
+        let final_status = {
+            let (core, id) = (embedded.core.clone(), id.clone());
+            tokio::task::spawn_blocking(move || core.status(&id)).await??
         };
-        export_local(&embedded.core, &id, &mut out).await?;
-        drop(out);
         let solved: u64 = final_status.length_histogram.iter().sum();
         let total_len: u64 = final_status
             .length_histogram
