@@ -77,6 +77,9 @@ fn short_scrambles_reach_a_short_target() {
         "F2 B2 L2 R2 U2 D2",
         "R U F D L B",
         "R' F2 U L D' B R2 F'",
+        // beyond the optimal pre-search of short positions: two-phase alone
+        "R' F2 U L D' B R2 F' U2 L",
+        "D2 F' L U' R B2 D' F R2 U' B",
     ] {
         let cube = parse_position(scramble, InputFormat::Moves).expect("valid");
         let n = MoveSeq::parse(scramble).expect("ok").len();
@@ -90,6 +93,52 @@ fn short_scrambles_reach_a_short_target() {
         let sol = out.solution.expect("solved");
         assert!(sol.len() <= n, "{scramble}: {sol}");
         assert!(cube.apply_moves(&sol.0).is_solved());
+    }
+}
+
+/// At the default target, a position a few moves from solved gets a solution no longer than
+/// the moves that made it (a two-phase search alone took 8 moves for `R U`), with one thread
+/// and with several.
+#[test]
+fn short_positions_get_short_solutions_at_the_default_target() {
+    use cubefleet_worker::search::twophase::{solve_parallel, SHORT};
+    let mut s = TwoPhaseSearcher::new(&TABLES);
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let faces = ["U", "R", "F", "D", "L", "B"];
+    let turns = ["", "2", "'"];
+    for k in 1..=SHORT as usize {
+        for _ in 0..6 {
+            let scramble: Vec<String> = (0..k)
+                .map(|_| {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    format!(
+                        "{}{}",
+                        faces[rng as usize % 6],
+                        turns[(rng >> 8) as usize % 3]
+                    )
+                })
+                .collect();
+            let scramble = scramble.join(" ");
+            let cube = parse_position(&scramble, InputFormat::Moves).expect("valid");
+            let n = MoveSeq::parse(&scramble).expect("ok").len();
+            for out in [
+                s.solve(&cube, &TwoPhaseOptions::default(), &Budget::unlimited()),
+                solve_parallel(
+                    &TABLES,
+                    &cube,
+                    &TwoPhaseOptions::default(),
+                    &Budget::unlimited(),
+                    2,
+                ),
+            ] {
+                assert_eq!(out.status, Status::Solved, "{scramble}");
+                let sol = out.solution.expect("solved");
+                assert!(sol.len() <= n, "{scramble}: {sol}");
+                assert!(cube.apply_moves(&sol.0).is_solved(), "{scramble}: {sol}");
+            }
+        }
     }
 }
 

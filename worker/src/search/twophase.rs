@@ -26,6 +26,7 @@ use cubefleet_tables::prune::Phase1Moves;
 use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{CoordTables, CubieCube, Move, MoveSeq, Tables};
 
+use super::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
 use super::{prefetch, Budget, Outcome, Status};
 
 /// Longest phase-2 part tried, exclusive. Kociemba's solver uses 11; measured here over the
@@ -95,7 +96,17 @@ pub struct TwoPhaseSearcher<'t> {
     /// In a parallel search, the length of the shortest solution any thread has found
     /// (`usize::MAX`: none); never more than `best_len` once this searcher found one.
     shared_best: Option<Arc<AtomicUsize>>,
+    /// The depth-limited optimal search for positions within [`SHORT`] moves, made at first
+    /// use.
+    short: Option<OptimalSearcher<'t>>,
 }
+
+/// Positions whose phase-1 depth is at most this on every axis, and for the inverse (a lower
+/// bound of their distance), are first searched optimally to this depth: a two-phase search
+/// takes its first solution within the target, which for a short position can be far longer
+/// than needed (8 moves for `R U`). Almost no random state passes the test, so it costs them
+/// nothing.
+pub const SHORT: u32 = 8;
 
 impl<'t> TwoPhaseSearcher<'t> {
     /// A searcher over `tables`; reuse it for many positions.
@@ -113,6 +124,7 @@ impl<'t> TwoPhaseSearcher<'t> {
             stop: false,
             budget: Budget::unlimited(),
             shared_best: None,
+            short: None,
             move_conj: std::array::from_fn(|s| {
                 std::array::from_fn(|m| SYMMETRIES.move_conj[s][m].index() as u8)
             }),
@@ -153,6 +165,8 @@ impl<'t> TwoPhaseSearcher<'t> {
         let syms = &*SYMMETRIES;
         let inverse = cube.inverse();
         let mut cubes = [CubieCube::SOLVED; 6];
+        // the largest phase-1 depth of the six: a lower bound of the position's distance
+        let mut bound = 0;
         for d in 0..6 {
             let base = if d < 3 { cube } else { &inverse };
             let c = syms.conjugate(base, 16 * (d % 3));
@@ -170,6 +184,7 @@ impl<'t> TwoPhaseSearcher<'t> {
                 dir.flip as usize,
                 dir.slice_sorted as usize,
             );
+            bound = bound.max(dir.depth);
             // a symmetric position gives the same search in several directions: do it once
             // (the first of them, whichever thread owns it)
             if cubes[..d].contains(&c) || directions & (1 << d) == 0 {
@@ -177,6 +192,12 @@ impl<'t> TwoPhaseSearcher<'t> {
             }
             cubes[d] = c;
             self.dirs[d] = dir;
+        }
+        // a short position: its shortest solution (the searcher of direction 0 looks)
+        if u32::from(bound) <= SHORT && directions & 1 != 0 {
+            if let Some(outcome) = self.short_solution(cube, budget) {
+                return outcome;
+            }
         }
         'deepening: for depth1 in 0..MAX_PHASE1 {
             for d in 0..6 {
@@ -215,6 +236,26 @@ impl<'t> TwoPhaseSearcher<'t> {
             );
         }
         outcome(solution, self.target, &self.budget, self.nodes)
+    }
+
+    /// A shortest solution of `cube` if it has one within [`SHORT`] moves (verified), as the
+    /// outcome of this search; None when it has none (or the budget ran out first).
+    fn short_solution(&mut self, cube: &CubieCube, budget: &Budget) -> Option<Outcome> {
+        let tables = self.tables;
+        let searcher = self
+            .short
+            .get_or_insert_with(|| OptimalSearcher::new(OptimalTables::new(tables)));
+        let opts = OptimalOptions {
+            max_depth: Some(SHORT),
+            ..OptimalOptions::default()
+        };
+        let found = searcher.solve(cube, &opts, budget, &mut |_| {});
+        self.nodes += found.nodes;
+        let solution = found.solution.filter(|_| found.status == Status::Solved)?;
+        if let Some(b) = &self.shared_best {
+            b.fetch_min(solution.len(), Ordering::Relaxed);
+        }
+        Some(outcome(Some(solution), self.target, budget, self.nodes))
     }
 
     /// The best solution mapped back to the original position.
