@@ -8,7 +8,7 @@
 use crate::coord::*;
 use crate::cubie::CubieCube;
 use crate::moves::{Move, N_MOVE};
-use crate::symmetry::{N_SYM_D4H, SYMMETRIES};
+use crate::symmetry::{Symmetries, N_SYM_D4H, SYMMETRIES};
 
 /// The 10 moves of phase 2 (which keep the cube in the subgroup G1 = <U, D, R2, F2, L2, B2>).
 pub const PHASE2_MOVES: [usize; 10] = [0, 1, 2, 4, 7, 9, 10, 11, 13, 16];
@@ -47,8 +47,8 @@ pub struct SymReduction {
 }
 
 impl SymReduction {
-    /// Reduces `n` raw values; `conj(raw, s)` is the raw coordinate of `S_s * raw * S_s^-1`.
-    fn compute(n: usize, conj: impl Fn(usize, usize) -> usize) -> SymReduction {
+    /// Reduces `n` raw values; `conj(raw)[s]` is the raw coordinate of `S_s * raw * S_s^-1`.
+    fn compute(n: usize, conj: impl Fn(usize) -> [usize; N_SYM_D4H]) -> SymReduction {
         const UNSET: u32 = u32::MAX;
         let mut sym = vec![SymCoord(UNSET); n];
         let mut rep = Vec::new();
@@ -60,9 +60,10 @@ impl SymReduction {
             let class = rep.len() as u32;
             rep.push(raw as u32);
             let mut fixed = 0u16;
+            let conjugates = conj(raw);
             for s in 0..N_SYM_D4H {
                 // S_s^-1 * rep * S_s = other  <=>  S_s * other * S_s^-1 = rep
-                let other = conj(raw, SYMMETRIES.inverse[s] as usize);
+                let other = conjugates[SYMMETRIES.inverse[s] as usize];
                 if other == raw {
                     fixed |= 1 << s;
                 }
@@ -136,22 +137,20 @@ fn move_table(
     table
 }
 
-/// Builds a conjugation table over the 16 symmetries of D4h.
+/// Builds a conjugation table over the 16 symmetries of D4h ([`conj_of`]).
 fn conj_table(
     n: usize,
     set: impl Fn(&mut CubieCube, usize),
     get: impl Fn(&CubieCube) -> usize,
+    conjugate: Conjugate,
 ) -> Vec<u16> {
-    let mut table = vec![0u16; n * N_SYM_D4H];
-    let mut c = CubieCube::SOLVED;
-    for x in 0..n {
-        set(&mut c, x);
-        for s in 0..N_SYM_D4H {
-            table[N_SYM_D4H * x + s] = get(&SYMMETRIES.conjugate(&c, s)) as u16;
-        }
-    }
-    table
+    let conj = conj_of(set, get, conjugate);
+    (0..n).flat_map(|x| conj(x).map(|c| c as u16)).collect()
 }
+
+/// How a coordinate's cube is conjugated: [`Symmetries::conjugate`], or
+/// [`Symmetries::conjugate_edges`] for a coordinate of the edges alone.
+type Conjugate = fn(&Symmetries, &CubieCube, usize) -> CubieCube;
 
 fn set_flipslice(c: &mut CubieCube, raw: usize) {
     c.set_slice_sorted(N_PERM_4 * (raw / N_FLIP));
@@ -162,14 +161,17 @@ fn get_flipslice(c: &CubieCube) -> usize {
     c.slice() * N_FLIP + c.flip()
 }
 
+/// The conjugates of a raw coordinate under the 16 symmetries of D4h: element `s` is the raw
+/// coordinate of `S_s * raw * S_s^-1`. The cube is set up from `raw` once for all 16.
 fn conj_of(
     set: impl Fn(&mut CubieCube, usize),
     get: impl Fn(&CubieCube) -> usize,
-) -> impl Fn(usize, usize) -> usize {
-    move |raw, s| {
+    conjugate: Conjugate,
+) -> impl Fn(usize) -> [usize; N_SYM_D4H] {
+    move |raw| {
         let mut c = CubieCube::SOLVED;
         set(&mut c, raw);
-        get(&SYMMETRIES.conjugate(&c, s))
+        std::array::from_fn(|s| get(&conjugate(&SYMMETRIES, &c, s)))
     }
 }
 
@@ -197,7 +199,12 @@ impl CoordTables {
                         CubieCube::set_slice_sorted,
                         CubieCube::slice_sorted,
                     ),
-                    conj_table(N_TWIST, CubieCube::set_twist, CubieCube::twist),
+                    conj_table(
+                        N_TWIST,
+                        CubieCube::set_twist,
+                        CubieCube::twist,
+                        Symmetries::conjugate,
+                    ),
                 )
             });
             let ud = s.spawn(|| {
@@ -217,19 +224,37 @@ impl CoordTables {
                     ),
                 )
             });
-            let ud_conj = s.spawn(|| conj_table(N_UD_EDGES, CubieCube::set_ud_edges, ud_edges));
+            let ud_conj = s.spawn(|| {
+                conj_table(
+                    N_UD_EDGES,
+                    CubieCube::set_ud_edges,
+                    ud_edges,
+                    Symmetries::conjugate_edges,
+                )
+            });
             let flipslice = s.spawn(|| {
-                SymReduction::compute(N_FLIPSLICE, conj_of(set_flipslice, get_flipslice))
+                SymReduction::compute(
+                    N_FLIPSLICE,
+                    conj_of(set_flipslice, get_flipslice, Symmetries::conjugate_edges),
+                )
             });
             let syms = s.spawn(|| {
                 (
                     SymReduction::compute(
                         N_CORNERS,
-                        conj_of(CubieCube::set_corners, CubieCube::corners),
+                        conj_of(
+                            CubieCube::set_corners,
+                            CubieCube::corners,
+                            Symmetries::conjugate,
+                        ),
                     ),
                     SymReduction::compute(
                         N_SLICE_SORTED,
-                        conj_of(CubieCube::set_slice_sorted, CubieCube::slice_sorted),
+                        conj_of(
+                            CubieCube::set_slice_sorted,
+                            CubieCube::slice_sorted,
+                            Symmetries::conjugate_edges,
+                        ),
                     ),
                 )
             });

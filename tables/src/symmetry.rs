@@ -110,6 +110,24 @@ impl Symmetries {
             .multiply(c)
             .multiply(&self.cube[self.inverse[s] as usize])
     }
+
+    /// The edges of `S_s * c * S_s^-1`, with the corners left solved: half the work of
+    /// [`Symmetries::conjugate`], for coordinates of the edges alone.
+    #[inline]
+    pub fn conjugate_edges(&self, c: &CubieCube, s: usize) -> CubieCube {
+        let (ep, eo) = self.cube[s].edge_multiply(c);
+        let left = CubieCube {
+            ep,
+            eo,
+            ..CubieCube::SOLVED
+        };
+        let (ep, eo) = left.edge_multiply(&self.cube[self.inverse[s] as usize]);
+        CubieCube {
+            ep,
+            eo,
+            ..CubieCube::SOLVED
+        }
+    }
 }
 
 /// A position's canonical form under the 48 symmetries and inversion, and how to get there.
