@@ -86,11 +86,24 @@ impl Tables {
     /// [`Tables::load`], with the huge table only when `huge`: two-phase searches never read
     /// it, and checking and mapping it costs a fraction of a second at every start.
     pub fn load_with(dir: &Path, huge: bool) -> Result<Tables, Error> {
-        let phase1 = Table::open(dir, TableKind::Phase1)?;
-        let phase1_moves = Table::open(dir, TableKind::Phase1Moves)?;
-        let phase2 = Table::open(dir, TableKind::Phase2)?;
-        let phase2_slice = Table::open(dir, TableKind::Phase2Slice)?;
-        let coords = CoordTables::compute();
+        // the coordinate tables are computed while the files are checked: both keep the cores
+        // busy only part of the time (the longest reduction runs alone at its end)
+        let (coords, files) = std::thread::scope(|s| {
+            let coords = s.spawn(CoordTables::compute);
+            let files = (|| {
+                Ok::<_, Error>((
+                    Table::open(dir, TableKind::Phase1)?,
+                    Table::open(dir, TableKind::Phase1Moves)?,
+                    Table::open(dir, TableKind::Phase2)?,
+                    Table::open(dir, TableKind::Phase2Slice)?,
+                ))
+            })();
+            (
+                coords.join().expect("table computation does not panic"),
+                files,
+            )
+        });
+        let (phase1, phase1_moves, phase2, phase2_slice) = files?;
         let huge = if huge {
             huge::HugeTable::load(dir)?
         } else {
