@@ -948,7 +948,8 @@ impl Core {
                 let mode = &modes[&batch_seq(c.job_id)];
                 let old = records.get(&c.job_id);
                 match self.complete_one(worker, c, old, mode)? {
-                    Completed::Verified(new) => verified.push((c, old, new)),
+                    // a verified result always has the record it was checked against
+                    Completed::Verified(new) => verified.extend(old.map(|old| (c, old, new))),
                     Completed::Before => accepted += 1,
                     Completed::GivenUp => {}
                     Completed::Rejected(reason) => rejected.push((c.job_id, reason)),
@@ -957,7 +958,7 @@ impl Core {
             // the group's records in one compare-and-swap per block
             let swaps: Vec<(u64, &JobRecord, &JobRecord)> = verified
                 .iter()
-                .filter_map(|(c, old, new)| Some((c.job_id, (*old)?, &**new)))
+                .map(|(c, old, new)| (c.job_id, *old, &**new))
                 .collect();
             let made = self.store.cas_jobs(&swaps)?;
             for ((c, _, new), made) in verified.into_iter().zip(made) {

@@ -49,8 +49,9 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn cas_job(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error> {
         Ok(self.cas_jobs(&[(id, old, new)])?[0])
     }
-    /// [`Store::cas_job`] for each `(id, old, new)` (distinct ids): whether each change was
-    /// made. Each change is made or not on its own; the group only shares the writes.
+    /// [`Store::cas_job`] for each `(id, old, new)`: whether each change was made. Each change
+    /// is made or not on its own (of two changes of one job from the same `old`, the first
+    /// given wins); the group only shares the writes.
     fn cas_jobs(&self, changes: &[(u64, &JobRecord, &JobRecord)]) -> Result<Vec<bool>, Error>;
     /// Jobs with ids in `from..to`, in id order.
     fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error>;
