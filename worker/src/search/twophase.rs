@@ -218,6 +218,7 @@ impl<'t> TwoPhaseSearcher<'t> {
                     twist: dir.twist,
                     flip: dir.flip,
                     slice_sorted: dir.slice_sorted,
+                    corners: dir.corners,
                     dist: dir.depth,
                     index: index as u32,
                     sym: sym as u8,
@@ -321,7 +322,7 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// children that survive pruning are looked up (and prefetched before any is expanded).
     fn phase1(&mut self, d: usize, node: Node, n: usize, togo: usize) {
         if togo == 0 {
-            self.enter_phase2(d, node.slice_sorted as usize, n);
+            self.enter_phase2(d, node.slice_sorted as usize, node.corners as usize, n);
             return;
         }
         let c = &self.tables.coords;
@@ -359,6 +360,7 @@ impl<'t> TwoPhaseSearcher<'t> {
                 twist: t1,
                 flip: f1,
                 slice_sorted: s1,
+                corners: c.corners_move[N_MOVE * node.corners as usize + m],
                 dist: (dist + delta - 1) as u8,
                 index: raw as u32,
                 sym: 0,
@@ -385,17 +387,14 @@ impl<'t> TwoPhaseSearcher<'t> {
         }
     }
 
-    /// At the end of a phase-1 solution of length `n1`: set up phase 2 and search it.
-    fn enter_phase2(&mut self, d: usize, slice_sorted: usize, n1: usize) {
+    /// At the end of a phase-1 solution of length `n1`, whose position has UDSliceSorted
+    /// `slice_sorted` and corner permutation `corners`: set up phase 2 and search it.
+    fn enter_phase2(&mut self, d: usize, slice_sorted: usize, corners: usize, n1: usize) {
         let c = &self.tables.coords;
         let dir = self.dirs[d];
         let limit = self.bound().saturating_sub(n1).min(PHASE2_LIMIT);
         if limit == 0 {
             return;
-        }
-        let mut corners = dir.corners as usize;
-        for &m in &self.path1[..n1] {
-            corners = c.corners_move[N_MOVE * corners + m as usize] as usize;
         }
         // cheap corner check before the edges are computed
         if self.tables.phase2_slice.payload()[N_PERM_4 * corners + slice_sorted] as usize >= limit {
@@ -559,6 +558,9 @@ struct Node {
     twist: u16,
     flip: u16,
     slice_sorted: u16,
+    /// The corner permutation, carried along for the check at the end of phase 1 (one lookup
+    /// per node instead of replaying the whole path at every phase-1 solution).
+    corners: u16,
     /// Exact phase-1 depth.
     dist: u8,
     /// Index in the phase-1 tables (`2187 * class + conjugated twist`).
