@@ -219,6 +219,8 @@ impl<'t> TwoPhaseSearcher<'t> {
                     flip: dir.flip,
                     slice_sorted: dir.slice_sorted,
                     corners: dir.corners,
+                    u_edges: dir.u_edges,
+                    d_edges: dir.d_edges,
                     dist: dir.depth,
                     index: index as u32,
                     sym: sym as u8,
@@ -322,7 +324,7 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// children that survive pruning are looked up (and prefetched before any is expanded).
     fn phase1(&mut self, d: usize, node: Node, n: usize, togo: usize) {
         if togo == 0 {
-            self.enter_phase2(d, node.slice_sorted as usize, node.corners as usize, n);
+            self.enter_phase2(d, &node, n);
             return;
         }
         let c = &self.tables.coords;
@@ -361,6 +363,8 @@ impl<'t> TwoPhaseSearcher<'t> {
                 flip: f1,
                 slice_sorted: s1,
                 corners: c.corners_move[N_MOVE * node.corners as usize + m],
+                u_edges: c.u_edges_move[N_MOVE * node.u_edges as usize + m],
+                d_edges: c.d_edges_move[N_MOVE * node.d_edges as usize + m],
                 dist: (dist + delta - 1) as u8,
                 index: raw as u32,
                 sym: 0,
@@ -387,24 +391,20 @@ impl<'t> TwoPhaseSearcher<'t> {
         }
     }
 
-    /// At the end of a phase-1 solution of length `n1`, whose position has UDSliceSorted
-    /// `slice_sorted` and corner permutation `corners`: set up phase 2 and search it.
-    fn enter_phase2(&mut self, d: usize, slice_sorted: usize, corners: usize, n1: usize) {
+    /// At the end of a phase-1 solution of length `n1`, reaching `node` (in G1): set up phase 2
+    /// and search it.
+    fn enter_phase2(&mut self, d: usize, node: &Node, n1: usize) {
         let c = &self.tables.coords;
-        let dir = self.dirs[d];
         let limit = self.bound().saturating_sub(n1).min(PHASE2_LIMIT);
         if limit == 0 {
             return;
         }
-        // cheap corner check before the edges are computed
+        let (corners, slice_sorted) = (node.corners as usize, node.slice_sorted as usize);
+        // cheap corner check before the edges are combined
         if self.tables.phase2_slice.payload()[N_PERM_4 * corners + slice_sorted] as usize >= limit {
             return;
         }
-        let (mut u, mut dd) = (dir.u_edges as usize, dir.d_edges as usize);
-        for &m in &self.path1[..n1] {
-            u = c.u_edges_move[N_MOVE * u + m as usize] as usize;
-            dd = c.d_edges_move[N_MOVE * dd + m as usize] as usize;
-        }
+        let (u, dd) = (node.u_edges as usize, node.d_edges as usize);
         let ud = c.ud_edges_from_ud[N_PERM_4 * u + dd % N_PERM_4] as usize;
         let dist2 = self.prune2(corners, ud, slice_sorted);
         let last = if n1 > 0 {
@@ -558,9 +558,12 @@ struct Node {
     twist: u16,
     flip: u16,
     slice_sorted: u16,
-    /// The corner permutation, carried along for the check at the end of phase 1 (one lookup
-    /// per node instead of replaying the whole path at every phase-1 solution).
+    /// The corner permutation and the U-face and D-face edge coordinates, carried along for
+    /// phase 2 (a lookup each per node instead of replaying the whole path at every phase-1
+    /// solution).
     corners: u16,
+    u_edges: u16,
+    d_edges: u16,
     /// Exact phase-1 depth.
     dist: u8,
     /// Index in the phase-1 tables (`2187 * class + conjugated twist`).
