@@ -66,8 +66,41 @@ pub(crate) fn load_tables(
     let start = std::time::Instant::now();
     let tables = cubefleet_tables::Tables::load_with(dir, huge)?;
     tracing::debug!(elapsed = ?start.elapsed(), "tables loaded and verified");
-    if std::env::var_os("CUBEFLEET_HUGEPAGES").is_some() {
+    if hugepages_asked(std::env::var("CUBEFLEET_HUGEPAGES").ok().as_deref()) {
         return Ok(tables.into_private_hugepages()?);
     }
     Ok(tables)
+}
+
+/// Whether `CUBEFLEET_HUGEPAGES` (its value, if set) asks for the tables in private huge-page
+/// memory: any value but empty, `0`, `false`, `no` and `off`.
+fn hugepages_asked(value: Option<&str>) -> bool {
+    value.is_some_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no" | "off"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hugepages_asked;
+
+    #[test]
+    fn hugepages_are_asked_for_by_a_true_value_only() {
+        for on in ["1", "yes", "true", "on"] {
+            assert!(hugepages_asked(Some(on)), "{on}");
+        }
+        for off in [
+            None,
+            Some(""),
+            Some("0"),
+            Some("false"),
+            Some("No"),
+            Some("off"),
+        ] {
+            assert!(!hugepages_asked(off), "{off:?}");
+        }
+    }
 }
