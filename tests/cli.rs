@@ -160,6 +160,37 @@ fn solve_text_and_arguments() {
     assert!(cube.apply_moves(&sol.0).is_solved());
 }
 
+/// A reader that stops early (`| head -1`) is no error: no message, exit code 0.
+#[test]
+fn output_cut_short_by_its_reader_is_quiet() {
+    let mut child = cubefleet()
+        .args(["solve", "--max-length", "21"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        // enough lines to fill the pipe many times over; the writes fail once solve is gone
+        for _ in 0..200_000 {
+            if stdin.write_all(b"R U R' F2\n").is_err() {
+                break;
+            }
+        }
+    });
+    let mut first = String::new();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    std::io::BufRead::read_line(&mut stdout, &mut first).expect("a first line");
+    drop(stdout);
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("writer");
+    assert!(first.trim_end().ends_with(')'), "{first}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?} {stderr}", out.status);
+    assert!(!stderr.contains("error"), "{stderr}");
+}
+
 #[test]
 fn scramble_reaches_random_states_reproducibly() {
     let run = || {
