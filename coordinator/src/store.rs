@@ -120,16 +120,10 @@ impl Store for SledStore {
         if let Some(v) = self.jobs.get(id.to_be_bytes())? {
             return Ok(Some(JobRecord::decode(&*v)?));
         }
-        let Some((k, bytes)) = self
-            .blocks
-            .range(..=id.to_be_bytes())
-            .next_back()
-            .transpose()?
-        else {
+        let Some((start, bytes)) = self.block_of(id)? else {
             return Ok(None);
         };
-        let first = key_id(&k)?;
-        match Block::parse(&bytes)?.record(id - first) {
+        match Block::parse(&bytes)?.record(id - start) {
             Some(r) => Ok(Some(JobRecord::decode(r)?)),
             None => Ok(None),
         }
@@ -174,33 +168,24 @@ impl Store for SledStore {
         let mut k = 0;
         while k < order.len() {
             let id = changes[order[k]].0;
-            let block = self
-                .blocks
-                .range(..=id.to_be_bytes())
-                .next_back()
-                .transpose()?;
-            let (start, bytes) = match block {
-                Some((key, bytes)) => (key_id(&key)?, bytes),
-                None => (0, sled::IVec::default()),
+            let block = self.block_of(id)?;
+            let len = match &block {
+                Some((_, bytes)) => Block::parse(bytes)?.len() as u64,
+                None => 0,
             };
-            let len = if bytes.is_empty() {
-                0
-            } else {
-                Block::parse(&bytes)?.len() as u64
-            };
-            if id >= start.saturating_add(len) {
+            let Some((start, bytes)) = block.filter(|(start, _)| id < start + len) else {
                 // in no block: a store of an earlier version keeps it on its own
                 let (_, old, new) = changes[order[k]];
                 made[order[k]] = self.cas_own(id, old, new)?;
                 k += 1;
                 continue;
-            }
+            };
             let mut members = Vec::new();
             while k < order.len() && changes[order[k]].0 < start + len {
                 members.push(order[k]);
                 k += 1;
             }
-            self.cas_block(start, bytes, &members, changes, &mut made)?;
+            self.cas_block(start, len, bytes, &members, changes, &mut made)?;
         }
         Ok(made)
     }
@@ -243,19 +228,31 @@ impl SledStore {
             .is_ok())
     }
 
-    /// The changes `members` (indices into `changes`, ascending ids) of jobs in the block that
-    /// starts at `start` and was read as `bytes`: one compare-and-swap of the whole block,
-    /// read again and redone when another change of the block came first. Jobs of the block
-    /// that have their own record change that instead.
+    /// The block that may hold job `id`: the one with the greatest first id not above `id`
+    /// (its first id and bytes). Whether it reaches `id` is for the caller to see.
+    fn block_of(&self, id: u64) -> Result<Option<(u64, sled::IVec)>, Error> {
+        match self.blocks.range(..=id.to_be_bytes()).next_back() {
+            Some(kv) => {
+                let (k, bytes) = kv?;
+                Ok(Some((key_id(&k)?, bytes)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The changes `members` (indices into `changes`, ascending ids) of jobs in the block of
+    /// `len` jobs that starts at `start` and was read as `bytes`: one compare-and-swap of the
+    /// whole block, read again and redone when another change of the block came first. Jobs of
+    /// the block that have their own record change that instead.
     fn cas_block(
         &self,
         start: u64,
+        len: u64,
         mut bytes: sled::IVec,
         members: &[usize],
         changes: &[(u64, &JobRecord, &JobRecord)],
         made: &mut [bool],
     ) -> Result<(), Error> {
-        let len = Block::parse(&bytes)?.len() as u64;
         let mut own = std::collections::HashSet::new();
         for kv in self
             .jobs
