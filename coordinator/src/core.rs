@@ -363,29 +363,25 @@ impl Core {
             }
         }
         let requeued = requeue.len();
-        let changed: Vec<(u64, JobRecord, JobRecord)> = requeue
+        let changes = requeue
             .into_iter()
             .map(|(id, job)| {
-                let mut new = job.clone();
-                if cancelled.contains(&batch_seq(id)) {
-                    new.r_mut().state = JobState::Cancelled as i32;
-                    new.r_mut().status = "cancelled".into();
+                let new = if cancelled.contains(&batch_seq(id)) {
+                    job.cancelled()
                 } else {
+                    let mut new = job.clone();
                     new.r_mut().state = JobState::Queued as i32;
-                }
+                    new
+                };
                 (id, job, new)
             })
             .collect();
-        let swaps: Vec<_> = changed.iter().map(|(id, o, n)| (*id, o, n)).collect();
-        let made = self.store.cas_jobs(&swaps)?;
-        for ((id, job, new), made) in changed.into_iter().zip(made) {
-            if made {
-                st.count(id, job.state(), new.state());
-                if new.state() == JobState::Queued {
-                    let seq = batch_seq(id);
-                    st.queue
-                        .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
-                }
+        for (id, job, new) in self.swap_jobs(changes)? {
+            st.count(id, job.state(), new.state());
+            if new.state() == JobState::Queued {
+                let seq = batch_seq(id);
+                st.queue
+                    .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
             }
         }
         self.store.flush()?;
@@ -797,6 +793,21 @@ impl Core {
         Ok(Vec::new())
     }
 
+    /// Stores each `(id, old, new)` by compare-and-swap ([`Store::cas_jobs`]: one write per
+    /// block of jobs) and returns the changes that were made.
+    fn swap_jobs(
+        &self,
+        changes: Vec<(u64, JobRecord, JobRecord)>,
+    ) -> Result<Vec<(u64, JobRecord, JobRecord)>, Error> {
+        let swaps: Vec<_> = changes.iter().map(|(id, o, n)| (*id, o, n)).collect();
+        let made = self.store.cas_jobs(&swaps)?;
+        Ok(changes
+            .into_iter()
+            .zip(made)
+            .filter_map(|(change, made)| made.then_some(change))
+            .collect())
+    }
+
     /// The mode of the batch with sequence number `seq`. Takes the state lock: never call it
     /// while holding that lock.
     fn batch_mode(&self, seq: u32) -> Mode {
@@ -851,10 +862,7 @@ impl Core {
                 if job.state() != JobState::Queued {
                     break; // completed concurrently: that completion counts it
                 }
-                let mut new = job.clone();
-                new.r_mut().state = JobState::Cancelled as i32;
-                new.r_mut().status = "cancelled".into();
-                if self.store.cas_job(id, &job, &new)? {
+                if self.store.cas_job(id, &job, &job.cancelled())? {
                     st.count(id, JobState::Leased, JobState::Cancelled);
                     drop(st);
                     Self::bump(&self.finished);
@@ -1103,31 +1111,26 @@ impl Core {
             let Some(&(last, _)) = jobs.last() else {
                 break;
             };
-            let queued: Vec<(u64, JobRecord, JobRecord)> = jobs
+            let mut queued = jobs
                 .into_iter()
                 .filter(|(_, job)| job.state() == JobState::Queued)
-                .map(|(id, job)| {
-                    let mut new = job.clone();
-                    new.r_mut().state = JobState::Cancelled as i32;
-                    new.r_mut().status = "cancelled".into();
-                    (id, job, new)
-                })
-                .collect();
+                .peekable();
             // a few blocks at a time, under the lock, so that no lease is taken between the
             // check and the swap (a leased job stops at its holder's next heartbeat)
-            for part in queued.chunks(4 * crate::store::BLOCK_JOBS) {
+            while queued.peek().is_some() {
                 let mut st = self.lock();
-                let swaps: Vec<_> = part
-                    .iter()
-                    .filter(|(id, _, _)| !st.leases.contains_key(id))
-                    .map(|(id, o, n)| (*id, o, n))
+                let part = queued
+                    .by_ref()
+                    .take(4 * crate::store::BLOCK_JOBS)
+                    .filter(|(id, _)| !st.leases.contains_key(id))
+                    .map(|(id, job)| {
+                        let new = job.cancelled();
+                        (id, job, new)
+                    })
                     .collect();
-                let made = self.store.cas_jobs(&swaps)?;
-                for ((id, _, _), made) in swaps.into_iter().zip(made) {
-                    if made {
-                        st.queue.remove(&(Reverse(b.priority), id));
-                        st.count(id, JobState::Queued, JobState::Cancelled);
-                    }
+                for (id, _, _) in self.swap_jobs(part)? {
+                    st.queue.remove(&(Reverse(b.priority), id));
+                    st.count(id, JobState::Queued, JobState::Cancelled);
                 }
             }
             next = last + 1;
@@ -1346,8 +1349,8 @@ fn map_result(
 
 /// Job `id`'s stored record as clients see it, but for [`State::overlay`]: with the fields the
 /// store leaves out, which the key and the canonical form give back (job id, line index, and
-/// when `facelets` the facelets), filled in. Needs no lock: the costly part of presenting a result (the facelets)
-/// is done here.
+/// when `facelets` the facelets), filled in. Needs no lock: the costly part of presenting a
+/// result (the facelets) is done here.
 fn view(id: u64, job: &JobRecord, facelets: bool) -> JobResult {
     let mut r = job.r().clone();
     r.job_id = id;

@@ -1,5 +1,5 @@
 //! What the store keeps: one prost-encoded record per batch and per job (a job's record sits
-//! in a block of submitted jobs until its first change; see `store`).
+//! in a block of up to 64 jobs with consecutive ids; see `store`).
 //!
 //! Keys: a job's id is `batch_seq << 40 | index` (big-endian in the store), so the jobs of a
 //! batch are contiguous and in line order. The symmetry index (in memory) is rebuilt from the
@@ -88,6 +88,14 @@ impl JobRecord {
     /// The result part, mutably.
     pub(crate) fn r_mut(&mut self) -> &mut JobResult {
         self.result.get_or_insert_with(JobResult::default)
+    }
+
+    /// This record as it is once the job is cancelled (state and status `cancelled`).
+    pub(crate) fn cancelled(&self) -> JobRecord {
+        let mut new = self.clone();
+        new.r_mut().state = JobState::Cancelled as i32;
+        new.r_mut().status = "cancelled".into();
+        new
     }
 
     /// The position (None for an invalid line). Records written by earlier versions carry
