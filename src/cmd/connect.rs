@@ -2,7 +2,6 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use cubefleet_coordinator::Core;
 use cubefleet_proto::client::Client;
@@ -72,8 +71,8 @@ pub(crate) struct Embedded {
 }
 
 impl Embedded {
-    /// Opens the store in `data`, serves it on `127.0.0.1:0` and connects (retrying while the
-    /// store is still opening).
+    /// Opens the store in `data`, serves it on `127.0.0.1:0` and connects (the listener is
+    /// bound and the store open before the server starts, so one attempt is enough).
     pub(crate) async fn start(data: &Path) -> anyhow::Result<Embedded> {
         let shutdown = CancellationToken::new();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -86,24 +85,13 @@ impl Embedded {
             listener,
             shutdown.clone(),
         ));
-        let mut last = None;
-        for _ in 0..100 {
-            match Client::connect(&url, None).await {
-                Ok(client) => {
-                    return Ok(Embedded {
-                        client,
-                        core,
-                        shutdown,
-                        server,
-                    })
-                }
-                Err(e) => last = Some(e),
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Err(anyhow::anyhow!(
-            "embedded coordinator did not come up: {last:?}"
-        ))
+        let client = Client::connect(&url, None).await?;
+        Ok(Embedded {
+            client,
+            core,
+            shutdown,
+            server,
+        })
     }
 
     /// Opens the store in `data` and serves it to this process only, over in-memory pipes
