@@ -209,6 +209,15 @@ impl Table<Vec<u8>> {
         f.write_all(&self.header.encode()).map_err(io)?;
         f.write_all(self.payload()).map_err(io)?;
         f.sync_all().map_err(io)?;
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            // the written pages sit in the page cache as small folios, which would be mapped
+            // with 4 KB pages; dropped now (they are on disk), they are read back as 2 MB folios
+            // by the first mapping (`Table::open` asks for huge pages). Only a hint.
+            // SAFETY: `f` is an open file descriptor for the whole call; fadvise reads no memory.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
         drop(f);
         fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
         if let Ok(d) = File::open(dir) {
@@ -234,6 +243,14 @@ impl Table<Mmap> {
         // place (rebuilds write a new file and rename it over the old one, which leaves existing
         // mappings of the old inode intact).
         let map = unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?;
+        #[cfg(target_os = "linux")]
+        {
+            // before the checksum touches any page: pages read in from now on come into the
+            // page cache as 2 MB folios, which this and every other process maps with huge
+            // pages (the lookups are random, and a 4 KB page per lookup misses the TLB); only
+            // a hint, and pages already cached keep their size
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
         let table = Self::check(map, &path, kind, true)?;
         Ok(table)
     }
