@@ -37,6 +37,12 @@ const PHASE2_LIMIT: usize = 16;
 const MAX_PHASE1: usize = 20;
 /// Longest solution representable (phase 1 + phase 2).
 const MAX_SOLUTION: usize = MAX_PHASE1 + PHASE2_LIMIT;
+/// Phase-1 nodes this many moves above G1 are searched in batches, breadth first
+/// (`TwoPhaseSearcher::search_batch`). Measured over the 1000 random states at target 20
+/// (BENCHMARKS.md): 9 levels and 8 nodes a batch beat 4-12 levels and 4-64 nodes.
+const BATCH_LEVELS: usize = 9;
+/// Nodes gathered into one batch.
+const BATCH_ROOTS: usize = 8;
 /// How often (in nodes) the budget is checked.
 const CHECK_EVERY: u64 = 4096;
 /// How often (in nodes) a thread of a parallel search looks at the others' best solution.
@@ -99,6 +105,10 @@ pub struct TwoPhaseSearcher<'t> {
     /// The depth-limited optimal search for positions within [`SHORT`] moves, made at first
     /// use.
     short: Option<OptimalSearcher<'t>>,
+    /// The nodes gathered for the next batch (at most [`BATCH_ROOTS`]).
+    batch: Vec<BatchRoot>,
+    /// The levels of the batch being searched, kept for reuse.
+    frontier: Vec<Child>,
 }
 
 /// Positions whose phase-1 depth is at most this on every axis, and for the inverse (a lower
@@ -125,6 +135,8 @@ impl<'t> TwoPhaseSearcher<'t> {
             budget: Budget::unlimited(),
             shared_best: None,
             short: None,
+            batch: Vec::with_capacity(BATCH_ROOTS),
+            frontier: Vec::new(),
             move_conj: std::array::from_fn(|s| {
                 std::array::from_fn(|m| SYMMETRIES.move_conj[s][m].index() as u8)
             }),
@@ -226,6 +238,10 @@ impl<'t> TwoPhaseSearcher<'t> {
                     sym: sym as u8,
                 };
                 self.phase1(d, root, 0, depth1);
+                if !self.batch.is_empty() && !self.stop {
+                    self.search_batch(d, depth1 - BATCH_LEVELS);
+                }
+                self.batch.clear();
                 if self.stop {
                     break 'deepening;
                 }
@@ -294,15 +310,42 @@ impl<'t> TwoPhaseSearcher<'t> {
         self.tables.phase1.payload()[phase1_index(&self.tables.coords, twist, flip, slice_sorted).0]
     }
 
+    /// Phase 2 after a phase-1 solution of `n1` moves must take fewer moves than this.
+    #[inline]
+    fn phase2_limit(&self, n1: usize) -> usize {
+        self.bound().saturating_sub(n1).min(PHASE2_LIMIT)
+    }
+
     /// Phase-2 lower bound from corners, UD edges and slice order.
     #[inline]
     fn prune2(&self, corners: usize, ud_edges: usize, slice: usize) -> usize {
-        let c = &self.tables.coords;
-        let sc = c.corners_sym.sym[corners];
-        let e = c.ud_edges_conj[16 * ud_edges + sc.sym()] as usize;
-        let a = self.tables.phase2.payload()[N_UD_EDGES * sc.class() + e];
+        let a = self.tables.phase2.payload()[self.phase2_index(corners, ud_edges)];
         let b = self.tables.phase2_slice.payload()[N_PERM_4 * corners + slice];
         a.max(b) as usize
+    }
+
+    /// The index in the phase-2 table of a G1 position's corner permutation and UD edges.
+    #[inline]
+    fn phase2_index(&self, corners: usize, ud_edges: usize) -> usize {
+        let c = &self.tables.coords;
+        let sc = c.corners_sym.sym[corners];
+        N_UD_EDGES * sc.class() + c.ud_edges_conj[16 * ud_edges + sc.sym()] as usize
+    }
+
+    /// The cheap corner check of a phase-1 solution ending in `node`: true when its corners
+    /// and slice edges (the corner x slice table, 1 MB) can be solved in fewer than `limit`
+    /// phase-2 moves.
+    #[inline]
+    fn corner_check(&self, node: &Node, limit: usize) -> bool {
+        let (corners, slice) = (node.corners as usize, node.slice_sorted as usize);
+        (self.tables.phase2_slice.payload()[N_PERM_4 * corners + slice] as usize) < limit
+    }
+
+    /// The phase-2 UD-edge coordinate of `node` (in G1) from its U- and D-edge coordinates.
+    #[inline]
+    fn ud_edges(&self, node: &Node) -> usize {
+        let (u, d) = (node.u_edges as usize, node.d_edges as usize);
+        self.tables.coords.ud_edges_from_ud[N_PERM_4 * u + d % N_PERM_4] as usize
     }
 
     /// Counts a node; every [`CHECK_EVERY`] nodes, stops the search if the budget is spent,
@@ -322,23 +365,124 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// IDA* in phase 1: `togo` moves left to reach G1 from `node`, whose path so far has `n`
     /// moves. A node's entry in the move-delta table gives every child's depth, so only the
     /// children that survive pruning are looked up (and prefetched before any is expanded).
+    /// The nodes [`BATCH_LEVELS`] moves above G1 are not searched here but gathered into a
+    /// batch ([`Self::search_batch`]).
     fn phase1(&mut self, d: usize, node: Node, n: usize, togo: usize) {
+        if togo == BATCH_LEVELS {
+            let mut path = [0u8; MAX_PHASE1];
+            path[..n].copy_from_slice(&self.path1[..n]);
+            self.batch.push(BatchRoot { node, path });
+            if self.batch.len() == BATCH_ROOTS {
+                self.search_batch(d, n);
+            }
+            return;
+        }
         if togo == 0 {
             self.enter_phase2(d, &node, n);
             return;
         }
-        let c = &self.tables.coords;
-        let moves_table = self.tables.phase1_moves.payload();
-        let deltas = Phase1Moves::entry(moves_table, node.index as usize);
-        let conj = &self.move_conj[node.sym as usize];
-        let dist = node.dist as usize;
         let last = if n > 0 {
             self.path1[n - 1] as usize
         } else {
             NO_MOVE
         };
-        let mut children = [Node::default(); N_MOVE];
-        let mut moves = [0u8; N_MOVE];
+        let mut children = [Child::default(); N_MOVE];
+        let count = self.expand(&node, last, togo, &mut children);
+        if togo > 1 {
+            // the children will read their own entries: fetch them all first
+            for ch in &mut children[..count] {
+                self.locate(&mut ch.node);
+            }
+        }
+        for ch in &children[..count] {
+            self.path1[n] = ch.mv;
+            self.tick();
+            self.phase1(d, ch.node, n + 1, togo - 1);
+            if self.stop {
+                return;
+            }
+        }
+    }
+
+    /// Searches the gathered batch of nodes [`BATCH_LEVELS`] moves above G1 (each with a path
+    /// of `n` moves) breadth first, all of them together: below the top levels the phase-1
+    /// tree is nearly a bundle of chains (about 1.1 children per node), so depth first each
+    /// node waits for its own entry (a cache and TLB miss) after its parent's; a level of the
+    /// whole batch prefetches all its entries before reading any, and their misses overlap.
+    /// The leaves are handed to phase 2 in the depth-first order, so the search finds what the
+    /// depth-first one would; only the stop after a solution comes at the end of the batch.
+    fn search_batch(&mut self, d: usize, n: usize) {
+        let roots = std::mem::take(&mut self.batch);
+        // the depth-first search goes on from its own path afterwards
+        let path1 = self.path1;
+        let mut level = std::mem::take(&mut self.frontier);
+        level.clear();
+        level.extend(roots.iter().enumerate().map(|(i, r)| Child {
+            node: r.node,
+            mv: if n > 0 { r.path[n - 1] } else { NO_MOVE as u8 },
+            parent: i as u32,
+        }));
+        let (mut begin, mut end) = (0, level.len());
+        for left in (1..=BATCH_LEVELS).rev() {
+            for i in begin..end {
+                let mut children = [Child::default(); N_MOVE];
+                let parent = level[i];
+                let count = self.expand(&parent.node, parent.mv as usize, left, &mut children);
+                for ch in &mut children[..count] {
+                    ch.parent = i as u32;
+                    self.tick();
+                }
+                level.extend_from_slice(&children[..count]);
+            }
+            (begin, end) = (end, level.len());
+            if left > 1 {
+                for ch in &mut level[begin..end] {
+                    self.locate(&mut ch.node);
+                }
+            }
+        }
+        // the leaves that pass the corner check (with the bound as it is now) will read their
+        // phase-2 entry: fetch those first
+        let limit = self.phase2_limit(n + BATCH_LEVELS);
+        for leaf in &level[begin..end] {
+            let node = &leaf.node;
+            if self.corner_check(node, limit) {
+                let ud = self.ud_edges(node);
+                prefetch(
+                    self.tables.phase2.payload(),
+                    self.phase2_index(node.corners as usize, ud),
+                );
+            }
+        }
+        for leaf in begin..end {
+            if self.stop {
+                break;
+            }
+            // the leaf's path: its root's, then the moves down from the root
+            let mut at = leaf;
+            for k in (n..n + BATCH_LEVELS).rev() {
+                self.path1[k] = level[at].mv;
+                at = level[at].parent as usize;
+            }
+            self.path1[..n].copy_from_slice(&roots[level[at].parent as usize].path[..n]);
+            self.enter_phase2(d, &level[leaf].node, n + BATCH_LEVELS);
+        }
+        self.path1 = path1;
+        self.frontier = level;
+        self.batch = roots;
+        self.batch.clear();
+    }
+
+    /// The children of `node` (`togo` moves left to reach G1, reached by move `last`) that can
+    /// still reach G1 in time, in move order, into `out`; returns their count. A child's
+    /// `index` is its raw FlipUDSlice, whose symmetry entry is prefetched when the child has
+    /// children of its own: [`Self::locate`] turns it into the table index.
+    #[inline]
+    fn expand(&self, node: &Node, last: usize, togo: usize, out: &mut [Child; N_MOVE]) -> usize {
+        let c = &self.tables.coords;
+        let deltas = Phase1Moves::entry(self.tables.phase1_moves.payload(), node.index as usize);
+        let conj = &self.move_conj[node.sym as usize];
+        let dist = node.dist as usize;
         let mut count = 0;
         for (m, &cm) in conj.iter().enumerate() {
             if last != NO_MOVE && skip_after(last, m) {
@@ -357,55 +501,62 @@ impl<'t> TwoPhaseSearcher<'t> {
             let f1 = c.flip_move[N_MOVE * node.flip as usize + m];
             let s1 = c.slice_sorted_move[N_MOVE * node.slice_sorted as usize + m];
             let raw = s1 as usize / N_PERM_4 * N_FLIP + f1 as usize;
-            prefetch(&c.flipslice.sym, raw);
-            children[count] = Node {
-                twist: t1,
-                flip: f1,
-                slice_sorted: s1,
-                corners: c.corners_move[N_MOVE * node.corners as usize + m],
-                u_edges: c.u_edges_move[N_MOVE * node.u_edges as usize + m],
-                d_edges: c.d_edges_move[N_MOVE * node.d_edges as usize + m],
-                dist: (dist + delta - 1) as u8,
-                index: raw as u32,
-                sym: 0,
+            if togo > 1 {
+                prefetch(&c.flipslice.sym, raw);
+            }
+            out[count] = Child {
+                node: Node {
+                    twist: t1,
+                    flip: f1,
+                    slice_sorted: s1,
+                    corners: c.corners_move[N_MOVE * node.corners as usize + m],
+                    u_edges: c.u_edges_move[N_MOVE * node.u_edges as usize + m],
+                    d_edges: c.d_edges_move[N_MOVE * node.d_edges as usize + m],
+                    dist: (dist + delta - 1) as u8,
+                    index: raw as u32,
+                    sym: 0,
+                },
+                mv: m as u8,
+                parent: 0,
             };
-            moves[count] = m as u8;
             count += 1;
         }
-        if togo > 1 {
-            // the children will read their own entries: fetch them all first
-            for ch in &mut children[..count] {
-                let (index, sym) = c.phase1_index(ch.index as usize, ch.twist as usize);
-                ch.index = index as u32;
-                ch.sym = sym as u8;
-                prefetch(moves_table, Phase1Moves::ENTRY_BYTES * ch.index as usize);
-            }
-        }
-        for i in 0..count {
-            self.path1[n] = moves[i];
-            self.tick();
-            self.phase1(d, children[i], n + 1, togo - 1);
-            if self.stop {
-                return;
-            }
-        }
+        count
+    }
+
+    /// Turns a child's raw FlipUDSlice (from [`Self::expand`]) into its phase-1 table index
+    /// and symmetry, and prefetches its move-delta entry, which it reads when expanded.
+    #[inline]
+    fn locate(&self, node: &mut Node) {
+        let (index, sym) = self
+            .tables
+            .coords
+            .phase1_index(node.index as usize, node.twist as usize);
+        node.index = index as u32;
+        node.sym = sym as u8;
+        prefetch(
+            self.tables.phase1_moves.payload(),
+            Phase1Moves::ENTRY_BYTES * index,
+        );
+        let c = &self.tables.coords;
+        prefetch(&c.twist_move, N_MOVE * node.twist as usize);
+        prefetch(&c.flip_move, N_MOVE * node.flip as usize);
+        prefetch(&c.slice_sorted_move, N_MOVE * node.slice_sorted as usize);
+        prefetch(&c.corners_move, N_MOVE * node.corners as usize);
+        prefetch(&c.u_edges_move, N_MOVE * node.u_edges as usize);
+        prefetch(&c.d_edges_move, N_MOVE * node.d_edges as usize);
     }
 
     /// At the end of a phase-1 solution of length `n1`, reaching `node` (in G1): set up phase 2
     /// and search it.
     fn enter_phase2(&mut self, d: usize, node: &Node, n1: usize) {
-        let c = &self.tables.coords;
-        let limit = self.bound().saturating_sub(n1).min(PHASE2_LIMIT);
-        if limit == 0 {
+        let limit = self.phase2_limit(n1);
+        // cheap corner check before the edges are combined
+        if limit == 0 || !self.corner_check(node, limit) {
             return;
         }
         let (corners, slice_sorted) = (node.corners as usize, node.slice_sorted as usize);
-        // cheap corner check before the edges are combined
-        if self.tables.phase2_slice.payload()[N_PERM_4 * corners + slice_sorted] as usize >= limit {
-            return;
-        }
-        let (u, dd) = (node.u_edges as usize, node.d_edges as usize);
-        let ud = c.ud_edges_from_ud[N_PERM_4 * u + dd % N_PERM_4] as usize;
+        let ud = self.ud_edges(node);
         let dist2 = self.prune2(corners, ud, slice_sorted);
         let last = if n1 > 0 {
             self.path1[n1 - 1] as usize
@@ -550,6 +701,23 @@ fn outcome(solution: Option<MoveSeq>, target: usize, budget: &Budget, nodes: u64
         lower_bound: 0,
         nodes,
     }
+}
+
+/// A phase-1 child: its node, the move that made it, and (in a batch's level list) the
+/// position of its parent, or for a batch root its place in the batch.
+#[derive(Clone, Copy, Default)]
+struct Child {
+    node: Node,
+    mv: u8,
+    parent: u32,
+}
+
+/// A node gathered for a batch ([`TwoPhaseSearcher::search_batch`]) and the moves that lead
+/// to it (the first `n` of `path`, `n` the same for the whole batch).
+#[derive(Clone, Copy)]
+struct BatchRoot {
+    node: Node,
+    path: [u8; MAX_PHASE1],
 }
 
 /// A phase-1 search node: raw coordinates, depth, and where it sits in the phase-1 tables.
