@@ -387,11 +387,11 @@ impl<'t> TwoPhaseSearcher<'t> {
             NO_MOVE
         };
         let mut children = [Child::default(); N_MOVE];
-        let count = self.expand(&node, last, togo, &mut children);
+        let count = self.expand(&node, last, togo, n, &mut children);
         if togo > 1 {
             // the children will read their own entries: fetch them all first
             for ch in &mut children[..count] {
-                self.locate(&mut ch.node);
+                self.locate(&mut ch.node, togo - 1);
             }
         }
         for ch in &children[..count] {
@@ -427,7 +427,13 @@ impl<'t> TwoPhaseSearcher<'t> {
             for i in begin..end {
                 let mut children = [Child::default(); N_MOVE];
                 let parent = level[i];
-                let count = self.expand(&parent.node, parent.mv as usize, left, &mut children);
+                let count = self.expand(
+                    &parent.node,
+                    parent.mv as usize,
+                    left,
+                    n + BATCH_LEVELS - left,
+                    &mut children,
+                );
                 for ch in &mut children[..count] {
                     ch.parent = i as u32;
                     self.tick();
@@ -437,7 +443,7 @@ impl<'t> TwoPhaseSearcher<'t> {
             (begin, end) = (end, level.len());
             if left > 1 {
                 for ch in &mut level[begin..end] {
-                    self.locate(&mut ch.node);
+                    self.locate(&mut ch.node, left - 1);
                 }
             }
         }
@@ -478,7 +484,17 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// `index` is its raw FlipUDSlice, whose symmetry entry is prefetched when the child has
     /// children of its own: [`Self::locate`] turns it into the table index.
     #[inline]
-    fn expand(&self, node: &Node, last: usize, togo: usize, out: &mut [Child; N_MOVE]) -> usize {
+    fn expand(
+        &self,
+        node: &Node,
+        last: usize,
+        togo: usize,
+        n: usize,
+        out: &mut [Child; N_MOVE],
+    ) -> usize {
+        if togo == 1 {
+            return self.expand_last(node, last, n, out);
+        }
         let c = &self.tables.coords;
         let deltas = Phase1Moves::entry(self.tables.phase1_moves.payload(), node.index as usize);
         let conj = &self.move_conj[node.sym as usize];
@@ -501,7 +517,7 @@ impl<'t> TwoPhaseSearcher<'t> {
             let f1 = c.flip_move[N_MOVE * node.flip as usize + m];
             let s1 = c.slice_sorted_move[N_MOVE * node.slice_sorted as usize + m];
             let raw = s1 as usize / N_PERM_4 * N_FLIP + f1 as usize;
-            if togo > 1 {
+            if togo > 2 {
                 prefetch(&c.flipslice.sym, raw);
             }
             out[count] = Child {
@@ -524,10 +540,71 @@ impl<'t> TwoPhaseSearcher<'t> {
         count
     }
 
+    /// [`Self::expand`] one move above G1: the moves into G1 come from the small move tables
+    /// instead of the node's move-delta entry (so the parent need not fetch it). Only a move
+    /// outside G1's generators enters G1 from outside it, and a node already in G1 has nothing
+    /// to do here (the phase-2 moves that keep it there are left to phase 2): the same children
+    /// as the move-delta entry gives, in the same order. Leaves that fail the corner check
+    /// against the phase-2 limit as it is now (it only shrinks) are left out at once.
+    #[inline]
+    fn expand_last(&self, node: &Node, last: usize, n: usize, out: &mut [Child; N_MOVE]) -> usize {
+        if node.dist != 1 {
+            return 0;
+        }
+        let c = &self.tables.coords;
+        let limit = self.phase2_limit(n + 1);
+        let mut count = 0;
+        for m in PHASE1_ONLY_MOVES {
+            if last != NO_MOVE && skip_after(last, m) {
+                continue;
+            }
+            if c.twist_move[N_MOVE * node.twist as usize + m] != 0
+                || c.flip_move[N_MOVE * node.flip as usize + m] != 0
+            {
+                continue;
+            }
+            let slice_sorted = c.slice_sorted_move[N_MOVE * node.slice_sorted as usize + m];
+            if slice_sorted as usize >= N_PERM_4 {
+                continue;
+            }
+            let leaf = Node {
+                twist: 0,
+                flip: 0,
+                slice_sorted,
+                corners: c.corners_move[N_MOVE * node.corners as usize + m],
+                u_edges: c.u_edges_move[N_MOVE * node.u_edges as usize + m],
+                d_edges: c.d_edges_move[N_MOVE * node.d_edges as usize + m],
+                dist: 0,
+                index: 0,
+                sym: 0,
+            };
+            if !self.corner_check(&leaf, limit) {
+                continue;
+            }
+            out[count] = Child {
+                node: leaf,
+                mv: m as u8,
+                parent: 0,
+            };
+            count += 1;
+        }
+        count
+    }
+
     /// Turns a child's raw FlipUDSlice (from [`Self::expand`]) into its phase-1 table index
     /// and symmetry, and prefetches its move-delta entry, which it reads when expanded.
     #[inline]
-    fn locate(&self, node: &mut Node) {
+    fn locate(&self, node: &mut Node, togo: usize) {
+        let c = &self.tables.coords;
+        prefetch(&c.twist_move, N_MOVE * node.twist as usize);
+        prefetch(&c.flip_move, N_MOVE * node.flip as usize);
+        prefetch(&c.slice_sorted_move, N_MOVE * node.slice_sorted as usize);
+        prefetch(&c.corners_move, N_MOVE * node.corners as usize);
+        prefetch(&c.u_edges_move, N_MOVE * node.u_edges as usize);
+        prefetch(&c.d_edges_move, N_MOVE * node.d_edges as usize);
+        if togo == 1 {
+            return;
+        }
         let (index, sym) = self
             .tables
             .coords
@@ -538,13 +615,6 @@ impl<'t> TwoPhaseSearcher<'t> {
             self.tables.phase1_moves.payload(),
             Phase1Moves::ENTRY_BYTES * index,
         );
-        let c = &self.tables.coords;
-        prefetch(&c.twist_move, N_MOVE * node.twist as usize);
-        prefetch(&c.flip_move, N_MOVE * node.flip as usize);
-        prefetch(&c.slice_sorted_move, N_MOVE * node.slice_sorted as usize);
-        prefetch(&c.corners_move, N_MOVE * node.corners as usize);
-        prefetch(&c.u_edges_move, N_MOVE * node.u_edges as usize);
-        prefetch(&c.d_edges_move, N_MOVE * node.d_edges as usize);
     }
 
     /// At the end of a phase-1 solution of length `n1`, reaching `node` (in G1): set up phase 2
@@ -642,6 +712,10 @@ impl<'t> TwoPhaseSearcher<'t> {
         false
     }
 }
+
+/// The quarter turns of R, F, L and B, in move order: the moves outside G1's generators, the
+/// only ones that take a position outside G1 into it.
+const PHASE1_ONLY_MOVES: [usize; 8] = [3, 5, 6, 8, 12, 14, 15, 17];
 
 /// The bits of all six directions.
 const ALL_DIRECTIONS: u8 = 0b11_1111;
