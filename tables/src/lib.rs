@@ -7,6 +7,7 @@
 //! - [`symmetry`]: the 48 symmetries, conjugation, canonical forms for deduplication;
 //! - [`coord`]: coordinates (numbers describing parts of the state) and their ranges;
 //! - [`movetable`]: move, conjugation and sym-reduction tables over the coordinates;
+//! - [`lookup`]: the arrays those tables are held in, movable into huge-page memory;
 //! - [`prune`]: building the pruning tables;
 //! - [`file`]: the table file format and memory-mapped loading;
 //! - [`Tables`]: all of it together, loaded from (or built into) a directory.
@@ -20,6 +21,7 @@ mod error;
 pub mod facelet;
 pub mod file;
 pub mod huge;
+pub mod lookup;
 pub mod moves;
 pub mod movetable;
 pub mod prune;
@@ -89,7 +91,12 @@ impl Tables {
         // the coordinate tables are computed while the files are checked: both keep the cores
         // busy only part of the time (the longest reduction runs alone at its end)
         let (coords, files) = std::thread::scope(|s| {
-            let coords = s.spawn(CoordTables::compute);
+            let coords = s.spawn(|| {
+                let mut coords = CoordTables::compute();
+                // only faster lookups: when no memory can be mapped, the tables stay on the heap
+                let _ = coords.move_to_huge_pages();
+                coords
+            });
             let files = (|| {
                 Ok::<_, Error>((
                     Table::open(dir, TableKind::Phase1)?,

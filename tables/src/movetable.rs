@@ -7,6 +7,7 @@
 
 use crate::coord::*;
 use crate::cubie::CubieCube;
+use crate::lookup::{self, Lookup};
 use crate::moves::{Move, N_MOVE};
 use crate::symmetry::{Symmetries, N_SYM_D4H, SYMMETRIES};
 
@@ -39,11 +40,11 @@ impl SymCoord {
 /// for each class its representative and the symmetries that fix it.
 pub struct SymReduction {
     /// Indexed by raw coordinate.
-    pub sym: Vec<SymCoord>,
+    pub sym: Lookup<SymCoord>,
     /// `rep[class]` is the smallest raw coordinate of the class.
-    pub rep: Vec<u32>,
+    pub rep: Lookup<u32>,
     /// `self_sym[class]` has bit `s` set when `S_s * rep * S_s^-1 = rep` (bit 0 always set).
-    pub self_sym: Vec<u16>,
+    pub self_sym: Lookup<u16>,
 }
 
 impl SymReduction {
@@ -73,7 +74,11 @@ impl SymReduction {
             }
             self_sym.push(fixed);
         }
-        SymReduction { sym, rep, self_sym }
+        SymReduction {
+            sym: sym.into(),
+            rep: rep.into(),
+            self_sym: self_sym.into(),
+        }
     }
 
     /// Number of classes.
@@ -85,36 +90,36 @@ impl SymReduction {
 /// All move, conjugation and sym-reduction tables (about 10 MB, built in well under a second).
 pub struct CoordTables {
     /// `twist_move[18 * twist + m]`.
-    pub twist_move: Vec<u16>,
+    pub twist_move: Lookup<u16>,
     /// `flip_move[18 * flip + m]`.
-    pub flip_move: Vec<u16>,
+    pub flip_move: Lookup<u16>,
     /// `slice_sorted_move[18 * slice_sorted + m]`.
-    pub slice_sorted_move: Vec<u16>,
+    pub slice_sorted_move: Lookup<u16>,
     /// `u_edges_move[18 * u_edges + m]`.
-    pub u_edges_move: Vec<u16>,
+    pub u_edges_move: Lookup<u16>,
     /// `d_edges_move[18 * d_edges + m]`.
-    pub d_edges_move: Vec<u16>,
+    pub d_edges_move: Lookup<u16>,
     /// `corners_move[18 * corners + m]`.
-    pub corners_move: Vec<u16>,
+    pub corners_move: Lookup<u16>,
     /// `ud_edges_move[18 * ud_edges + m]`, for phase-2 moves only (0 for the others).
-    pub ud_edges_move: Vec<u16>,
+    pub ud_edges_move: Lookup<u16>,
     /// `twist_conj[16 * twist + s]`.
-    pub twist_conj: Vec<u16>,
+    pub twist_conj: Lookup<u16>,
     /// `ud_edges_conj[16 * ud_edges + s]`.
-    pub ud_edges_conj: Vec<u16>,
+    pub ud_edges_conj: Lookup<u16>,
     /// FlipUDSlice (raw `slice * 2048 + flip`) reduced to 64430 classes.
     pub flipslice: SymReduction,
     /// `flipslice_class_move[18 * class + m]`: the sym-coordinate of the representative after `m`.
-    pub flipslice_class_move: Vec<SymCoord>,
+    pub flipslice_class_move: Lookup<SymCoord>,
     /// Corner permutation reduced to 2768 classes.
     pub corners_sym: SymReduction,
     /// `corners_class_move[18 * class + m]`.
-    pub corners_class_move: Vec<SymCoord>,
+    pub corners_class_move: Lookup<SymCoord>,
     /// UDSliceSorted reduced to 788 classes.
     pub slice_sorted_sym: SymReduction,
     /// `ud_edges_from_ud[24 * u_edges + d_edges % 24]`: the phase-2 `ud_edges` of a cube whose
     /// U and D edges are all in the U and D layers, from its `u_edges` and `d_edges`.
-    pub ud_edges_from_ud: Vec<u16>,
+    pub ud_edges_from_ud: Lookup<u16>,
 }
 
 /// Builds a move table: `set` places a coordinate value in a cube, `get` reads it back.
@@ -271,7 +276,7 @@ impl CoordTables {
 
         let flipslice = flipslice_raw;
         let mut flipslice_class_move = Vec::with_capacity(flipslice.classes() * N_MOVE);
-        for &rep in &flipslice.rep {
+        for &rep in flipslice.rep.iter() {
             let (slice, flip) = (rep as usize / N_FLIP, rep as usize % N_FLIP);
             for m in 0..N_MOVE {
                 let slice1 = slice_sorted_move[N_MOVE * slice * N_PERM_4 + m] as usize / N_PERM_4;
@@ -281,7 +286,7 @@ impl CoordTables {
         }
 
         let mut corners_class_move = Vec::with_capacity(corners_sym.classes() * N_MOVE);
-        for &rep in &corners_sym.rep {
+        for &rep in corners_sym.rep.iter() {
             for m in 0..N_MOVE {
                 let c1 = corners_move[N_MOVE * rep as usize + m] as usize;
                 corners_class_move.push(corners_sym.sym[c1]);
@@ -296,22 +301,51 @@ impl CoordTables {
         }
 
         CoordTables {
-            twist_move,
-            flip_move,
-            slice_sorted_move,
-            u_edges_move,
-            d_edges_move,
-            corners_move,
-            ud_edges_move,
-            twist_conj,
-            ud_edges_conj,
+            twist_move: twist_move.into(),
+            flip_move: flip_move.into(),
+            slice_sorted_move: slice_sorted_move.into(),
+            u_edges_move: u_edges_move.into(),
+            d_edges_move: d_edges_move.into(),
+            corners_move: corners_move.into(),
+            ud_edges_move: ud_edges_move.into(),
+            twist_conj: twist_conj.into(),
+            ud_edges_conj: ud_edges_conj.into(),
             flipslice,
-            flipslice_class_move,
+            flipslice_class_move: flipslice_class_move.into(),
             corners_sym,
-            corners_class_move,
+            corners_class_move: corners_class_move.into(),
             slice_sorted_sym,
-            ud_edges_from_ud,
+            ud_edges_from_ud: ud_edges_from_ud.into(),
         }
+    }
+
+    /// Moves every table into one mapping backed by transparent huge pages
+    /// ([`lookup::relocate`]): searches look them up at random, and on 4 KB pages most of those
+    /// lookups would miss the TLB. The contents do not change.
+    pub fn move_to_huge_pages(&mut self) -> std::io::Result<()> {
+        lookup::relocate(&mut [
+            &mut self.twist_move,
+            &mut self.flip_move,
+            &mut self.slice_sorted_move,
+            &mut self.u_edges_move,
+            &mut self.d_edges_move,
+            &mut self.corners_move,
+            &mut self.ud_edges_move,
+            &mut self.twist_conj,
+            &mut self.ud_edges_conj,
+            &mut self.flipslice.sym,
+            &mut self.flipslice.rep,
+            &mut self.flipslice.self_sym,
+            &mut self.flipslice_class_move,
+            &mut self.corners_sym.sym,
+            &mut self.corners_sym.rep,
+            &mut self.corners_sym.self_sym,
+            &mut self.corners_class_move,
+            &mut self.slice_sorted_sym.sym,
+            &mut self.slice_sorted_sym.rep,
+            &mut self.slice_sorted_sym.self_sym,
+            &mut self.ud_edges_from_ud,
+        ])
     }
 
     /// The phase-1 sym-coordinate of a cube given its raw slice (0..495) and flip.

@@ -1,0 +1,176 @@
+//! Read-only arrays for random lookups that can move, all together, into memory backed by
+//! transparent huge pages.
+//!
+//! The coordinate tables ([`crate::CoordTables`], about 15 MB) are read at random by every
+//! search node next to the big memory-mapped pruning tables. On the heap they sit on 4 KB pages,
+//! some 4,000 of them, more than the TLB holds beside the pruning tables' entries, so many
+//! lookups pay a page walk. [`relocate`] copies them into one anonymous mapping advised for huge
+//! pages: eight 2 MB pages.
+
+use std::ops::Deref;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use memmap2::{Mmap, MmapMut};
+
+use crate::movetable::SymCoord;
+
+/// Element types whose every byte is initialised data (no padding), so a [`Lookup`] of them
+/// can be copied as bytes.
+///
+/// # Safety
+/// Implementors must have no padding bytes and be valid for any bit pattern copied from a
+/// value of the same type.
+pub unsafe trait Plain: Copy + Send + Sync + 'static {}
+
+// SAFETY: integers have no padding.
+unsafe impl Plain for u16 {}
+// SAFETY: integers have no padding.
+unsafe impl Plain for u32 {}
+// SAFETY: a `u32` in a one-field struct, no padding.
+unsafe impl Plain for SymCoord {}
+
+/// What keeps a [`Lookup`]'s elements alive.
+enum Owner<T> {
+    /// As computed, on the heap.
+    Heap { _vec: Vec<T> },
+    /// Copied into a mapping shared with other lookups (see [`relocate`]).
+    Mapped { _map: Arc<Mmap> },
+}
+
+/// A read-only array of `T` (it derefs to `[T]`).
+///
+/// Invariant: `ptr` points to `len` initialised elements that live as long as `owner` (the
+/// heap buffer of the vector, or a range of the mapping, which is aligned for `T`), and nothing
+/// writes them.
+pub struct Lookup<T: Plain> {
+    ptr: NonNull<T>,
+    len: usize,
+    owner: Owner<T>,
+}
+
+// SAFETY: the elements are `Send + Sync` values owned by the lookup (or by a mapping it shares,
+// which nothing writes), so sharing or sending the lookup shares or sends plain read-only data.
+unsafe impl<T: Plain> Send for Lookup<T> {}
+// SAFETY: as above; `Lookup` has no interior mutability.
+unsafe impl<T: Plain> Sync for Lookup<T> {}
+
+impl<T: Plain> From<Vec<T>> for Lookup<T> {
+    fn from(mut v: Vec<T>) -> Self {
+        Lookup {
+            // a vector's buffer is never null (dangling but aligned when empty) and does not
+            // move when the vector does
+            ptr: NonNull::new(v.as_mut_ptr()).expect("a vector's pointer is not null"),
+            len: v.len(),
+            owner: Owner::Heap { _vec: v },
+        }
+    }
+}
+
+impl<T: Plain> Deref for Lookup<T> {
+    type Target = [T];
+
+    #[inline]
+    fn deref(&self) -> &[T] {
+        // SAFETY: by the invariant, `ptr` points to `len` live, initialised, unwritten elements.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Plain> Lookup<T> {
+    /// True when the elements live in a shared mapping (after [`relocate`]).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.owner, Owner::Mapped { .. })
+    }
+}
+
+/// A [`Lookup`] of some element type, as [`relocate`] handles them.
+pub trait Relocate {
+    /// The size of the elements in bytes.
+    fn byte_len(&self) -> usize;
+    /// The elements as bytes.
+    fn bytes(&self) -> &[u8];
+    /// Points at `map[offset..]` from now on (where [`Relocate::bytes`] were copied), which
+    /// `map` keeps alive.
+    ///
+    /// # Safety
+    /// `map[offset..offset + byte_len]` must hold a copy of [`Relocate::bytes`], and `offset`
+    /// must be a multiple of the element alignment.
+    unsafe fn point_at(&mut self, map: Arc<Mmap>, offset: usize);
+}
+
+impl<T: Plain> Relocate for Lookup<T> {
+    fn byte_len(&self) -> usize {
+        std::mem::size_of_val::<[T]>(self)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `T: Plain` has no padding, so all `byte_len` bytes are initialised; they live
+        // as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>(), self.byte_len()) }
+    }
+
+    unsafe fn point_at(&mut self, map: Arc<Mmap>, offset: usize) {
+        // SAFETY: the caller guarantees the copy and the alignment; the mapping's base is
+        // page-aligned and `map` is kept in `owner`, so the elements live as long as `self`.
+        let ptr = unsafe { map.as_ptr().add(offset) }.cast::<T>().cast_mut();
+        self.ptr = NonNull::new(ptr).expect("a mapping's address is not null");
+        self.owner = Owner::Mapped { _map: map };
+    }
+}
+
+/// Each lookup starts at a multiple of this (a cache line), which also aligns every element.
+const ALIGN: usize = 64;
+
+/// Copies `lookups` into one anonymous mapping advised for transparent huge pages (one hint
+/// before the first write, so the kernel hands out 2 MB pages where it can) and points them
+/// there; their heap copies are freed. Without huge pages the copy works the same.
+pub fn relocate(lookups: &mut [&mut dyn Relocate]) -> std::io::Result<()> {
+    let mut offsets = Vec::with_capacity(lookups.len());
+    let mut total = 0;
+    for l in lookups.iter() {
+        offsets.push(total);
+        total += l.byte_len().div_ceil(ALIGN) * ALIGN;
+    }
+    let mut map = MmapMut::map_anon(total.max(1))?;
+    #[cfg(target_os = "linux")]
+    {
+        // only a hint
+        let _ = map.advise(memmap2::Advice::HugePage);
+    }
+    for (l, &at) in lookups.iter().zip(&offsets) {
+        map[at..at + l.byte_len()].copy_from_slice(l.bytes());
+    }
+    let map = Arc::new(map.make_read_only()?);
+    for (l, &at) in lookups.iter_mut().zip(&offsets) {
+        // SAFETY: the bytes were copied to `at` just above, and `at` is a multiple of ALIGN,
+        // which every `Plain` element's alignment divides.
+        unsafe { l.point_at(map.clone(), at) };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relocated_lookups_read_the_same() {
+        let a: Vec<u16> = (0..5000).map(|i| (i * 7) as u16).collect();
+        let b: Vec<u32> = (0..333).map(|i| i * 1_000_003).collect();
+        let c: Vec<SymCoord> = (0..17).map(SymCoord).collect();
+        let (mut la, mut lb, mut lc) = (
+            Lookup::from(a.clone()),
+            Lookup::from(b.clone()),
+            Lookup::from(c.clone()),
+        );
+        let mut empty = Lookup::<u16>::from(Vec::new());
+        relocate(&mut [&mut la, &mut empty, &mut lb, &mut lc]).expect("anonymous memory");
+        assert!(la.is_mapped() && lb.is_mapped() && lc.is_mapped() && empty.is_mapped());
+        assert_eq!(&la[..], &a[..]);
+        assert_eq!(&lb[..], &b[..]);
+        assert_eq!(&lc[..], &c[..]);
+        assert!(empty.is_empty());
+        assert_eq!(lb.as_ptr() as usize % ALIGN, 0);
+    }
+}
