@@ -29,6 +29,8 @@ fn phase1_depth(t: &Tables, c: &CubieCube) -> (u8, usize, usize) {
 #[test]
 fn phase1_move_deltas_match_neighbour_depths() {
     let t = tables();
+    // the lookups below read the coordinate tables where loading moved them
+    assert!(t.coords.flipslice.sym.is_mapped() && t.coords.twist_conj.is_mapped());
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     for _ in 0..3000 {
         let c = CubieCube::random(&mut rng);
