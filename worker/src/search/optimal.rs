@@ -654,6 +654,7 @@ impl<'a> OptimalSearcher<'a> {
             }
         }
         let t = self.t;
+        // each child's first-axis bound, `u32::MAX` where it cuts the child
         let mut first = [u32::MAX; N_MOVE];
         for (i, kid) in self.kids[ply][..n].iter_mut().enumerate() {
             let left = remaining - self.metric.cost(Move::from_index(kid.m as usize));
@@ -667,7 +668,7 @@ impl<'a> OptimalSearcher<'a> {
         }
         // second pass: the bounds; the children that pass are moved to the front of the scratch
         let mut passed = 0;
-        for i in 0..n {
+        for (i, &first) in first[..n].iter().enumerate() {
             let Kid {
                 m,
                 node: mut child,
@@ -677,10 +678,11 @@ impl<'a> OptimalSearcher<'a> {
             let mv = Move::from_index(m);
             let left = remaining - self.metric.cost(mv);
             self.nodes += 1;
-            if first[i] == u32::MAX {
+            // cut by its first axis
+            if first == u32::MAX {
                 continue;
             }
-            let mut bounds = [first[i], 0u32, 0u32];
+            let mut bounds = [first, 0u32, 0u32];
             let mut pruned = false;
             for (a, bound) in bounds.iter_mut().enumerate().skip(1) {
                 *bound = self
