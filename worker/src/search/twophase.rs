@@ -440,6 +440,12 @@ impl<'t> TwoPhaseSearcher<'t> {
                 }
                 level.extend_from_slice(&children[..count]);
             }
+            if self.stop {
+                // budget spent or another thread done: no leaf of this batch is searched
+                begin = level.len();
+                end = begin;
+                break;
+            }
             (begin, end) = (end, level.len());
             if left > 1 {
                 for ch in &mut level[begin..end] {
