@@ -87,7 +87,7 @@ impl SymReduction {
     }
 }
 
-/// All move, conjugation and sym-reduction tables (about 10 MB, built in well under a second).
+/// All move, conjugation and sym-reduction tables (about 15 MB, built in well under a second).
 pub struct CoordTables {
     /// `twist_move[18 * twist + m]`.
     pub twist_move: Lookup<u16>,

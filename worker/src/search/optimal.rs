@@ -666,7 +666,8 @@ impl<'a> OptimalSearcher<'a> {
                 }
             }
         }
-        // second pass: the bounds; the children that pass are moved to the front of the scratch
+        // the other two axes' bounds; the children that pass are moved to the front of the
+        // scratch
         let mut passed = 0;
         for (i, &first) in first[..n].iter().enumerate() {
             let Kid {
