@@ -88,7 +88,7 @@ impl Coordinator for LocalCoordinator {
         Ok(HeartbeatReply { cancel })
     }
 
-    async fn complete(&self, results: Vec<Finished>) -> Result<(), Self::Error> {
+    async fn complete(&self, results: &[Finished]) -> Result<(), Self::Error> {
         let results: Vec<_> = results.iter().map(completion).collect();
         let (_, rejected) = self.blocking(move |c, w| c.complete(w, &results)).await?;
         for (job, reason) in rejected {
@@ -110,12 +110,14 @@ impl Coordinator for LocalCoordinator {
 /// cancelled lines count as finished). Returns the number written once all `total` are.
 /// Pages are read off the async threads. A prefix stalled by a long search is read again when
 /// jobs finish, at most every [`STALLED_EXPORT_EVERY`] and a small page at a time, and what was
-/// written is flushed then.
+/// written is flushed then; once `all_finished` is cancelled (every job of the batch finished),
+/// the rest is read at once.
 async fn export_following(
     core: Arc<Core>,
     batch: String,
     total: u64,
     out: Box<dyn Write + Send>,
+    all_finished: CancellationToken,
 ) -> anyhow::Result<u64> {
     const SMALL: usize = 256;
     const LARGE: usize = 4096;
@@ -146,8 +148,13 @@ async fn export_following(
         } else if next < total {
             page_len = SMALL;
             w.flush()?;
-            let _ = changes.changed().await;
-            tokio::time::sleep_until(read_at + STALLED_EXPORT_EVERY).await;
+            tokio::select! {
+                _ = all_finished.cancelled() => {}
+                _ = async {
+                    let _ = changes.changed().await;
+                    tokio::time::sleep_until(read_at + STALLED_EXPORT_EVERY).await;
+                } => {}
+            }
         }
     }
     w.finish()
@@ -205,6 +212,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .await?
                 .map_err(|_| anyhow::anyhow!("loading the tables panicked"))??,
         );
+        tracing::debug!("tables ready");
         let stop_worker = CancellationToken::new();
         let worker = {
             let (worker_id, _) =
@@ -230,6 +238,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             ))
         };
         let submitted = submission.await??;
+        tracing::debug!("batch submitted");
         eprintln!(
             "batch {id}: {} lines ({} invalid, {} answered from the store)",
             submitted.total, submitted.invalid, submitted.from_store
@@ -239,16 +248,22 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
             None => Box::new(std::io::BufWriter::new(std::io::stdout())),
         };
+        let all_finished = CancellationToken::new();
         let exporter = tokio::spawn(export_following(
             embedded.core.clone(),
             id.clone(),
             submitted.total,
             out,
+            all_finished.clone(),
         ));
         let interrupted = tokio::select! {
             s = watch(&client, &id) => { s?; false }
             _ = shutdown_signal() => true,
         };
+        tracing::debug!("batch finished");
+        if !interrupted {
+            all_finished.cancel();
+        }
         stop_worker.cancel();
         let _ = worker.await;
         if interrupted {
@@ -258,6 +273,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(130));
         }
         exporter.await??;
+        tracing::debug!("results written");
         let final_status = {
             let (core, id) = (embedded.core.clone(), id.clone());
             tokio::task::spawn_blocking(move || core.status(&id)).await??

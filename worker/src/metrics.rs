@@ -147,7 +147,7 @@ impl<C: Coordinator> Coordinator for Metered<C> {
         self.inner.heartbeat(held).await
     }
 
-    async fn complete(&self, results: Vec<Finished>) -> Result<(), Self::Error> {
+    async fn complete(&self, results: &[Finished]) -> Result<(), Self::Error> {
         let n = results.len() as u64;
         let solved: Vec<&Finished> = results
             .iter()

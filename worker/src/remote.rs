@@ -208,7 +208,7 @@ impl Coordinator for GrpcCoordinator {
         Ok(HeartbeatReply { cancel: r.cancel })
     }
 
-    async fn complete(&self, results: Vec<Finished>) -> Result<(), Status> {
+    async fn complete(&self, results: &[Finished]) -> Result<(), Status> {
         let results = results.iter().map(completion).collect();
         let r = self
             .client

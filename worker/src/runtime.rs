@@ -51,11 +51,11 @@ pub trait Coordinator: Send + Sync + 'static {
         &self,
         held: Vec<(u64, Progress)>,
     ) -> impl Future<Output = Result<HeartbeatReply, Self::Error>> + Send;
-    /// Reports finished jobs.
-    fn complete(
-        &self,
-        results: Vec<Finished>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+    /// Reports finished jobs (borrowed: the runtime keeps them to report again if this fails).
+    fn complete<'a>(
+        &'a self,
+        results: &'a [Finished],
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'a;
     /// Hands jobs back unfinished (with their progress).
     fn release(
         &self,
@@ -398,13 +398,12 @@ async fn flush<C: Coordinator>(c: &C, unreported: &mut Vec<Finished>, stats: &mu
     if unreported.is_empty() {
         return;
     }
-    let batch = std::mem::take(unreported);
-    let n = batch.len() as u64;
-    match c.complete(batch.clone()).await {
-        Ok(()) => stats.completed += n,
-        Err(e) => {
-            tracing::warn!(error = %e, results = n, "reporting results failed; will retry");
-            *unreported = batch;
+    let n = unreported.len() as u64;
+    match c.complete(unreported).await {
+        Ok(()) => {
+            stats.completed += n;
+            unreported.clear();
         }
+        Err(e) => tracing::warn!(error = %e, results = n, "reporting results failed; will retry"),
     }
 }
