@@ -161,7 +161,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             let huge = if a.no_huge {
                 None
             } else {
-                tables.huge.as_ref()
+                tables.bound_table()
             };
             println!(
                 "bound: {}; symmetry pruning {}",

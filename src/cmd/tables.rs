@@ -16,9 +16,13 @@ pub(crate) enum Command {
         /// Tables directory (default: $CUBEFLEET_TABLES, else the user's cache directory).
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Also build the huge table for the optimal solver (about 0.9 GB).
+        /// Also build the huge table for the optimal solver (0.9 GB, about a minute).
         #[arg(long)]
         huge: bool,
+        /// Also build the giant table for the optimal solver (2.5 GB, a few minutes): a
+        /// stronger bound than the huge table's, used instead of it when present.
+        #[arg(long)]
+        giant: bool,
         /// Rebuild even when the files exist.
         #[arg(long)]
         force: bool,
@@ -56,21 +60,31 @@ fn dir_or_default(dir: Option<PathBuf>) -> PathBuf {
     dir.unwrap_or_else(cubefleet_tables::default_dir)
 }
 
-fn kinds(huge: bool) -> Vec<TableKind> {
+fn kinds(huge: bool, giant: bool) -> Vec<TableKind> {
     let mut k = TWO_PHASE_TABLES.to_vec();
     if huge {
         k.push(TableKind::Huge);
+    }
+    if giant {
+        k.push(TableKind::Giant);
     }
     k
 }
 
 pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
-        Command::Build { dir, huge, force } => {
+        Command::Build {
+            dir,
+            huge,
+            giant,
+            force,
+        } => {
             let dir = dir_or_default(dir);
             let bar = TableBuildBar::new();
             let start = std::time::Instant::now();
-            let built = Tables::build(&dir, &kinds(huge), force, &|n, f, t| bar.update(n, f, t))?;
+            let built = Tables::build(&dir, &kinds(huge, giant), force, &|n, f, t| {
+                bar.update(n, f, t)
+            })?;
             for k in &built {
                 eprintln!("built {} in {}", k.name(), dir.display());
             }

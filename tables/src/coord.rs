@@ -36,6 +36,8 @@ pub const N_CORNERS: usize = 40320;
 pub const N_UD_EDGES: usize = 40320;
 /// Raw FlipUDSlice values: `N_SLICE * N_FLIP`, as `slice * N_FLIP + flip`.
 pub const N_FLIPSLICE: usize = N_SLICE * N_FLIP;
+/// UDCorners: which 4 of the 8 corner positions hold the D-layer corners, C(8, 4).
+pub const N_UD_CORNERS: usize = 70;
 
 /// Binomial coefficient C(n, k) for the small values used here.
 const fn binomial(n: usize, k: usize) -> usize {
@@ -174,7 +176,53 @@ fn set_edge4(ep: &mut [u8; 12], idx: usize, base: u8) {
     }
 }
 
+/// `UD_CORNERS[mask]`: the UDCorners coordinate of the corner positions set in `mask` (bit `j`
+/// for position `j`), for masks of 4 bits; positions 4..8 (the D layer, home) give 0. Built at
+/// compile time: the optimal solver reads it for every inverse it bounds.
+const UD_CORNERS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let (mut comb, mut found, mut j) = (0, 0, 8);
+        while j > 0 {
+            j -= 1;
+            if mask >> j & 1 == 1 && found < 4 {
+                // scanning down from position 7, as `get_edge4` scans the edges
+                comb += binomial(7 - j, found + 1);
+                found += 1;
+            }
+        }
+        t[mask] = if found == 4 { comb as u8 } else { 0 };
+        mask += 1;
+    }
+    t
+};
+
 impl CubieCube {
+    /// UDCorners, `0 <= ud_corners < 70`: which positions the four D-layer corners (DFR, DLF,
+    /// DBL, DRB) occupy, 0 when they are home.
+    pub fn ud_corners(&self) -> usize {
+        let mask = (0..8).fold(0usize, |m, j| m | usize::from(self.cp[j] >= 4) << j);
+        UD_CORNERS[mask] as usize
+    }
+
+    /// Places the D-layer corners as `ud_corners` says (each group in increasing order).
+    pub fn set_ud_corners(&mut self, idx: usize) {
+        let mask = (0..256)
+            .find(|&m: &usize| m.count_ones() == 4 && UD_CORNERS[m] as usize == idx)
+            .expect("0 <= ud_corners < 70");
+        let (mut u, mut d) = (0u8, 4u8);
+        for j in 0..8 {
+            if mask >> j & 1 == 1 {
+                self.cp[j] = d;
+                d += 1;
+            } else {
+                self.cp[j] = u;
+                u += 1;
+            }
+        }
+    }
+
     /// Twist, `0 <= twist < 2187`.
     pub fn twist(&self) -> usize {
         self.co[..7].iter().fold(0, |t, &o| 3 * t + o as usize)
@@ -283,9 +331,10 @@ mod tests {
                 c.flip(),
                 c.slice_sorted(),
                 c.corners(),
+                c.ud_corners(),
                 c.ud_edges()
             ),
-            (0, 0, 0, 0, Some(0))
+            (0, 0, 0, 0, 0, Some(0))
         );
         assert_eq!(binomial(12, 4), N_SLICE);
     }
@@ -308,6 +357,10 @@ mod tests {
             assert_eq!(c.u_edges(), s);
             c.set_d_edges(s);
             assert_eq!(c.d_edges(), s);
+        }
+        for u in 0..N_UD_CORNERS {
+            c.set_ud_corners(u);
+            assert_eq!(c.ud_corners(), u);
         }
         for p in 0..N_CORNERS {
             c.set_corners(p);

@@ -51,16 +51,19 @@ pub enum TableKind {
     /// Phase 1, per entry of the phase-1 table: how each of the 18 moves changes the depth
     /// (2 bits per move, 5 bytes per entry).
     Phase1Moves = 5,
+    /// Optimal solver: FlipUDSlice class x UDCorners x twist, 9,863,588,700 entries.
+    Giant = 6,
 }
 
 impl TableKind {
     /// Every kind, in build order.
-    pub const ALL: [TableKind; 5] = [
+    pub const ALL: [TableKind; 6] = [
         TableKind::Phase1,
         TableKind::Phase1Moves,
         TableKind::Phase2,
         TableKind::Phase2Slice,
         TableKind::Huge,
+        TableKind::Giant,
     ];
 
     /// The name used in file names, `tables info` and JSON.
@@ -70,6 +73,7 @@ impl TableKind {
             TableKind::Phase2 => "phase2",
             TableKind::Phase2Slice => "phase2_slice",
             TableKind::Huge => "huge",
+            TableKind::Giant => "giant",
             TableKind::Phase1Moves => "phase1_moves",
         }
     }

@@ -1,14 +1,22 @@
-//! The huge pruning table of the optimal solver: for every position, the number of moves needed
-//! to bring the four UD-slice edges home in order (UDSliceSorted = 0) and orient every corner
-//! and edge (twist = flip = 0). Its goal is a subgroup of phase 1's goal, so its depths are
-//! never smaller than phase 1's and on average about one move larger (seed 001, section 12).
+//! The big pruning tables of the optimal solver, each holding for every position the depth mod
+//! 3 (2 bits) of a goal inside phase 1's, so that their depths are never smaller than phase 1's:
 //!
-//! Layout: `index = (2048 * class + flip') * 2187 + twist'`, where `class` (0..788) is the
-//! UDSliceSorted sym-class under the 16 symmetries of D4h, and `flip'`, `twist'` are the flip
-//! and twist of the cube conjugated by the symmetry that takes its UDSliceSorted to the class
-//! representative. 3,529,433,088 entries of 2 bits holding the depth mod 3 (882 MB); the
-//! exact depth is recovered by descending to the goal ([`HugeTable::depth`]) and then tracked
-//! move by move ([`next_depth`]).
+//! - the **huge** table (seed 001, section 12): the four UD-slice edges home in order
+//!   (UDSliceSorted = 0) and every corner and edge oriented (twist = flip = 0), on average about
+//!   one move deeper than phase 1. Layout: `index = (2048 * class + flip') * 2187 + twist'`,
+//!   where `class` (0..788) is the UDSliceSorted sym-class under the 16 symmetries of D4h, and
+//!   `flip'`, `twist'` are the flip and twist of the cube conjugated by the symmetry that takes
+//!   its UDSliceSorted to the class representative. 3,529,433,088 entries (882 MB).
+//! - the **giant** table (this project's): phase 1's goal with the four D-layer corners in the
+//!   D layer as well (UDCorners = 0). Layout: `index = (70 * class + ud_corners') * 2187 +
+//!   twist'`, where `class` (0..64430) is phase 1's FlipUDSlice sym-class and `ud_corners'`,
+//!   `twist'` belong to the cube conjugated to the class representative. 9,863,588,700 entries
+//!   (2.47 GB): the corners' positions, which neither phase 1 nor the huge table sees, in 2.8
+//!   times the huge table's entries.
+//!
+//! Both are built by the same breadth-first search ([`build`] over a [`Space`]); the exact depth
+//! is recovered by descending to the goal ([`Mod3Table::depth`]) and then tracked move by move
+//! ([`next_depth`]).
 //!
 //! The flip of a conjugated cube depends on where the slice edges are, not only on the flip:
 //! a quarter turn symmetry about the UD axis flips exactly the slice edges. [`FlipConj`] holds
@@ -18,7 +26,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 
 use memmap2::Mmap;
 
-use crate::coord::{N_FLIP, N_PERM_4, N_SLICE, N_TWIST};
+use crate::coord::{N_FLIP, N_PERM_4, N_SLICE, N_TWIST, N_UD_CORNERS};
 use crate::cubie::CubieCube;
 use crate::error::Error;
 use crate::file::{Table, TableKind};
@@ -31,8 +39,10 @@ use crate::symmetry::{N_SYM_D4H, SYMMETRIES};
 pub const N_SLICE_SORTED_CLASSES: usize = 788;
 /// Entries of the huge table: 788 x 2048 x 2187 = 3,529,433,088.
 pub const N_HUGE: usize = N_SLICE_SORTED_CLASSES * N_FLIP * N_TWIST;
-/// Bytes of the huge table's payload (4 entries of 2 bits per byte).
-pub const HUGE_BYTES: usize = N_HUGE.div_ceil(4);
+/// FlipUDSlice classes under the 16 symmetries of D4h (phase 1's sym-coordinate).
+pub const N_FLIPSLICE_CLASSES: usize = 64430;
+/// Entries of the giant table: 64430 x 70 x 2187 = 9,863,588,700.
+pub const N_GIANT: usize = N_FLIPSLICE_CLASSES * N_UD_CORNERS * N_TWIST;
 /// The 2-bit value of an entry not reached yet during a build.
 const EMPTY2: u8 = 3;
 
@@ -95,6 +105,22 @@ pub fn huge_index(
     (N_FLIP * sc.class() + f) * N_TWIST + t
 }
 
+/// The giant table's index of a cube given its UDSlice (`0..495`), flip, twist and UDCorners.
+#[inline]
+pub fn giant_index(
+    coords: &CoordTables,
+    slice: usize,
+    flip: usize,
+    twist: usize,
+    ud_corners: usize,
+) -> usize {
+    let sc = coords.flipslice_sym(slice, flip);
+    let s = sc.sym();
+    let u = coords.ud_corners_conj[N_SYM_D4H * ud_corners + s] as usize;
+    let t = coords.twist_conj[N_SYM_D4H * twist + s] as usize;
+    (N_UD_CORNERS * sc.class() + u) * N_TWIST + t
+}
+
 /// The 2-bit entry `i` of a packed table.
 #[inline]
 fn get2(bytes: &[u8], i: usize) -> u8 {
@@ -112,29 +138,79 @@ pub fn next_depth(parent: u32, mod3: u8) -> u32 {
     }
 }
 
-/// The huge table, memory-mapped, with the flip conjugation it needs for lookups.
-pub struct HugeTable {
+/// The coordinates a [`Mod3Table`] is looked up by: UDSliceSorted (`< 11880`), flip (`< 2048`),
+/// twist (`< 2187`) and UDCorners (`< 70`). The huge table reads the first three, the giant
+/// table all but the order of the slice edges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mod3Coords {
+    /// UDSliceSorted.
+    pub slice_sorted: usize,
+    /// Flip.
+    pub flip: usize,
+    /// Twist.
+    pub twist: usize,
+    /// UDCorners.
+    pub ud_corners: usize,
+}
+
+impl Mod3Coords {
+    /// The coordinates of `c`.
+    pub fn of(c: &CubieCube) -> Mod3Coords {
+        Mod3Coords {
+            slice_sorted: c.slice_sorted(),
+            flip: c.flip(),
+            twist: c.twist(),
+            ud_corners: c.ud_corners(),
+        }
+    }
+
+    /// The coordinates after move `m`.
+    #[inline]
+    pub fn apply(self, coords: &CoordTables, m: usize) -> Mod3Coords {
+        Mod3Coords {
+            slice_sorted: coords.slice_sorted_move[N_MOVE * self.slice_sorted + m] as usize,
+            flip: coords.flip_move[N_MOVE * self.flip + m] as usize,
+            twist: coords.twist_move[N_MOVE * self.twist + m] as usize,
+            ud_corners: coords.ud_corners_move[N_MOVE * self.ud_corners + m] as usize,
+        }
+    }
+}
+
+/// The huge or the giant table, memory-mapped, with what its lookups need.
+pub struct Mod3Table {
     table: Table<Mmap>,
+    kind: TableKind,
     flip_conj: FlipConj,
 }
 
-impl HugeTable {
-    /// Maps `dir/huge.cft` if it exists (checking header and checksum); `Ok(None)` when there is
-    /// no such file.
-    pub fn load(dir: &std::path::Path) -> Result<Option<HugeTable>, Error> {
-        match Table::open(dir, TableKind::Huge) {
+impl Mod3Table {
+    /// The number of entries of a table of `kind` ([`TableKind::Huge`] or [`TableKind::Giant`]).
+    pub fn entries(kind: TableKind) -> usize {
+        match kind {
+            TableKind::Giant => N_GIANT,
+            _ => N_HUGE,
+        }
+    }
+
+    /// Maps `dir`'s table of `kind` ([`TableKind::Huge`] or [`TableKind::Giant`]) if it exists
+    /// (checking header and checksum); `Ok(None)` when there is no such file.
+    pub fn load(dir: &std::path::Path, kind: TableKind) -> Result<Option<Mod3Table>, Error> {
+        let n = Self::entries(kind);
+        match Table::open(dir, kind) {
             Ok(table) => {
-                if table.header().entries != N_HUGE as u64 || table.payload().len() < HUGE_BYTES {
+                if table.header().entries != n as u64 || table.payload().len() < n.div_ceil(4) {
                     return Err(Error::BadTable {
-                        path: dir.join(TableKind::Huge.file_name()),
+                        path: dir.join(kind.file_name()),
                         reason: format!(
-                            "has {} entries, expected {N_HUGE}; rebuild with `cubefleet tables build --huge`",
-                            table.header().entries
+                            "has {} entries, expected {n}; rebuild with `cubefleet tables build --{}`",
+                            table.header().entries,
+                            kind.name()
                         ),
                     });
                 }
-                Ok(Some(HugeTable {
+                Ok(Some(Mod3Table {
                     table,
+                    kind,
                     flip_conj: FlipConj::compute(),
                 }))
             }
@@ -144,17 +220,33 @@ impl HugeTable {
     }
 
     /// Moves the table into private huge-page memory (see [`Table::into_private_hugepages`]):
-    /// lookups spread over 882 MB miss the TLB far less often.
-    pub fn into_private_hugepages(self) -> Result<HugeTable, Error> {
-        Ok(HugeTable {
+    /// lookups spread over gigabytes miss the TLB far less often.
+    pub fn into_private_hugepages(self) -> Result<Mod3Table, Error> {
+        Ok(Mod3Table {
             table: self.table.into_private_hugepages()?,
+            kind: self.kind,
             flip_conj: self.flip_conj,
         })
     }
 
-    /// The flip conjugation used by [`HugeTable::index`].
-    pub fn flip_conj(&self) -> &FlipConj {
-        &self.flip_conj
+    /// Which table this is.
+    pub fn kind(&self) -> TableKind {
+        self.kind
+    }
+
+    /// The index of the entry of the cube with coordinates `x`.
+    #[inline]
+    pub fn index(&self, coords: &CoordTables, x: &Mod3Coords) -> usize {
+        match self.kind {
+            TableKind::Giant => giant_index(
+                coords,
+                x.slice_sorted / N_PERM_4,
+                x.flip,
+                x.twist,
+                x.ud_corners,
+            ),
+            _ => huge_index(coords, &self.flip_conj, x.slice_sorted, x.flip, x.twist),
+        }
     }
 
     /// The packed entries: entry `index` is in byte `index / 4` (for prefetching).
@@ -163,55 +255,29 @@ impl HugeTable {
         self.table.payload()
     }
 
-    /// The depth mod 3 (`0..3`) of entry `index < N_HUGE`.
+    /// The depth mod 3 (`0..3`) of entry `index`.
     #[inline]
     pub fn mod3(&self, index: usize) -> u8 {
         get2(self.table.payload(), index)
     }
 
-    /// The depth mod 3 of the cube with these coordinates.
-    #[inline]
-    pub fn mod3_of(
-        &self,
-        coords: &CoordTables,
-        slice_sorted: usize,
-        flip: usize,
-        twist: usize,
-    ) -> u8 {
-        self.mod3(huge_index(
-            coords,
-            &self.flip_conj,
-            slice_sorted,
-            flip,
-            twist,
-        ))
-    }
-
-    /// The exact depth (`0..=13`) of the cube with these coordinates, found by walking to the
-    /// goal: from depth `d` some move always leads to an entry holding `(d - 1) mod 3`.
-    pub fn depth(
-        &self,
-        coords: &CoordTables,
-        slice_sorted: usize,
-        flip: usize,
-        twist: usize,
-    ) -> u32 {
-        let (mut ss, mut f, mut t) = (slice_sorted, flip, twist);
+    /// The exact depth of the cube with coordinates `x`, found by walking to the goal: from
+    /// depth `d` some move always leads to an entry holding `(d - 1) mod 3`.
+    pub fn depth(&self, coords: &CoordTables, x: &Mod3Coords) -> u32 {
+        let mut x = *x;
         let mut depth = 0;
         // the goal is alone in its entry (index 0): conjugating it by any symmetry gives itself
-        while huge_index(coords, &self.flip_conj, ss, f, t) != 0 {
-            let cur = self.mod3_of(coords, ss, f, t);
-            let want = (cur + 2) % 3;
-            let step = (0..N_MOVE).find_map(|m| {
-                let n = (
-                    coords.slice_sorted_move[N_MOVE * ss + m] as usize,
-                    coords.flip_move[N_MOVE * f + m] as usize,
-                    coords.twist_move[N_MOVE * t + m] as usize,
-                );
-                (self.mod3_of(coords, n.0, n.1, n.2) == want).then_some(n)
-            });
+        loop {
+            let i = self.index(coords, &x);
+            if i == 0 {
+                break;
+            }
+            let want = (self.mod3(i) + 2) % 3;
+            let step = (0..N_MOVE)
+                .map(|m| x.apply(coords, m))
+                .find(|n| self.mod3(self.index(coords, n)) == want);
             match step {
-                Some(n) => (ss, f, t) = n,
+                Some(n) => x = n,
                 // unreachable for a table that passed its checksum; the depth so far is still a
                 // valid lower bound
                 None => break,
@@ -266,40 +332,155 @@ fn parallel_classes(n: usize, work: impl Fn(usize) + Sync) {
     });
 }
 
-/// Where the entries of one class go under each move: `flip[m][f]`, `twist[m][t]` and the
-/// target class `class[m]` (the neighbour of entry `(c, f, t)` under `m` is
-/// `(class[m], flip[m][f], twist[m][t])`).
-struct ClassMoves {
+/// Where the entries of one class go under each move: the target class `class[m]`, the
+/// symmetry `sym[m]` that takes the moved representative to it, and `row[rows * m + r]`. The
+/// neighbour of entry `(c, r, t)` under `m` is `(class[m], row[rows * m + r], t')` where `t'`
+/// is the twist `t` moved by `m` and conjugated by `sym[m]` ([`TwistMoves`]).
+pub struct ClassMoves {
     class: [usize; N_MOVE],
-    flip: Vec<u16>,
-    twist: Vec<u16>,
+    sym: [usize; N_MOVE],
+    row: Vec<u16>,
 }
 
 impl ClassMoves {
-    fn new() -> Self {
+    fn new(rows: usize) -> Self {
         ClassMoves {
             class: [0; N_MOVE],
-            flip: vec![0; N_MOVE * N_FLIP],
-            twist: vec![0; N_MOVE * N_TWIST],
+            sym: [0; N_MOVE],
+            row: vec![0; N_MOVE * rows],
         }
     }
+}
 
-    fn fill(&mut self, coords: &CoordTables, fc: &FlipConj, c: usize) {
+/// Every twist moved by `m` and conjugated by `s`: `get(m, s)[t]` (2.5 MB, computed once per
+/// build instead of once per class).
+struct TwistMoves(Vec<u16>);
+
+impl TwistMoves {
+    fn new(coords: &CoordTables) -> Self {
+        let mut v = Vec::with_capacity(N_MOVE * N_SYM_D4H * N_TWIST);
+        for m in 0..N_MOVE {
+            for s in 0..N_SYM_D4H {
+                v.extend((0..N_TWIST).map(|t| {
+                    let t1 = coords.twist_move[N_MOVE * t + m] as usize;
+                    coords.twist_conj[N_SYM_D4H * t1 + s]
+                }));
+            }
+        }
+        TwistMoves(v)
+    }
+
+    #[inline]
+    fn get(&self, m: usize, s: usize) -> &[u16] {
+        let at = (N_SYM_D4H * m + s) * N_TWIST;
+        &self.0[at..at + N_TWIST]
+    }
+}
+
+/// The entries of a mod-3 table: `classes` sym-classes of one coordinate, times `rows` values
+/// of a second (raw) coordinate, times the twist; `index = (rows * class + row) * 2187 +
+/// twist`, the goal at index 0. Row and twist are those of the cube conjugated to its class
+/// representative.
+pub trait Space: Sync {
+    /// The move and conjugation tables.
+    fn coords(&self) -> &CoordTables;
+    /// Sym-classes of the first coordinate.
+    fn classes(&self) -> usize;
+    /// Values of the row coordinate.
+    fn rows(&self) -> usize;
+    /// Fills `mv` with the moves of class `c`'s representative.
+    fn fill(&self, c: usize, mv: &mut ClassMoves);
+    /// The symmetries other than the identity that fix class `y`'s representative (bit `s`).
+    fn stabilizer(&self, y: usize) -> u16;
+    /// The row of `S_s * x * S_s^-1` for a cube `x` at class `y`'s representative with row `r`
+    /// (`s` in `y`'s stabilizer).
+    fn row_conj(&self, y: usize, r: usize, s: usize) -> usize;
+}
+
+/// The huge table's entries: UDSliceSorted class x flip x twist.
+pub struct HugeSpace<'a> {
+    /// The move and conjugation tables.
+    pub coords: &'a CoordTables,
+    /// The flip's conjugation.
+    pub flip_conj: FlipConj,
+}
+
+impl Space for HugeSpace<'_> {
+    fn coords(&self) -> &CoordTables {
+        self.coords
+    }
+
+    fn classes(&self) -> usize {
+        self.coords.slice_sorted_sym.classes()
+    }
+
+    fn rows(&self) -> usize {
+        N_FLIP
+    }
+
+    fn fill(&self, c: usize, mv: &mut ClassMoves) {
+        let coords = self.coords;
         let rep = coords.slice_sorted_sym.rep[c] as usize;
         for m in 0..N_MOVE {
             let ss1 = coords.slice_sorted_move[N_MOVE * rep + m] as usize;
             let sc = coords.slice_sorted_sym.sym[ss1];
             let (s, slice1) = (sc.sym(), ss1 / N_PERM_4);
-            self.class[m] = sc.class();
+            (mv.class[m], mv.sym[m]) = (sc.class(), s);
             for f in 0..N_FLIP {
                 let f1 = coords.flip_move[N_MOVE * f + m] as usize;
-                self.flip[N_FLIP * m + f] = fc.conj(slice1, f1, s) as u16;
-            }
-            for t in 0..N_TWIST {
-                let t1 = coords.twist_move[N_MOVE * t + m] as usize;
-                self.twist[N_TWIST * m + t] = coords.twist_conj[N_SYM_D4H * t1 + s];
+                mv.row[N_FLIP * m + f] = self.flip_conj.conj(slice1, f1, s) as u16;
             }
         }
+    }
+
+    fn stabilizer(&self, y: usize) -> u16 {
+        self.coords.slice_sorted_sym.self_sym[y] & !1
+    }
+
+    fn row_conj(&self, y: usize, r: usize, s: usize) -> usize {
+        let slice = self.coords.slice_sorted_sym.rep[y] as usize / N_PERM_4;
+        self.flip_conj.conj(slice, r, s)
+    }
+}
+
+/// The giant table's entries: FlipUDSlice class x UDCorners x twist.
+pub struct GiantSpace<'a> {
+    /// The move and conjugation tables.
+    pub coords: &'a CoordTables,
+}
+
+impl Space for GiantSpace<'_> {
+    fn coords(&self) -> &CoordTables {
+        self.coords
+    }
+
+    fn classes(&self) -> usize {
+        self.coords.flipslice.classes()
+    }
+
+    fn rows(&self) -> usize {
+        N_UD_CORNERS
+    }
+
+    fn fill(&self, c: usize, mv: &mut ClassMoves) {
+        let coords = self.coords;
+        for m in 0..N_MOVE {
+            let sc = coords.flipslice_class_move[N_MOVE * c + m];
+            let s = sc.sym();
+            (mv.class[m], mv.sym[m]) = (sc.class(), s);
+            for u in 0..N_UD_CORNERS {
+                let u1 = coords.ud_corners_move[N_MOVE * u + m] as usize;
+                mv.row[N_UD_CORNERS * m + u] = coords.ud_corners_conj[N_SYM_D4H * u1 + s];
+            }
+        }
+    }
+
+    fn stabilizer(&self, y: usize) -> u16 {
+        self.coords.flipslice.self_sym[y] & !1
+    }
+
+    fn row_conj(&self, _: usize, r: usize, s: usize) -> usize {
+        self.coords.ud_corners_conj[N_SYM_D4H * r + s] as usize
     }
 }
 
@@ -329,37 +510,43 @@ fn count_values(t: &[AtomicU8]) -> [u64; 4] {
     total.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Builds the huge table breadth-first on all cores: forward from the positions at the current
-/// depth while fewer than a third of the entries are filled, then backward (every empty entry
-/// looks for a neighbour at the current depth). Returns the packed table (2 bits per entry,
-/// depth mod 3) and the number of entries at each depth, which the caller compares with
-/// [`HUGE_DISTRIBUTION`]. Memory: the table (882 MB) plus a few hundred KB per thread.
-pub fn build(coords: &CoordTables, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u64>) {
-    let fc = FlipConj::compute();
-    let mut bytes = vec![0xFFu8; HUGE_BYTES];
+/// Builds a mod-3 table over `space` breadth-first on all cores: forward from the positions at
+/// the current depth while fewer than a third of the entries are filled, then backward (every
+/// empty entry looks for a neighbour at the current depth). Returns the packed table (2 bits
+/// per entry, depth mod 3) and the number of entries at each depth. Memory: the table plus a
+/// few hundred KB per thread.
+pub fn build(space: &impl Space, name: &str, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u64>) {
+    let (classes, rows) = (space.classes(), space.rows());
+    let n = classes * rows * N_TWIST;
+    assert_eq!(n % 4, 0, "whole bytes of entries");
+    let twists = TwistMoves::new(space.coords());
+    let twist_conj = &space.coords().twist_conj;
+    let mut bytes = vec![0xFFu8; n / 4];
     bytes[0] &= !3; // the goal: depth 0
     let table = as_atomic(&mut bytes);
-    let classes = coords.slice_sorted_sym.classes();
     let mut dist = vec![1u64];
     let mut filled = 1u64;
     // entries holding each value before the pass (depth mod 3; 3 = empty)
-    let mut counts = [1u64, 0, 0, N_HUGE as u64 - 1];
+    let mut counts = [1u64, 0, 0, n as u64 - 1];
     let mut depth = 0u32;
-    while filled < N_HUGE as u64 {
+    while filled < n as u64 {
         let cur = (depth % 3) as u8;
         let nxt = ((depth + 1) % 3) as u8;
-        let backward = filled * 3 > N_HUGE as u64;
+        let backward = filled * 3 > n as u64;
         parallel_classes(classes, |c| {
             thread_local! {
-                static MOVES: std::cell::RefCell<ClassMoves> = std::cell::RefCell::new(ClassMoves::new());
+                static MOVES: std::cell::RefCell<Option<ClassMoves>> = const { std::cell::RefCell::new(None) };
             }
             MOVES.with(|mv| {
-                let mv = &mut *mv.borrow_mut();
-                mv.fill(coords, &fc, c);
-                let rep_self = |y: usize| coords.slice_sorted_sym.self_sym[y] & !1;
+                let mut mv = mv.borrow_mut();
+                let mv = match &mut *mv {
+                    Some(mv) if mv.row.len() == N_MOVE * rows => mv,
+                    other => other.insert(ClassMoves::new(rows)),
+                };
+                space.fill(c, mv);
                 let mut ts: Vec<u16> = Vec::with_capacity(N_TWIST);
-                for f in 0..N_FLIP {
-                    let base = (N_FLIP * c + f) * N_TWIST;
+                for r in 0..rows {
+                    let base = (rows * c + r) * N_TWIST;
                     ts.clear();
                     let want = if backward { EMPTY2 } else { cur };
                     ts.extend(
@@ -370,9 +557,9 @@ pub fn build(coords: &CoordTables, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u6
                     }
                     for m in 0..N_MOVE {
                         let y1 = mv.class[m];
-                        let f1 = mv.flip[N_FLIP * m + f] as usize;
-                        let base1 = (N_FLIP * y1 + f1) * N_TWIST;
-                        let tw = &mv.twist[N_TWIST * m..N_TWIST * (m + 1)];
+                        let r1 = mv.row[rows * m + r] as usize;
+                        let base1 = (rows * y1 + r1) * N_TWIST;
+                        let tw = twists.get(m, mv.sym[m]);
                         if backward {
                             ts.retain(|&t| {
                                 let i1 = base1 + tw[t as usize] as usize;
@@ -389,8 +576,7 @@ pub fn build(coords: &CoordTables, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u6
                                 break;
                             }
                         } else {
-                            let fixed = rep_self(y1);
-                            let slice_y1 = coords.slice_sorted_sym.rep[y1] as usize / N_PERM_4;
+                            let fixed = space.stabilizer(y1);
                             for &t in &ts {
                                 let t1 = tw[t as usize] as usize;
                                 let i1 = base1 + t1;
@@ -404,9 +590,9 @@ pub fn build(coords: &CoordTables, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u6
                                 while rest != 0 {
                                     let s = rest.trailing_zeros() as usize;
                                     rest &= rest - 1;
-                                    let f2 = fc.conj(slice_y1, f1, s);
-                                    let t2 = coords.twist_conj[N_SYM_D4H * t1 + s] as usize;
-                                    let i2 = (N_FLIP * y1 + f2) * N_TWIST + t2;
+                                    let r2 = space.row_conj(y1, r1, s);
+                                    let t2 = twist_conj[N_SYM_D4H * t1 + s] as usize;
+                                    let i2 = (rows * y1 + r2) * N_TWIST + t2;
                                     if aget(table, i2) == EMPTY2 {
                                         aset_shared(table, i2, nxt);
                                     }
@@ -426,7 +612,7 @@ pub fn build(coords: &CoordTables, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u6
         filled += added;
         depth += 1;
         dist.push(added);
-        progress("huge", filled, N_HUGE as u64);
+        progress(name, filled, n as u64);
     }
     (bytes, dist)
 }
@@ -464,5 +650,90 @@ mod tests {
     fn published_distribution_adds_up() {
         assert_eq!(HUGE_DISTRIBUTION.iter().sum::<u64>(), N_HUGE as u64);
         assert_eq!(N_HUGE % 4, 0);
+        assert_eq!(N_GIANT % 4, 0);
+    }
+
+    /// A space's class moves (what the build follows) agree with the table's index of the
+    /// moved cube (what the search reads), and so do the stabilizers' conjugates; the goal is
+    /// entry 0. `at_rep(class, row, twist)` is a cube at the class representative.
+    fn space_agrees_with_index(
+        space: &impl Space,
+        index: impl Fn(&CubieCube) -> usize,
+        at_rep: impl Fn(usize, usize, usize) -> CubieCube,
+    ) {
+        assert_eq!(index(&CubieCube::SOLVED), 0);
+        let (classes, rows) = (space.classes(), space.rows());
+        let entry = |c: usize, r: usize, t: usize| (rows * c + r) * N_TWIST + t;
+        let twists = TwistMoves::new(space.coords());
+        let twist_conj = &space.coords().twist_conj;
+        let mut mv = ClassMoves::new(rows);
+        let mut next = 99991u64;
+        let mut rand = |n: usize| {
+            next = next
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (next >> 33) as usize % n
+        };
+        for _ in 0..2000 {
+            let (c, r, t) = (rand(classes), rand(rows), rand(N_TWIST));
+            let x = at_rep(c, r, t);
+            assert_eq!(index(&x), entry(c, r, t));
+            space.fill(c, &mut mv);
+            for m in 0..N_MOVE {
+                let (y1, r1) = (mv.class[m], mv.row[rows * m + r] as usize);
+                let t1 = twists.get(m, mv.sym[m])[t] as usize;
+                assert_eq!(index(&x.apply_move(Move::from_index(m))), entry(y1, r1, t1));
+                let z = at_rep(y1, r1, t1);
+                let mut fixed = space.stabilizer(y1);
+                while fixed != 0 {
+                    let s = fixed.trailing_zeros() as usize;
+                    fixed &= fixed - 1;
+                    let t2 = twist_conj[N_SYM_D4H * t1 + s] as usize;
+                    assert_eq!(
+                        index(&SYMMETRIES.conjugate(&z, s)),
+                        entry(y1, space.row_conj(y1, r1, s), t2)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn huge_space_agrees_with_huge_index() {
+        let coords = CoordTables::compute();
+        let space = HugeSpace {
+            coords: &coords,
+            flip_conj: FlipConj::compute(),
+        };
+        let fc = FlipConj::compute();
+        space_agrees_with_index(
+            &space,
+            |c| huge_index(&coords, &fc, c.slice_sorted(), c.flip(), c.twist()),
+            |class, flip, twist| {
+                let mut c = CubieCube::SOLVED;
+                c.set_slice_sorted(coords.slice_sorted_sym.rep[class] as usize);
+                c.set_flip(flip);
+                c.set_twist(twist);
+                c
+            },
+        );
+    }
+
+    #[test]
+    fn giant_space_agrees_with_giant_index() {
+        let coords = CoordTables::compute();
+        space_agrees_with_index(
+            &GiantSpace { coords: &coords },
+            |c| giant_index(&coords, c.slice(), c.flip(), c.twist(), c.ud_corners()),
+            |class, ud_corners, twist| {
+                let rep = coords.flipslice.rep[class] as usize;
+                let mut c = CubieCube::SOLVED;
+                c.set_slice_sorted(N_PERM_4 * (rep / N_FLIP));
+                c.set_flip(rep % N_FLIP);
+                c.set_ud_corners(ud_corners);
+                c.set_twist(twist);
+                c
+            },
+        );
     }
 }

@@ -67,7 +67,10 @@ pub struct Tables {
     pub phase2_slice: Table,
     /// The huge table (UDSliceSorted class x flip x twist), when it was built into the same
     /// directory (`cubefleet tables build --huge`): a stronger bound for optimal searches.
-    pub huge: Option<huge::HugeTable>,
+    pub huge: Option<huge::Mod3Table>,
+    /// The giant table (FlipUDSlice class x UDCorners x twist), when it was built into the
+    /// same directory (`cubefleet tables build --giant`): stronger again.
+    pub giant: Option<huge::Mod3Table>,
 }
 
 /// The two-phase tables, in build order.
@@ -85,8 +88,8 @@ impl Tables {
         Self::load_with(dir, true)
     }
 
-    /// [`Tables::load`], with the huge table only when `huge`: two-phase searches never read
-    /// it, and checking and mapping it costs a fraction of a second at every start.
+    /// [`Tables::load`], with the huge and giant tables only when `huge`: two-phase searches
+    /// never read them, and checking and mapping them costs a second at every start.
     pub fn load_with(dir: &Path, huge: bool) -> Result<Tables, Error> {
         // the coordinate tables are computed while the files are checked: both keep the cores
         // busy only part of the time (the longest reduction runs alone at its end)
@@ -111,10 +114,13 @@ impl Tables {
             )
         });
         let (phase1, phase1_moves, phase2, phase2_slice) = files?;
-        let huge = if huge {
-            huge::HugeTable::load(dir)?
+        let (huge, giant) = if huge {
+            (
+                huge::Mod3Table::load(dir, TableKind::Huge)?,
+                huge::Mod3Table::load(dir, TableKind::Giant)?,
+            )
         } else {
-            None
+            (None, None)
         };
         Ok(Tables {
             coords,
@@ -123,6 +129,7 @@ impl Tables {
             phase2,
             phase2_slice,
             huge,
+            giant,
         })
     }
 
@@ -155,7 +162,11 @@ impl Tables {
                     (bytes, Some(prune::N_PHASE1 as u64), 40)
                 }
                 TableKind::Huge => {
-                    let (bytes, dist) = huge::build(&coords, progress);
+                    let space = huge::HugeSpace {
+                        coords: &coords,
+                        flip_conj: huge::FlipConj::compute(),
+                    };
+                    let (bytes, dist) = huge::build(&space, "huge", progress);
                     if dist != huge::HUGE_DISTRIBUTION {
                         return Err(Error::BadTable {
                             path: dir.join(kind.file_name()),
@@ -165,6 +176,23 @@ impl Tables {
                         });
                     }
                     (bytes, Some(huge::N_HUGE as u64), 2)
+                }
+                TableKind::Giant => {
+                    // no published distribution: the build is checked by its total, and the
+                    // table by the tests (`worker/tests/optimal_huge.rs`)
+                    let (bytes, dist) =
+                        huge::build(&huge::GiantSpace { coords: &coords }, "giant", progress);
+                    if dist.iter().sum::<u64>() != huge::N_GIANT as u64 {
+                        return Err(Error::BadTable {
+                            path: dir.join(kind.file_name()),
+                            reason: format!(
+                                "the build reached {} of {} entries (a bug; the file was not written)",
+                                dist.iter().sum::<u64>(),
+                                huge::N_GIANT
+                            ),
+                        });
+                    }
+                    (bytes, Some(huge::N_GIANT as u64), 2)
                 }
             };
             let entries = entries.unwrap_or(bytes.len() as u64);
@@ -198,15 +226,24 @@ impl Tables {
             phase2_slice: self.phase2_slice.into_private_hugepages()?,
             huge: self
                 .huge
-                .map(huge::HugeTable::into_private_hugepages)
+                .map(huge::Mod3Table::into_private_hugepages)
+                .transpose()?,
+            giant: self
+                .giant
+                .map(huge::Mod3Table::into_private_hugepages)
                 .transpose()?,
         })
     }
 
     /// Maps the huge table of `dir` when it has been built (`cubefleet tables build --huge`);
     /// `Ok(None)` when there is no such file, an error when there is a bad one.
-    pub fn load_huge(dir: &Path) -> Result<Option<huge::HugeTable>, Error> {
-        huge::HugeTable::load(dir)
+    pub fn load_huge(dir: &Path) -> Result<Option<huge::Mod3Table>, Error> {
+        huge::Mod3Table::load(dir, TableKind::Huge)
+    }
+
+    /// The strongest optimal-search table loaded: the giant table, else the huge table.
+    pub fn bound_table(&self) -> Option<&huge::Mod3Table> {
+        self.giant.as_ref().or(self.huge.as_ref())
     }
 
     /// Loads the tables in `dir`, building missing ones first.

@@ -107,6 +107,10 @@ pub struct CoordTables {
     pub twist_conj: Lookup<u16>,
     /// `ud_edges_conj[16 * ud_edges + s]`.
     pub ud_edges_conj: Lookup<u16>,
+    /// `ud_corners_move[18 * ud_corners + m]`.
+    pub ud_corners_move: Lookup<u16>,
+    /// `ud_corners_conj[16 * ud_corners + s]`.
+    pub ud_corners_conj: Lookup<u16>,
     /// FlipUDSlice (raw `slice * 2048 + flip`) reduced to 64430 classes.
     pub flipslice: SymReduction,
     /// `flipslice_class_move[18 * class + m]`: the sym-coordinate of the representative after `m`.
@@ -187,7 +191,14 @@ impl CoordTables {
         let ud_edges = |c: &CubieCube| c.ud_edges().expect("phase-2 moves keep the slice");
         // the independent tables are computed on all cores
         let (
-            (twist_move, flip_move, slice_sorted_move, twist_conj),
+            (
+                twist_move,
+                flip_move,
+                slice_sorted_move,
+                twist_conj,
+                ud_corners_move,
+                ud_corners_conj,
+            ),
             (u_edges_move, d_edges_move),
             (corners_move, ud_edges_move),
             ud_edges_conj,
@@ -208,6 +219,18 @@ impl CoordTables {
                         N_TWIST,
                         CubieCube::set_twist,
                         CubieCube::twist,
+                        Symmetries::conjugate,
+                    ),
+                    move_table(
+                        N_UD_CORNERS,
+                        all,
+                        CubieCube::set_ud_corners,
+                        CubieCube::ud_corners,
+                    ),
+                    conj_table(
+                        N_UD_CORNERS,
+                        CubieCube::set_ud_corners,
+                        CubieCube::ud_corners,
                         Symmetries::conjugate,
                     ),
                 )
@@ -310,6 +333,8 @@ impl CoordTables {
             ud_edges_move: ud_edges_move.into(),
             twist_conj: twist_conj.into(),
             ud_edges_conj: ud_edges_conj.into(),
+            ud_corners_move: ud_corners_move.into(),
+            ud_corners_conj: ud_corners_conj.into(),
             flipslice,
             flipslice_class_move: flipslice_class_move.into(),
             corners_sym,
@@ -333,6 +358,8 @@ impl CoordTables {
             &mut self.ud_edges_move,
             &mut self.twist_conj,
             &mut self.ud_edges_conj,
+            &mut self.ud_corners_move,
+            &mut self.ud_corners_conj,
             &mut self.flipslice.sym,
             &mut self.flipslice.rep,
             &mut self.flipslice.self_sym,
@@ -388,7 +415,7 @@ mod tests {
             fn(&mut CubieCube, usize),
             fn(&CubieCube) -> usize,
         );
-        let coords: [Coord; 6] = [
+        let coords: [Coord; 7] = [
             ("twist", N_TWIST, CubieCube::set_twist, CubieCube::twist),
             ("flip", N_FLIP, CubieCube::set_flip, CubieCube::flip),
             (
@@ -415,6 +442,12 @@ mod tests {
                 CubieCube::set_corners,
                 CubieCube::corners,
             ),
+            (
+                "ud_corners",
+                N_UD_CORNERS,
+                CubieCube::set_ud_corners,
+                CubieCube::ud_corners,
+            ),
         ];
         let tables = [
             &T.twist_move,
@@ -423,6 +456,7 @@ mod tests {
             &T.u_edges_move,
             &T.d_edges_move,
             &T.corners_move,
+            &T.ud_corners_move,
         ];
         // a random cube as the base, so other pieces are not in their solved places
         let base = CubieCube::from_moves(
@@ -494,6 +528,17 @@ mod tests {
                 assert_eq!(
                     T.twist_conj[16 * t + s] as usize,
                     SYMMETRIES.conjugate(&c, s).twist()
+                );
+            }
+        }
+        // UDCorners of a conjugate depends on the D corners' positions alone
+        for p in (0..N_CORNERS).step_by(13) {
+            let mut c = base;
+            c.set_corners(p);
+            for s in 0..N_SYM_D4H {
+                assert_eq!(
+                    T.ud_corners_conj[16 * c.ud_corners() + s] as usize,
+                    SYMMETRIES.conjugate(&c, s).ud_corners()
                 );
             }
         }

@@ -47,7 +47,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use cubefleet_tables::coord::{N_FLIP, N_PERM_4};
-use cubefleet_tables::huge::{huge_index, next_depth, HugeTable};
+use cubefleet_tables::file::TableKind;
+use cubefleet_tables::huge::{next_depth, Mod3Coords, Mod3Table};
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Face, Move, MoveSeq, Tables};
@@ -123,13 +124,28 @@ const NO_FACE: usize = 100;
 const CHECK_EVERY: u64 = 4096;
 
 /// One axis's coordinates of a search node. Ranges: `slice_sorted < 11880`, `flip < 2048`,
-/// `twist < 2187`; `huge` is the exact huge-table depth of this axis (0 when no huge table).
+/// `twist < 2187`, `ud_corners < 70`; `huge` is the exact depth of this axis in the bound's
+/// mod-3 table (huge or giant; 0 without one).
 #[derive(Clone, Copy, Debug, Default)]
 struct Axis {
     slice_sorted: u16,
     flip: u16,
     twist: u16,
+    ud_corners: u8,
     huge: u8,
+}
+
+impl Axis {
+    /// The coordinates a mod-3 table is read by.
+    #[inline]
+    fn mod3_coords(&self) -> Mod3Coords {
+        Mod3Coords {
+            slice_sorted: self.slice_sorted as usize,
+            flip: self.flip as usize,
+            twist: self.twist as usize,
+            ud_corners: self.ud_corners as usize,
+        }
+    }
 }
 
 /// A search node: the coordinates on the three axes.
@@ -167,8 +183,9 @@ struct InvKid {
 pub struct OptimalTables<'a> {
     /// Move tables and the phase-1 pruning table.
     pub tables: &'a Tables,
-    /// The huge table, when it is built and loaded; used instead of phase 1 for the bound.
-    pub huge: Option<&'a HugeTable>,
+    /// The huge or giant table, when one is built and loaded; used instead of phase 1 for the
+    /// bound.
+    pub huge: Option<&'a Mod3Table>,
 }
 
 impl<'a> OptimalTables<'a> {
@@ -177,8 +194,8 @@ impl<'a> OptimalTables<'a> {
         OptimalTables { tables, huge: None }
     }
 
-    /// With the huge table (when `huge` is `Some`).
-    pub fn with_huge(tables: &'a Tables, huge: Option<&'a HugeTable>) -> Self {
+    /// With a mod-3 table, the huge or the giant one (when `huge` is `Some`).
+    pub fn with_huge(tables: &'a Tables, huge: Option<&'a Mod3Table>) -> Self {
         OptimalTables { tables, huge }
     }
 
@@ -186,15 +203,15 @@ impl<'a> OptimalTables<'a> {
     fn root(&self, cube: &CubieCube) -> Node {
         let mut node = Node::default();
         for (a, &s) in AXIS_SYM.iter().enumerate() {
-            let c = SYMMETRIES.conjugate(cube, s);
-            let (ss, flip, twist) = (c.slice_sorted(), c.flip(), c.twist());
+            let x = Mod3Coords::of(&SYMMETRIES.conjugate(cube, s));
             node.axes[a] = Axis {
-                slice_sorted: ss as u16,
-                flip: flip as u16,
-                twist: twist as u16,
+                slice_sorted: x.slice_sorted as u16,
+                flip: x.flip as u16,
+                twist: x.twist as u16,
+                ud_corners: x.ud_corners as u8,
                 huge: self
                     .huge
-                    .map_or(0, |h| h.depth(&self.tables.coords, ss, flip, twist) as u8),
+                    .map_or(0, |h| h.depth(&self.tables.coords, &x) as u8),
             };
         }
         node
@@ -216,10 +233,11 @@ impl<'a> OptimalTables<'a> {
             .0
     }
 
-    /// The index of the huge-table entry of these coordinates, whose loading has been started.
+    /// The index of the mod-3 table's entry of these coordinates, whose loading has been
+    /// started.
     #[inline]
-    fn huge_entry_prefetched(&self, h: &HugeTable, ss: usize, flip: usize, twist: usize) -> usize {
-        let e = huge_index(&self.tables.coords, h.flip_conj(), ss, flip, twist);
+    fn huge_entry_prefetched(&self, h: &Mod3Table, x: &Mod3Coords) -> usize {
+        let e = h.index(&self.tables.coords, x);
         prefetch(h.payload(), e / 4);
         e
     }
@@ -234,12 +252,7 @@ impl<'a> OptimalTables<'a> {
                 prefetch(self.tables.phase1.payload(), e);
                 e
             }
-            Some(h) => self.huge_entry_prefetched(
-                h,
-                a.slice_sorted as usize,
-                a.flip as usize,
-                a.twist as usize,
-            ),
+            Some(h) => self.huge_entry_prefetched(h, &a.mod3_coords()),
         }
     }
 
@@ -264,14 +277,21 @@ impl<'a> OptimalTables<'a> {
     /// way.
     #[inline]
     fn inverse_first(&self, y: &CubieCube) -> (u32, u16, usize) {
-        let (ss, flip, twist) = (y.slice_sorted(), y.flip(), y.twist());
+        let x = Mod3Coords {
+            slice_sorted: y.slice_sorted(),
+            flip: y.flip(),
+            twist: y.twist(),
+            // the huge table does not read it
+            ud_corners: match self.huge.map(Mod3Table::kind) {
+                Some(TableKind::Giant) => y.ud_corners(),
+                _ => 0,
+            },
+        };
         let coords = &self.tables.coords;
-        let flipslice = ss / N_PERM_4 * N_FLIP + flip;
+        let flipslice = x.slice_sorted / N_PERM_4 * N_FLIP + x.flip;
         prefetch(&coords.flipslice.sym, flipslice);
-        let huge = self
-            .huge
-            .map_or(0, |h| self.huge_entry_prefetched(h, ss, flip, twist));
-        (flipslice as u32, twist as u16, huge)
+        let huge = self.huge.map_or(0, |h| self.huge_entry_prefetched(h, &x));
+        (flipslice as u32, x.twist as u16, huge)
     }
 
     /// The phase-1 entry of raw FlipUDSlice `flipslice` and twist `twist`, prefetched.
@@ -594,6 +614,7 @@ impl<'a> OptimalSearcher<'a> {
         c.slice_sorted = coords.slice_sorted_move[N_MOVE * p.slice_sorted as usize + am];
         c.flip = coords.flip_move[N_MOVE * p.flip as usize + am];
         c.twist = coords.twist_move[N_MOVE * p.twist as usize + am];
+        c.ud_corners = coords.ud_corners_move[N_MOVE * p.ud_corners as usize + am] as u8;
     }
 
     /// Searches below `stack[ply]` for a solution costing exactly `remaining` more (in the
@@ -1051,7 +1072,7 @@ mod tests {
             "/../target/test-tables"
         ));
         let tables = Tables::load_or_build(dir, &|_, _, _| {}).expect("tables");
-        let mut s = OptimalSearcher::new(OptimalTables::with_huge(&tables, tables.huge.as_ref()));
+        let mut s = OptimalSearcher::new(OptimalTables::with_huge(&tables, tables.bound_table()));
         let mut rng = rand::rngs::StdRng::seed_from_u64(4);
         let (mut checked, mut exact) = (0, 0);
         for _ in 0..200 {
@@ -1068,8 +1089,7 @@ mod tests {
             for (a, y) in inv.iter().enumerate() {
                 for m in (0..N_MOVE).filter(|m| s.goal_moves[a] & (1 << m) != 0) {
                     let z = s.inv_move[a][m].multiply(y);
-                    let coords = |c: &CubieCube| (c.slice_sorted(), c.flip(), c.twist());
-                    assert_eq!(coords(&z), coords(y));
+                    assert_eq!(Mod3Coords::of(&z), Mod3Coords::of(y));
                 }
             }
             for y in &inv {
@@ -1077,11 +1097,12 @@ mod tests {
                 let p1 = s.t.inverse_phase1(flipslice, twist);
                 let bound = s.t.inverse_bound(p1, h);
                 let depth = match s.t.huge {
-                    Some(huge) => huge.depth(&tables.coords, y.slice_sorted(), y.flip(), y.twist()),
+                    Some(huge) => huge.depth(&tables.coords, &Mod3Coords::of(y)),
                     None => s.t.phase1(&Axis {
                         slice_sorted: y.slice_sorted() as u16,
                         flip: y.flip() as u16,
                         twist: y.twist() as u16,
+                        ud_corners: 0,
                         huge: 0,
                     }),
                 };
