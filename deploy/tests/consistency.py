@@ -27,7 +27,7 @@ import yaml
 FLAGS = {
     ("coordinator",): {"--listen", "--data", "--http", "--token", "--tls-cert", "--tls-key"},
     ("worker",): {"--coordinator", "--tables", "--threads", "--token", "--no-build", "--http"},
-    ("tables", "build"): {"--dir", "--huge", "--force"},
+    ("tables", "build"): {"--dir", "--huge", "--giant", "--force"},
     ("tables", "verify"): {"--dir"},
     ("tables", "info"): {"--dir", "--json"},
     ("submit",): {"--coordinator", "--wait"},
@@ -38,7 +38,7 @@ FLAGS = {
     ("run",): set(),
     ("bench",): set(),
 }
-BOOLEAN = {"--no-build", "--huge", "--force", "--json", "--wait", "--watch"}
+BOOLEAN = {"--no-build", "--huge", "--giant", "--force", "--json", "--wait", "--watch"}
 GRPC_PORT, COORD_HTTP_PORT, WORKER_HTTP_PORT = 7700, 7780, 7781
 HEALTH_SERVICE = "cubefleet.v1.Coordinator"
 WORKER_DRAIN_S = 30

@@ -43,7 +43,7 @@ pub(crate) struct OptimalArgs {
     /// Half-turn (htm) or quarter-turn (qtm) metric.
     #[arg(long, value_enum, default_value = "htm")]
     metric: super::MetricArg,
-    /// Bound the search with the phase-1 table even when the huge table is present.
+    /// Bound the search with the phase-1 table even when the giant or huge table is present.
     #[arg(long)]
     no_huge: bool,
     /// Do not prune the search by the positions' symmetries (same answers, more work).
@@ -161,15 +161,11 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             let huge = if a.no_huge {
                 None
             } else {
-                tables.bound_table()
+                tables.optimal_bound.as_ref()
             };
             println!(
-                "bound: {}; symmetry pruning {}",
-                if huge.is_some() {
-                    "huge table"
-                } else {
-                    "phase-1 table on 3 axes"
-                },
+                "bound: {} table on 3 axes; symmetry pruning {}",
+                huge.map_or("phase-1", |h| h.kind().name()),
                 if a.no_symmetry { "off" } else { "on" }
             );
             let stats = optimal::bench_optimal(

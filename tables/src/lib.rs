@@ -65,12 +65,10 @@ pub struct Tables {
     pub phase2: Table,
     /// Phase 2 pruning: depth of `24 * corners + slice_sorted`.
     pub phase2_slice: Table,
-    /// The huge table (UDSliceSorted class x flip x twist), when it was built into the same
-    /// directory (`cubefleet tables build --huge`): a stronger bound for optimal searches.
-    pub huge: Option<huge::Mod3Table>,
-    /// The giant table (FlipUDSlice class x UDCorners x twist), when it was built into the
-    /// same directory (`cubefleet tables build --giant`): stronger again.
-    pub giant: Option<huge::Mod3Table>,
+    /// The bound of optimal searches beyond phase 1's, when it was built into the same
+    /// directory: the giant table (FlipUDSlice class x UDCorners x twist, `cubefleet tables
+    /// build --giant`), else the huge table (UDSliceSorted class x flip x twist, `--huge`).
+    pub optimal_bound: Option<huge::Mod3Table>,
 }
 
 /// The two-phase tables, in build order.
@@ -82,14 +80,15 @@ pub const TWO_PHASE_TABLES: [TableKind; 4] = [
 ];
 
 impl Tables {
-    /// Maps the tables in `dir`, checking every header and checksum; the huge table too when
-    /// its file is there.
+    /// Maps the tables in `dir`, checking every header and checksum; the optimal searches'
+    /// bound table too (the giant table, else the huge table) when one is there.
     pub fn load(dir: &Path) -> Result<Tables, Error> {
         Self::load_with(dir, true)
     }
 
-    /// [`Tables::load`], with the huge and giant tables only when `huge`: two-phase searches
-    /// never read them, and checking and mapping them costs a second at every start.
+    /// [`Tables::load`], with the optimal searches' bound table only when `huge`: two-phase
+    /// searches never read it, and checking and mapping it costs a fraction of a second at
+    /// every start.
     pub fn load_with(dir: &Path, huge: bool) -> Result<Tables, Error> {
         // the coordinate tables are computed while the files are checked: both keep the cores
         // busy only part of the time (the longest reduction runs alone at its end)
@@ -114,13 +113,13 @@ impl Tables {
             )
         });
         let (phase1, phase1_moves, phase2, phase2_slice) = files?;
-        let (huge, giant) = if huge {
-            (
-                huge::Mod3Table::load(dir, TableKind::Huge)?,
-                huge::Mod3Table::load(dir, TableKind::Giant)?,
-            )
+        let optimal_bound = if huge {
+            match huge::Mod3Table::load(dir, TableKind::Giant)? {
+                Some(giant) => Some(giant),
+                None => huge::Mod3Table::load(dir, TableKind::Huge)?,
+            }
         } else {
-            (None, None)
+            None
         };
         Ok(Tables {
             coords,
@@ -128,8 +127,7 @@ impl Tables {
             phase1_moves,
             phase2,
             phase2_slice,
-            huge,
-            giant,
+            optimal_bound,
         })
     }
 
@@ -224,12 +222,8 @@ impl Tables {
             phase1_moves: self.phase1_moves.into_private_hugepages()?,
             phase2: self.phase2.into_private_hugepages()?,
             phase2_slice: self.phase2_slice.into_private_hugepages()?,
-            huge: self
-                .huge
-                .map(huge::Mod3Table::into_private_hugepages)
-                .transpose()?,
-            giant: self
-                .giant
+            optimal_bound: self
+                .optimal_bound
                 .map(huge::Mod3Table::into_private_hugepages)
                 .transpose()?,
         })
@@ -239,11 +233,6 @@ impl Tables {
     /// `Ok(None)` when there is no such file, an error when there is a bad one.
     pub fn load_huge(dir: &Path) -> Result<Option<huge::Mod3Table>, Error> {
         huge::Mod3Table::load(dir, TableKind::Huge)
-    }
-
-    /// The strongest optimal-search table loaded: the giant table, else the huge table.
-    pub fn bound_table(&self) -> Option<&huge::Mod3Table> {
-        self.giant.as_ref().or(self.huge.as_ref())
     }
 
     /// Loads the tables in `dir`, building missing ones first.

@@ -133,7 +133,7 @@ impl<'t> Solver<'t> {
             twophase: twophase::TwoPhaseSearcher::new(tables),
             optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::with_huge(
                 tables,
-                tables.bound_table(),
+                tables.optimal_bound.as_ref(),
             )),
         }
     }
@@ -201,7 +201,7 @@ pub fn solve_parallel(
     match Plan::of(mode, 0) {
         Plan::TwoPhase(opts) => twophase::solve_parallel(tables, cube, &opts, budget, threads),
         Plan::Optimal(opts) => optimal::solve_parallel(
-            optimal::OptimalTables::with_huge(tables, tables.bound_table()),
+            optimal::OptimalTables::with_huge(tables, tables.optimal_bound.as_ref()),
             cube,
             &opts,
             budget,

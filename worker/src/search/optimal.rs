@@ -7,16 +7,19 @@
 //! solved: the last move of any solution is a turn of one face, which lies in the goal of that
 //! face's axis, so the position before it is in some axis goal and every axis goal is at least
 //! `min` away (when all three are equal and non-zero this is the "+1" of Michiel de Bondt). When
-//! the huge table is present it replaces the phase-1 table: its goal (slice edges home in order,
-//! everything oriented) is inside phase 1's and the same argument holds for it.
+//! a mod-3 table is present it replaces the phase-1 table: the giant table (goal: phase 1's with
+//! the D-layer corners in the D layer) or else the huge table (slice edges home in order,
+//! everything oriented). Both goals are inside phase 1's, contain every turn of their axis's U
+//! and D faces, and are left alone by those turns multiplied on the left, so the arguments here
+//! and below hold for either.
 //!
 //! The inverse of a position has the same optimal length, so the bound of the inverse (on its
 //! three axes, combined the same way) bounds the position too. The node at path `p` from cube
 //! `c` is `c p`; its inverse `p^-1 c^-1` changes by a move multiplied on the left, which
 //! coordinate move tables cannot follow, so each node carries the inverse of each axis's
 //! position at the cubie level (`m^-1 * y`, 20 lookups per axis) and the coordinates are read
-//! from it. The huge table's 2-bit entries need a neighbour's exact depth, which the inverse
-//! does not have; the phase-1 table gives the exact depth `p` of a larger goal, and the huge
+//! from it. The mod-3 tables' 2-bit entries need a neighbour's exact depth, which the inverse
+//! does not have; the phase-1 table gives the exact depth `p` of a larger goal, and the table's
 //! depth is the least number `>= p` with the right residue mod 3 (a lower bound in every case).
 //! The inverse is read only for children whose own bound is within one of what is left: it
 //! halves the nodes of 16-move searches. It also bars moves: a U or D turn `g` (a move of the
@@ -1072,7 +1075,10 @@ mod tests {
             "/../target/test-tables"
         ));
         let tables = Tables::load_or_build(dir, &|_, _, _| {}).expect("tables");
-        let mut s = OptimalSearcher::new(OptimalTables::with_huge(&tables, tables.bound_table()));
+        let mut s = OptimalSearcher::new(OptimalTables::with_huge(
+            &tables,
+            tables.optimal_bound.as_ref(),
+        ));
         let mut rng = rand::rngs::StdRng::seed_from_u64(4);
         let (mut checked, mut exact) = (0, 0);
         for _ in 0..200 {
