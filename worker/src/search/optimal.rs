@@ -189,17 +189,24 @@ pub struct OptimalTables<'a> {
     /// The huge or giant table, when one is built and loaded; used instead of phase 1 for the
     /// bound.
     pub huge: Option<&'a Mod3Table>,
+    /// True when `huge` is the giant table, which reads UDCorners: the coordinate is tracked
+    /// only then (0 otherwise).
+    reads_ud_corners: bool,
 }
 
 impl<'a> OptimalTables<'a> {
     /// The phase-1 tables only.
     pub fn new(tables: &'a Tables) -> Self {
-        OptimalTables { tables, huge: None }
+        OptimalTables::with_huge(tables, None)
     }
 
     /// With a mod-3 table, the huge or the giant one (when `huge` is `Some`).
     pub fn with_huge(tables: &'a Tables, huge: Option<&'a Mod3Table>) -> Self {
-        OptimalTables { tables, huge }
+        OptimalTables {
+            tables,
+            huge,
+            reads_ud_corners: huge.is_some_and(|h| h.kind() == TableKind::Giant),
+        }
     }
 
     /// The node of `cube`: its coordinates on the three axes (and their huge depths).
@@ -284,10 +291,10 @@ impl<'a> OptimalTables<'a> {
             slice_sorted: y.slice_sorted(),
             flip: y.flip(),
             twist: y.twist(),
-            // the huge table does not read it
-            ud_corners: match self.huge.map(Mod3Table::kind) {
-                Some(TableKind::Giant) => y.ud_corners(),
-                _ => 0,
+            ud_corners: if self.reads_ud_corners {
+                y.ud_corners()
+            } else {
+                0
             },
         };
         let coords = &self.tables.coords;
@@ -617,7 +624,9 @@ impl<'a> OptimalSearcher<'a> {
         c.slice_sorted = coords.slice_sorted_move[N_MOVE * p.slice_sorted as usize + am];
         c.flip = coords.flip_move[N_MOVE * p.flip as usize + am];
         c.twist = coords.twist_move[N_MOVE * p.twist as usize + am];
-        c.ud_corners = coords.ud_corners_move[N_MOVE * p.ud_corners as usize + am] as u8;
+        if self.t.reads_ud_corners {
+            c.ud_corners = coords.ud_corners_move[N_MOVE * p.ud_corners as usize + am] as u8;
+        }
     }
 
     /// Searches below `stack[ply]` for a solution costing exactly `remaining` more (in the
