@@ -177,6 +177,7 @@ struct InvKid {
     checked: bool,
     flipslice: [u32; 3],
     twist: [u16; 3],
+    ud_corners: [u8; 3],
     phase1: [usize; 3],
     huge: [usize; 3],
 }
@@ -252,6 +253,14 @@ impl<'a> OptimalTables<'a> {
         e
     }
 
+    /// Starts loading the FlipUDSlice sym-coordinate an axis's giant-table index needs (a 4 MB
+    /// table), so that [`OptimalTables::entry_prefetched`] does not wait for it.
+    #[inline]
+    fn prefetch_sym(&self, a: &Axis) {
+        let flipslice = a.slice_sorted as usize / N_PERM_4 * N_FLIP + a.flip as usize;
+        prefetch(&self.tables.coords.flipslice.sym, flipslice);
+    }
+
     /// The index of an axis's entry in the table the bound is read from (the huge table when
     /// present, else phase 1), and a hint to the CPU to start loading it.
     #[inline]
@@ -281,12 +290,13 @@ impl<'a> OptimalTables<'a> {
     }
 
     /// The first stage of reading the inverse `y` of an axis's position: its raw FlipUDSlice
-    /// (whose sym-coordinate is prefetched), its twist, and its huge entry (prefetched; 0
-    /// without the huge table). The phase-1 entry needs the sym-coordinate, so it is a second
-    /// stage ([`OptimalTables::inverse_phase1`]), run once the loads of every child are under
-    /// way.
+    /// (whose sym-coordinate is prefetched), its twist, its UDCorners (0 unless the giant table
+    /// reads it) and its huge-table entry (prefetched; 0 without the huge table or with the
+    /// giant one). The phase-1 and giant entries need the sym-coordinate, so they are a second
+    /// stage ([`OptimalTables::inverse_phase1`], [`OptimalTables::inverse_giant`]), run once
+    /// the loads of every child are under way.
     #[inline]
-    fn inverse_first(&self, y: &CubieCube) -> (u32, u16, usize) {
+    fn inverse_first(&self, y: &CubieCube) -> (u32, u16, u8, usize) {
         let x = Mod3Coords {
             slice_sorted: y.slice_sorted(),
             flip: y.flip(),
@@ -300,8 +310,30 @@ impl<'a> OptimalTables<'a> {
         let coords = &self.tables.coords;
         let flipslice = x.slice_sorted / N_PERM_4 * N_FLIP + x.flip;
         prefetch(&coords.flipslice.sym, flipslice);
-        let huge = self.huge.map_or(0, |h| self.huge_entry_prefetched(h, &x));
-        (flipslice as u32, x.twist as u16, huge)
+        let huge = match self.huge {
+            Some(h) if !self.reads_ud_corners => self.huge_entry_prefetched(h, &x),
+            _ => 0,
+        };
+        (flipslice as u32, x.twist as u16, x.ud_corners as u8, huge)
+    }
+
+    /// The giant-table entry of raw FlipUDSlice `flipslice`, twist and UDCorners, prefetched
+    /// (0 unless the giant table is the bound).
+    #[inline]
+    fn inverse_giant(&self, flipslice: u32, twist: u16, ud_corners: u8) -> usize {
+        match self.huge {
+            Some(h) if self.reads_ud_corners => {
+                let x = Mod3Coords {
+                    // the giant table reads the slice edges' places, not their order
+                    slice_sorted: flipslice as usize / N_FLIP * N_PERM_4,
+                    flip: flipslice as usize % N_FLIP,
+                    twist: twist as usize,
+                    ud_corners: ud_corners as usize,
+                };
+                self.huge_entry_prefetched(h, &x)
+            }
+            _ => 0,
+        }
     }
 
     /// The phase-1 entry of raw FlipUDSlice `flipslice` and twist `twist`, prefetched.
@@ -661,6 +693,10 @@ impl<'a> OptimalSearcher<'a> {
                 barred |= self.goal_moves[a];
             }
         }
+        // the giant table's index needs a sym-coordinate from a 4 MB table: it is prefetched
+        // for every child first, and the entries in a stage of their own (for the small
+        // UDSliceSorted sym-coordinate of the huge table the extra stage costs more than it saves)
+        let staged = self.t.reads_ud_corners;
         let mut n = 0;
         for face in 0..6 {
             if face == last_face || face + 3 == last_face {
@@ -681,12 +717,21 @@ impl<'a> OptimalSearcher<'a> {
                 for a in 0..3 {
                     self.step_axis(&node, &mut kid.node, a, m);
                 }
-                kid.entry[0] = self.t.entry_prefetched(&kid.node.axes[0]);
+                if staged {
+                    self.t.prefetch_sym(&kid.node.axes[0]);
+                } else {
+                    kid.entry[0] = self.t.entry_prefetched(&kid.node.axes[0]);
+                }
                 self.kids[ply][n] = kid;
                 n += 1;
             }
         }
         let t = self.t;
+        if staged {
+            for kid in &mut self.kids[ply][..n] {
+                kid.entry[0] = t.entry_prefetched(&kid.node.axes[0]);
+            }
+        }
         // each child's first-axis bound, `u32::MAX` where it cuts the child
         let mut first = [u32::MAX; N_MOVE];
         for (i, kid) in self.kids[ply][..n].iter_mut().enumerate() {
@@ -695,7 +740,20 @@ impl<'a> OptimalSearcher<'a> {
             if b <= left {
                 first[i] = b;
                 for a in 1..3 {
-                    kid.entry[a] = t.entry_prefetched(&kid.node.axes[a]);
+                    if staged {
+                        t.prefetch_sym(&kid.node.axes[a]);
+                    } else {
+                        kid.entry[a] = t.entry_prefetched(&kid.node.axes[a]);
+                    }
+                }
+            }
+        }
+        if staged {
+            for (i, kid) in self.kids[ply][..n].iter_mut().enumerate() {
+                if first[i] != u32::MAX {
+                    for a in 1..3 {
+                        kid.entry[a] = t.entry_prefetched(&kid.node.axes[a]);
+                    }
                 }
             }
         }
@@ -745,7 +803,8 @@ impl<'a> OptimalSearcher<'a> {
             ik.checked = left > 0 && bound + 1 >= left;
             if ik.checked {
                 for a in 0..3 {
-                    (ik.flipslice[a], ik.twist[a], ik.huge[a]) = self.t.inverse_first(&ik.cubes[a]);
+                    (ik.flipslice[a], ik.twist[a], ik.ud_corners[a], ik.huge[a]) =
+                        self.t.inverse_first(&ik.cubes[a]);
                 }
             }
             self.kids[ply][passed] = Kid {
@@ -755,11 +814,19 @@ impl<'a> OptimalSearcher<'a> {
             };
             passed += 1;
         }
-        // the inverses' phase-1 entries, once every sym-coordinate they need is on its way
+        // the inverses' phase-1 (and giant) entries, once every sym-coordinate they need is on
+        // its way
         for i in 0..passed {
             let ik = &self.inv_kids[ply][i];
             if ik.checked {
                 let phase1 = [0, 1, 2].map(|a| self.t.inverse_phase1(ik.flipslice[a], ik.twist[a]));
+                if staged {
+                    let giant = [0, 1, 2].map(|a| {
+                        self.t
+                            .inverse_giant(ik.flipslice[a], ik.twist[a], ik.ud_corners[a])
+                    });
+                    self.inv_kids[ply][i].huge = giant;
+                }
                 self.inv_kids[ply][i].phase1 = phase1;
             }
         }
@@ -1108,8 +1175,11 @@ mod tests {
                 }
             }
             for y in &inv {
-                let (flipslice, twist, h) = s.t.inverse_first(y);
+                let (flipslice, twist, ud_corners, mut h) = s.t.inverse_first(y);
                 let p1 = s.t.inverse_phase1(flipslice, twist);
+                if s.t.reads_ud_corners {
+                    h = s.t.inverse_giant(flipslice, twist, ud_corners);
+                }
                 let bound = s.t.inverse_bound(p1, h);
                 let depth = match s.t.huge {
                     Some(huge) => huge.depth(&tables.coords, &Mod3Coords::of(y)),
