@@ -31,7 +31,7 @@ use crate::cubie::CubieCube;
 use crate::error::Error;
 use crate::file::{Table, TableKind};
 use crate::moves::N_MOVE;
-use crate::movetable::CoordTables;
+use crate::movetable::{CoordTables, SymReduction};
 use crate::prune::ProgressFn;
 use crate::symmetry::{N_SYM_D4H, SYMMETRIES};
 
@@ -384,14 +384,20 @@ impl TwistMoves {
 pub trait Space: Sync {
     /// The move and conjugation tables.
     fn coords(&self) -> &CoordTables;
+    /// The first coordinate's reduction by the 16 symmetries of D4h.
+    fn reduction(&self) -> &SymReduction;
     /// Sym-classes of the first coordinate.
-    fn classes(&self) -> usize;
+    fn classes(&self) -> usize {
+        self.reduction().classes()
+    }
     /// Values of the row coordinate.
-    fn rows(&self) -> usize;
+    const ROWS: usize;
     /// Fills `mv` with the moves of class `c`'s representative.
     fn fill(&self, c: usize, mv: &mut ClassMoves);
     /// The symmetries other than the identity that fix class `y`'s representative (bit `s`).
-    fn stabilizer(&self, y: usize) -> u16;
+    fn stabilizer(&self, y: usize) -> u16 {
+        self.reduction().self_sym[y] & !1
+    }
     /// The row of `S_s * x * S_s^-1` for a cube `x` at class `y`'s representative with row `r`
     /// (`s` in `y`'s stabilizer).
     fn row_conj(&self, y: usize, r: usize, s: usize) -> usize;
@@ -406,16 +412,14 @@ pub struct HugeSpace<'a> {
 }
 
 impl Space for HugeSpace<'_> {
+    const ROWS: usize = N_FLIP;
+
     fn coords(&self) -> &CoordTables {
         self.coords
     }
 
-    fn classes(&self) -> usize {
-        self.coords.slice_sorted_sym.classes()
-    }
-
-    fn rows(&self) -> usize {
-        N_FLIP
+    fn reduction(&self) -> &SymReduction {
+        &self.coords.slice_sorted_sym
     }
 
     fn fill(&self, c: usize, mv: &mut ClassMoves) {
@@ -433,10 +437,6 @@ impl Space for HugeSpace<'_> {
         }
     }
 
-    fn stabilizer(&self, y: usize) -> u16 {
-        self.coords.slice_sorted_sym.self_sym[y] & !1
-    }
-
     fn row_conj(&self, y: usize, r: usize, s: usize) -> usize {
         let slice = self.coords.slice_sorted_sym.rep[y] as usize / N_PERM_4;
         self.flip_conj.conj(slice, r, s)
@@ -450,16 +450,14 @@ pub struct GiantSpace<'a> {
 }
 
 impl Space for GiantSpace<'_> {
+    const ROWS: usize = N_UD_CORNERS;
+
     fn coords(&self) -> &CoordTables {
         self.coords
     }
 
-    fn classes(&self) -> usize {
-        self.coords.flipslice.classes()
-    }
-
-    fn rows(&self) -> usize {
-        N_UD_CORNERS
+    fn reduction(&self) -> &SymReduction {
+        &self.coords.flipslice
     }
 
     fn fill(&self, c: usize, mv: &mut ClassMoves) {
@@ -473,10 +471,6 @@ impl Space for GiantSpace<'_> {
                 mv.row[N_UD_CORNERS * m + u] = coords.ud_corners_conj[N_SYM_D4H * u1 + s];
             }
         }
-    }
-
-    fn stabilizer(&self, y: usize) -> u16 {
-        self.coords.flipslice.self_sym[y] & !1
     }
 
     fn row_conj(&self, _: usize, r: usize, s: usize) -> usize {
@@ -515,8 +509,8 @@ fn count_values(t: &[AtomicU8]) -> [u64; 4] {
 /// empty entry looks for a neighbour at the current depth). Returns the packed table (2 bits
 /// per entry, depth mod 3) and the number of entries at each depth. Memory: the table plus a
 /// few hundred KB per thread.
-pub fn build(space: &impl Space, name: &str, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u64>) {
-    let (classes, rows) = (space.classes(), space.rows());
+pub fn build<S: Space>(space: &S, name: &str, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u64>) {
+    let (classes, rows) = (space.classes(), S::ROWS);
     let n = classes * rows * N_TWIST;
     assert_eq!(n % 4, 0, "whole bytes of entries");
     let twists = TwistMoves::new(space.coords());
@@ -656,13 +650,13 @@ mod tests {
     /// A space's class moves (what the build follows) agree with the table's index of the
     /// moved cube (what the search reads), and so do the stabilizers' conjugates; the goal is
     /// entry 0. `at_rep(class, row, twist)` is a cube at the class representative.
-    fn space_agrees_with_index(
-        space: &impl Space,
+    fn space_agrees_with_index<S: Space>(
+        space: &S,
         index: impl Fn(&CubieCube) -> usize,
         at_rep: impl Fn(usize, usize, usize) -> CubieCube,
     ) {
         assert_eq!(index(&CubieCube::SOLVED), 0);
-        let (classes, rows) = (space.classes(), space.rows());
+        let (classes, rows) = (space.classes(), S::ROWS);
         let entry = |c: usize, r: usize, t: usize| (rows * c + r) * N_TWIST + t;
         let twists = TwistMoves::new(space.coords());
         let twist_conj = &space.coords().twist_conj;
