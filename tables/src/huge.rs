@@ -32,15 +32,13 @@ use crate::error::Error;
 use crate::file::{Table, TableKind};
 use crate::moves::N_MOVE;
 use crate::movetable::{CoordTables, SymReduction};
-use crate::prune::ProgressFn;
+use crate::prune::{ProgressFn, N_FLIPSLICE_CLASSES};
 use crate::symmetry::{N_SYM_D4H, SYMMETRIES};
 
 /// UDSliceSorted classes under the 16 symmetries of D4h.
 pub const N_SLICE_SORTED_CLASSES: usize = 788;
 /// Entries of the huge table: 788 x 2048 x 2187 = 3,529,433,088.
 pub const N_HUGE: usize = N_SLICE_SORTED_CLASSES * N_FLIP * N_TWIST;
-/// FlipUDSlice classes under the 16 symmetries of D4h (phase 1's sym-coordinate).
-pub const N_FLIPSLICE_CLASSES: usize = 64430;
 /// Entries of the giant table: 64430 x 70 x 2187 = 9,863,588,700.
 pub const N_GIANT: usize = N_FLIPSLICE_CLASSES * N_UD_CORNERS * N_TWIST;
 /// The 2-bit value of an entry not reached yet during a build.
@@ -176,26 +174,29 @@ impl Mod3Coords {
     }
 }
 
+/// How a [`Mod3Table`] is indexed: [`huge_index`] (with the flip conjugation it needs) or
+/// [`giant_index`].
+enum Layout {
+    Huge(FlipConj),
+    Giant,
+}
+
 /// The huge or the giant table, memory-mapped, with what its lookups need.
 pub struct Mod3Table {
     table: Table<Mmap>,
-    kind: TableKind,
-    flip_conj: FlipConj,
+    layout: Layout,
 }
 
 impl Mod3Table {
-    /// The number of entries of a table of `kind` ([`TableKind::Huge`] or [`TableKind::Giant`]).
-    pub fn entries(kind: TableKind) -> usize {
-        match kind {
-            TableKind::Giant => N_GIANT,
-            _ => N_HUGE,
-        }
-    }
-
-    /// Maps `dir`'s table of `kind` ([`TableKind::Huge`] or [`TableKind::Giant`]) if it exists
-    /// (checking header and checksum); `Ok(None)` when there is no such file.
+    /// Maps `dir`'s table of `kind` ([`TableKind::Huge`] or [`TableKind::Giant`]; any other
+    /// kind is a caller's bug and panics) if it exists (checking header and checksum);
+    /// `Ok(None)` when there is no such file.
     pub fn load(dir: &std::path::Path, kind: TableKind) -> Result<Option<Mod3Table>, Error> {
-        let n = Self::entries(kind);
+        let n = match kind {
+            TableKind::Huge => N_HUGE,
+            TableKind::Giant => N_GIANT,
+            other => panic!("{other:?} is not a mod-3 table"),
+        };
         match Table::open(dir, kind) {
             Ok(table) => {
                 if table.header().entries != n as u64 || table.payload().len() < n.div_ceil(4) {
@@ -208,11 +209,11 @@ impl Mod3Table {
                         ),
                     });
                 }
-                Ok(Some(Mod3Table {
-                    table,
-                    kind,
-                    flip_conj: FlipConj::compute(),
-                }))
+                let layout = match kind {
+                    TableKind::Giant => Layout::Giant,
+                    _ => Layout::Huge(FlipConj::compute()),
+                };
+                Ok(Some(Mod3Table { table, layout }))
             }
             Err(Error::MissingTable(_)) => Ok(None),
             Err(e) => Err(e),
@@ -224,28 +225,30 @@ impl Mod3Table {
     pub fn into_private_hugepages(self) -> Result<Mod3Table, Error> {
         Ok(Mod3Table {
             table: self.table.into_private_hugepages()?,
-            kind: self.kind,
-            flip_conj: self.flip_conj,
+            layout: self.layout,
         })
     }
 
     /// Which table this is.
     pub fn kind(&self) -> TableKind {
-        self.kind
+        match self.layout {
+            Layout::Huge(_) => TableKind::Huge,
+            Layout::Giant => TableKind::Giant,
+        }
     }
 
     /// The index of the entry of the cube with coordinates `x`.
     #[inline]
     pub fn index(&self, coords: &CoordTables, x: &Mod3Coords) -> usize {
-        match self.kind {
-            TableKind::Giant => giant_index(
+        match &self.layout {
+            Layout::Giant => giant_index(
                 coords,
                 x.slice_sorted / N_PERM_4,
                 x.flip,
                 x.twist,
                 x.ud_corners,
             ),
-            _ => huge_index(coords, &self.flip_conj, x.slice_sorted, x.flip, x.twist),
+            Layout::Huge(fc) => huge_index(coords, fc, x.slice_sorted, x.flip, x.twist),
         }
     }
 
@@ -336,7 +339,7 @@ fn parallel_classes(n: usize, work: impl Fn(usize) + Sync) {
 /// symmetry `sym[m]` that takes the moved representative to it, and `row[rows * m + r]`. The
 /// neighbour of entry `(c, r, t)` under `m` is `(class[m], row[rows * m + r], t')` where `t'`
 /// is the twist `t` moved by `m` and conjugated by `sym[m]` ([`TwistMoves`]).
-pub struct ClassMoves {
+pub(crate) struct ClassMoves {
     class: [usize; N_MOVE],
     sym: [usize; N_MOVE],
     row: Vec<u16>,
@@ -381,7 +384,7 @@ impl TwistMoves {
 /// of a second (raw) coordinate, times the twist; `index = (rows * class + row) * 2187 +
 /// twist`, the goal at index 0. Row and twist are those of the cube conjugated to its class
 /// representative.
-pub trait Space: Sync {
+pub(crate) trait Space: Sync {
     /// The move and conjugation tables.
     fn coords(&self) -> &CoordTables;
     /// The first coordinate's reduction by the 16 symmetries of D4h.
@@ -404,11 +407,9 @@ pub trait Space: Sync {
 }
 
 /// The huge table's entries: UDSliceSorted class x flip x twist.
-pub struct HugeSpace<'a> {
-    /// The move and conjugation tables.
-    pub coords: &'a CoordTables,
-    /// The flip's conjugation.
-    pub flip_conj: FlipConj,
+pub(crate) struct HugeSpace<'a> {
+    pub(crate) coords: &'a CoordTables,
+    pub(crate) flip_conj: FlipConj,
 }
 
 impl Space for HugeSpace<'_> {
@@ -444,9 +445,8 @@ impl Space for HugeSpace<'_> {
 }
 
 /// The giant table's entries: FlipUDSlice class x UDCorners x twist.
-pub struct GiantSpace<'a> {
-    /// The move and conjugation tables.
-    pub coords: &'a CoordTables,
+pub(crate) struct GiantSpace<'a> {
+    pub(crate) coords: &'a CoordTables,
 }
 
 impl Space for GiantSpace<'_> {
@@ -509,7 +509,11 @@ fn count_values(t: &[AtomicU8]) -> [u64; 4] {
 /// empty entry looks for a neighbour at the current depth). Returns the packed table (2 bits
 /// per entry, depth mod 3) and the number of entries at each depth. Memory: the table plus a
 /// few hundred KB per thread.
-pub fn build<S: Space>(space: &S, name: &str, progress: ProgressFn<'_>) -> (Vec<u8>, Vec<u64>) {
+pub(crate) fn build<S: Space>(
+    space: &S,
+    name: &str,
+    progress: ProgressFn<'_>,
+) -> (Vec<u8>, Vec<u64>) {
     let (classes, rows) = (space.classes(), S::ROWS);
     let n = classes * rows * N_TWIST;
     assert_eq!(n % 4, 0, "whole bytes of entries");

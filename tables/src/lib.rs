@@ -180,12 +180,12 @@ impl Tables {
                     // table by the tests (`worker/tests/optimal_huge.rs`)
                     let (bytes, dist) =
                         huge::build(&huge::GiantSpace { coords: &coords }, "giant", progress);
-                    if dist.iter().sum::<u64>() != huge::N_GIANT as u64 {
+                    let reached: u64 = dist.iter().sum();
+                    if reached != huge::N_GIANT as u64 {
                         return Err(Error::BadTable {
                             path: dir.join(kind.file_name()),
                             reason: format!(
-                                "the build reached {} of {} entries (a bug; the file was not written)",
-                                dist.iter().sum::<u64>(),
+                                "the build reached {reached} of {} entries (a bug; the file was not written)",
                                 huge::N_GIANT
                             ),
                         });

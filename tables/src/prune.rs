@@ -23,7 +23,9 @@ use crate::movetable::{CoordTables, SymCoord, PHASE2_MOVES};
 pub const EMPTY: u8 = 0xFF;
 
 /// Entries of the phase-1 table: 64430 FlipUDSlice classes x 2187 twists.
-pub const N_PHASE1: usize = 64430 * N_TWIST;
+pub const N_PHASE1: usize = N_FLIPSLICE_CLASSES * N_TWIST;
+/// FlipUDSlice classes under the 16 symmetries of D4h (phase 1's sym-coordinate).
+pub const N_FLIPSLICE_CLASSES: usize = 64430;
 /// Entries of the phase-2 table: 2768 corner classes x 40320 UD-edge permutations.
 pub const N_PHASE2: usize = 2768 * N_UD_EDGES;
 /// Entries of the phase-2 corner x slice table: 40320 corner permutations x 24 slice orders.

@@ -51,7 +51,7 @@ use std::time::Instant;
 
 use cubefleet_tables::coord::{N_FLIP, N_PERM_4};
 use cubefleet_tables::file::TableKind;
-use cubefleet_tables::huge::{next_depth, Mod3Coords, Mod3Table};
+use cubefleet_tables::huge::{giant_index, next_depth, Mod3Coords, Mod3Table};
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Face, Move, MoveSeq, Tables};
@@ -323,14 +323,16 @@ impl<'a> OptimalTables<'a> {
     fn inverse_giant(&self, flipslice: u32, twist: u16, ud_corners: u8) -> usize {
         match self.huge {
             Some(h) if self.reads_ud_corners => {
-                let x = Mod3Coords {
-                    // the giant table reads the slice edges' places, not their order
-                    slice_sorted: flipslice as usize / N_FLIP * N_PERM_4,
-                    flip: flipslice as usize % N_FLIP,
-                    twist: twist as usize,
-                    ud_corners: ud_corners as usize,
-                };
-                self.huge_entry_prefetched(h, &x)
+                let (fs, coords) = (flipslice as usize, &self.tables.coords);
+                let e = giant_index(
+                    coords,
+                    fs / N_FLIP,
+                    fs % N_FLIP,
+                    twist.into(),
+                    ud_corners.into(),
+                );
+                prefetch(h.payload(), e / 4);
+                e
             }
             _ => 0,
         }
