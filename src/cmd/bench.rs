@@ -158,18 +158,18 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 a.file.display(),
                 a.skip
             );
-            let huge = if a.no_huge {
+            let bound = if a.no_huge {
                 None
             } else {
                 tables.optimal_bound.as_ref()
             };
             println!(
                 "bound: {} table on 3 axes; symmetry pruning {}",
-                huge.map_or("phase-1", |h| h.kind().name()),
+                bound.map_or("phase-1", |h| h.kind().name()),
                 if a.no_symmetry { "off" } else { "on" }
             );
             let stats = optimal::bench_optimal(
-                optimal::OptimalTables::with_huge(&tables, huge),
+                optimal::OptimalTables::with_bound(&tables, bound),
                 cubes,
                 &optimal::OptimalOptions {
                     metric,

@@ -51,7 +51,7 @@ fn run(label: &str, cubes: &[CubieCube], want: Option<&[usize]>) {
     } else {
         "phase-1 x 3 axes"
     };
-    let t = OptimalTables::with_huge(&tables, huge.as_ref());
+    let t = OptimalTables::with_bound(&tables, huge.as_ref());
     let timeout = Duration::from_secs(env_num("BENCH_TIMEOUT", 600));
     let stats = bench_optimal(
         t,

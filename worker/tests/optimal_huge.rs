@@ -105,7 +105,7 @@ fn finds_the_known_lengths(kind: TableKind, max: u32) {
     let table = Mod3Table::load(dir, kind)
         .expect("loads")
         .expect("build it first");
-    let mut with = OptimalSearcher::new(OptimalTables::with_huge(&tables, Some(&table)));
+    let mut with = OptimalSearcher::new(OptimalTables::with_bound(&tables, Some(&table)));
     let mut n = 0;
     for (facelets, c, len) in common::known_optimal(0..=max) {
         let depth = table.depth(&tables.coords, &Mod3Coords::of(&c));

@@ -131,7 +131,7 @@ impl<'t> Solver<'t> {
     pub fn new(tables: &'t Tables) -> Self {
         Solver {
             twophase: twophase::TwoPhaseSearcher::new(tables),
-            optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::with_huge(
+            optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::with_bound(
                 tables,
                 tables.optimal_bound.as_ref(),
             )),
@@ -201,7 +201,7 @@ pub fn solve_parallel(
     match Plan::of(mode, 0) {
         Plan::TwoPhase(opts) => twophase::solve_parallel(tables, cube, &opts, budget, threads),
         Plan::Optimal(opts) => optimal::solve_parallel(
-            optimal::OptimalTables::with_huge(tables, tables.optimal_bound.as_ref()),
+            optimal::OptimalTables::with_bound(tables, tables.optimal_bound.as_ref()),
             cube,
             &opts,
             budget,
