@@ -132,8 +132,8 @@ const LEVEL_CHUNK: usize = 16;
 const CHECK_EVERY: u64 = 4096;
 
 /// One axis's coordinates of a search node. Ranges: `slice_sorted < 11880`, `flip < 2048`,
-/// `twist < 2187`, `ud_corners < 70`; `depth` is the exact depth of this axis in the bound's
-/// mod-3 table (huge or giant; 0 without one).
+/// `twist < 2187`, `ud_corners < 70`; `depth` is the exact depth of this axis in the table the
+/// bound is read from (the mod-3 table, huge or giant, else phase 1).
 #[derive(Clone, Copy, Debug, Default)]
 struct Axis {
     slice_sorted: u16,
@@ -262,15 +262,18 @@ impl<'a> OptimalTables<'a> {
         let mut node = Node::default();
         for (a, &s) in AXIS_SYM.iter().enumerate() {
             let x = Mod3Coords::of(&SYMMETRIES.conjugate(cube, s));
-            node.axes[a] = Axis {
+            let axis = &mut node.axes[a];
+            *axis = Axis {
                 slice_sorted: x.slice_sorted as u16,
                 flip: x.flip as u16,
                 twist: x.twist as u16,
                 ud_corners: x.ud_corners as u8,
-                depth: self
-                    .bound
-                    .map_or(0, |h| h.depth(&self.tables.coords, &x) as u8),
+                depth: 0,
             };
+            axis.depth = match self.bound {
+                Some(h) => h.depth(&self.tables.coords, &x),
+                None => self.phase1(axis),
+            } as u8;
         }
         node
     }
@@ -326,14 +329,12 @@ impl<'a> OptimalTables<'a> {
     /// entry `entry` (see [`OptimalTables::entry_prefetched`]); fills in the child's table depth.
     #[inline]
     fn axis_bound(&self, entry: usize, parent: &Axis, child: &mut Axis) -> u32 {
-        match self.bound {
+        let d = match self.bound {
             None => self.tables.phase1.payload()[entry] as u32,
-            Some(h) => {
-                let d = next_depth(parent.depth as u32, h.mod3(entry));
-                child.depth = d as u8;
-                d
-            }
-        }
+            Some(h) => next_depth(parent.depth as u32, h.mod3(entry)),
+        };
+        child.depth = d as u8;
+        d
     }
 
     /// The first stage of reading the inverse `y` of an axis's position: its raw FlipUDSlice
@@ -407,18 +408,6 @@ impl<'a> OptimalTables<'a> {
             None => p,
             Some(h) => p + (h.mod3(mod3) as u32 + 3 - p % 3) % 3,
         }
-    }
-
-    /// The bound of a root node (each axis's own depth, no parent).
-    fn root_bounds(&self, node: &Node) -> [u32; 3] {
-        let mut b = [0; 3];
-        for (a, axis) in node.axes.iter().enumerate() {
-            b[a] = match self.bound {
-                None => self.phase1(axis),
-                Some(_) => axis.depth as u32,
-            };
-        }
-        b
     }
 }
 
@@ -532,7 +521,7 @@ impl<'a> OptimalSearcher<'a> {
     /// The lower bound the tables give for `cube` before any search (in half turns).
     pub fn table_bound(&self, cube: &CubieCube) -> u32 {
         let node = self.t.root(cube);
-        combine(self.t.root_bounds(&node), !cube.is_solved())
+        combine(node.axes.map(|a| a.depth as u32), !cube.is_solved())
     }
 
     /// Finds a shortest solution of `cube` (within `opts.max_depth` when set), reporting after
