@@ -124,8 +124,6 @@ pub struct Progress {
 const AXIS_SYM: [usize; 3] = [0, SYM_URF3, 2 * SYM_URF3];
 /// "No previous face" for the move pruning at the root.
 const NO_FACE: usize = 100;
-/// `OTHER_AXES[a]`: the two axes besides `a`.
-const OTHER_AXES: [[usize; 2]; 3] = [[1, 2], [0, 2], [0, 1]];
 /// The most nodes of one level expanded together (see [`OptimalSearcher::expand`]).
 const LEVEL_CHUNK: usize = 16;
 /// The budget is checked once every this many nodes (a power of two).
@@ -200,33 +198,34 @@ impl LevelNode {
     }
 }
 
-/// A child made by [`OptimalSearcher::expand`] before its bound is read: its parent (an index
-/// into the level being expanded), the move, what is left after it, the axis whose bound is
-/// read first, the child's coordinates (table depths not filled in yet), each axis's table
-/// entry (prefetched) and the first axis's bound (`u32::MAX` where it cuts the child).
+/// A child made by [`OptimalSearcher::expand`]: its parent (an index into the level being
+/// expanded), the move, what is left after it, the order its axes are read in, its coordinates,
+/// the bounds of the axes read so far (with their table depths in `node`), and the table entry
+/// of the axis being read (prefetched).
 #[derive(Clone, Copy, Debug, Default)]
 struct Kid {
     parent: u32,
     m: u8,
     left: u8,
-    first_axis: u8,
+    order: [u8; 3],
     node: Node,
-    entry: [usize; 3],
-    first: u32,
+    bounds: [u32; 3],
+    entry: usize,
 }
 
-/// The inverse entries of a child that passed the bound of its own position (kept alongside
-/// the next level): when `checked`, per axis its FlipUDSlice (raw, `slice * 2048 + flip <
-/// 1013760`), twist and UDCorners, and its phase-1 and mod-3 entries, which have been
-/// prefetched.
+/// The inverse of a child that passed the bound of its own position (kept alongside the next
+/// level), for the axis being read: whether it is read (`checked`), whether it was cut, and
+/// (when checked) the inverse's raw FlipUDSlice (`slice * 2048 + flip < 1013760`), twist and
+/// UDCorners and its phase-1 and mod-3 entries, which have been prefetched.
 #[derive(Clone, Copy, Debug, Default)]
 struct InvEntries {
     checked: bool,
-    flipslice: [u32; 3],
-    twist: [u16; 3],
-    ud_corners: [u8; 3],
-    phase1: [usize; 3],
-    mod3: [usize; 3],
+    cut: bool,
+    flipslice: u32,
+    twist: u16,
+    ud_corners: u8,
+    phase1: usize,
+    mod3: usize,
 }
 
 /// The tables an optimal search reads, borrowed for the searcher's lifetime.
@@ -726,15 +725,15 @@ impl<'a> OptimalSearcher<'a> {
     /// The nodes of a chunk are expanded together, in passes over all of their children, so
     /// that the loads of the tables (far larger than the caches) overlap instead of waiting one
     /// after another: the search is limited by the misses in flight, and one node's dozen
-    /// children leave most of the core's capacity unused. The first pass makes each allowed
-    /// child's coordinates and starts loading its first axis's entry (the axis that is tightest
-    /// at the parent, the likeliest to cut); the next reads that bound and starts the other two
-    /// axes' entries only for the children it does not cut; the next reads those bounds and,
-    /// for the children that pass, makes their inverses and starts loading the inverse's
-    /// entries (only where the bound is within one of what is left); the last reads those.
-    /// With the giant table each entry needs a sym-coordinate from a 4 MB table first, which
-    /// gets a pass of its own before each entry's (for the small UDSliceSorted sym-coordinate
-    /// of the huge table the extra pass costs more than it saves).
+    /// children leave most of the core's capacity unused. Since the loads overlap, an extra
+    /// pass costs little, and each axis gets a round of its own: a round starts loading the
+    /// axis's entry for every child still in the running, then reads them and drops the
+    /// children cut. The axes are read in the order of their depths at the parent, tightest
+    /// first (the likeliest to cut). The children that pass their own three axes get their
+    /// inverses made and, where the bound is within one of what is left, the inverse is read
+    /// the same way, an axis a round. With the giant table each entry needs a sym-coordinate
+    /// from a 4 MB table first, which gets a pass of its own before the entries' (for the small
+    /// UDSliceSorted sym-coordinate of the huge table the extra pass costs more than it saves).
     fn expand(&mut self, k: usize, range: Range<usize>) -> bool {
         let mut levels = std::mem::take(&mut self.levels);
         let mut kids = std::mem::take(&mut self.kids);
@@ -761,7 +760,8 @@ impl<'a> OptimalSearcher<'a> {
             if self.cyclic.is_some() {
                 trace(upper, k, i, &mut self.path[self.base..]);
             }
-            let first_axis = (0..3).max_by_key(|&a| p.node.axes[a].depth).unwrap_or(0);
+            let mut order = [0u8, 1, 2];
+            order.sort_by_key(|&a| std::cmp::Reverse(p.node.axes[a as usize].depth));
             let last_face = p.last_face as usize;
             for face in 0..6 {
                 if face == last_face || face + 3 == last_face {
@@ -780,97 +780,57 @@ impl<'a> OptimalSearcher<'a> {
                         parent: i as u32,
                         m: m as u8,
                         left: (remaining - cost) as u8,
-                        first_axis: first_axis as u8,
-                        first: u32::MAX,
+                        order,
                         ..Kid::default()
                     };
                     for a in 0..3 {
                         self.step_axis(&p.node, &mut kid.node, a, m);
-                    }
-                    let axis = &kid.node.axes[first_axis];
-                    if staged {
-                        t.prefetch_sym(axis);
-                    } else {
-                        kid.entry[first_axis] = t.entry_prefetched(axis);
                     }
                     kids.push(kid);
                 }
             }
         }
         self.nodes += kids.len() as u64;
-        if staged {
+        for r in 0..3 {
+            if staged {
+                for kid in &kids {
+                    t.prefetch_sym(&kid.node.axes[kid.order[r] as usize]);
+                }
+            }
             for kid in &mut kids {
-                let f = kid.first_axis as usize;
-                kid.entry[f] = t.entry_prefetched(&kid.node.axes[f]);
+                kid.entry = t.entry_prefetched(&kid.node.axes[kid.order[r] as usize]);
             }
-        }
-        for kid in &mut kids {
-            let f = kid.first_axis as usize;
-            let parent = &parents[kid.parent as usize].node.axes[f];
-            let b = t.axis_bound(kid.entry[f], parent, &mut kid.node.axes[f]);
-            if b <= kid.left as u32 {
-                kid.first = b;
-                for a in OTHER_AXES[f] {
-                    if staged {
-                        t.prefetch_sym(&kid.node.axes[a]);
-                    } else {
-                        kid.entry[a] = t.entry_prefetched(&kid.node.axes[a]);
-                    }
-                }
-            }
-        }
-        if staged {
-            for kid in kids.iter_mut().filter(|kid| kid.first != u32::MAX) {
-                for a in OTHER_AXES[kid.first_axis as usize] {
-                    kid.entry[a] = t.entry_prefetched(&kid.node.axes[a]);
-                }
-            }
+            kids.retain_mut(|kid| {
+                let a = kid.order[r] as usize;
+                let parent = &parents[kid.parent as usize].node.axes[a];
+                kid.bounds[a] = t.axis_bound(kid.entry, parent, &mut kid.node.axes[a]);
+                kid.bounds[a] <= kid.left as u32
+            });
         }
         next.clear();
         inv_entries.clear();
         let mut found = false;
-        for kid in kids.iter().filter(|kid| kid.first != u32::MAX) {
+        for kid in &kids {
             let p = &parents[kid.parent as usize];
             let (m, left) = (kid.m as usize, kid.left as u32);
-            let f = kid.first_axis as usize;
-            let mut child = kid.node;
-            let mut bounds = [0u32; 3];
-            bounds[f] = kid.first;
-            let pruned = OTHER_AXES[f].into_iter().any(|a| {
-                bounds[a] = t.axis_bound(kid.entry[a], &p.node.axes[a], &mut child.axes[a]);
-                bounds[a] > left
-            });
             // with moves left the child must be unsolved to matter (a solved child would mean
             // a shorter solution, ruled out by the earlier iterations)
-            let bound = combine(bounds, left > 0);
-            if pruned || bound > left {
+            let bound = combine(kid.bounds, left > 0);
+            if bound > left {
                 continue;
             }
             if left == 0 {
                 trace(upper, k, kid.parent as usize, &mut self.path[self.base..]);
                 self.path[self.base + k] = Move::from_index(m);
-                if self.solves(&child, self.base + k + 1) {
+                if self.solves(&kid.node, self.base + k + 1) {
                     found = true;
                     break;
                 }
                 continue;
             }
-            let inv = [0, 1, 2].map(|a| self.inv_move[a][m].multiply(&p.inv[a]));
-            // the inverse is read only where the bound is within one of what is left
-            // (measured: from one below, 5 % fewer nodes than where it is tight, and a little
-            // faster; further below, no fewer nodes)
-            let mut e = InvEntries {
-                checked: bound + 1 >= left,
-                ..InvEntries::default()
-            };
-            if e.checked {
-                for (a, y) in inv.iter().enumerate() {
-                    (e.flipslice[a], e.twist[a], e.ud_corners[a], e.mod3[a]) = t.inverse_first(y);
-                }
-            }
             next.push(LevelNode {
-                node: child,
-                inv,
+                node: kid.node,
+                inv: self.inverse_child(&p.inv, m),
                 inv_bounds: [0; 3],
                 syms: p.syms.fixing(m),
                 parent: kid.parent,
@@ -878,25 +838,43 @@ impl<'a> OptimalSearcher<'a> {
                 last_face: (m / 3) as u8,
                 left: left as u8,
             });
-            inv_entries.push(e);
+            // the inverse is read only where the bound is within one of what is left
+            // (measured: from one below, 5 % fewer nodes than where it is tight, and a little
+            // faster; further below, no fewer nodes)
+            inv_entries.push(InvEntries {
+                checked: bound + 1 >= left,
+                ..InvEntries::default()
+            });
         }
-        // the inverses' phase-1 (and giant) entries, once every sym-coordinate they need is on
-        // its way
-        for e in inv_entries.iter_mut().filter(|e| e.checked) {
-            e.phase1 = [0, 1, 2].map(|a| t.inverse_phase1(e.flipslice[a], e.twist[a]));
-            if staged {
-                e.mod3 =
-                    [0, 1, 2].map(|a| t.inverse_giant(e.flipslice[a], e.twist[a], e.ud_corners[a]));
+        for a in 0..3 {
+            for (node, e) in next.iter().zip(inv_entries.iter_mut()) {
+                if e.checked {
+                    (e.flipslice, e.twist, e.ud_corners, e.mod3) = t.inverse_first(&node.inv[a]);
+                }
+            }
+            // the phase-1 (and giant) entries, once every sym-coordinate they need is on its way
+            for e in inv_entries.iter_mut().filter(|e| e.checked) {
+                e.phase1 = t.inverse_phase1(e.flipslice, e.twist);
+                if staged {
+                    e.mod3 = t.inverse_giant(e.flipslice, e.twist, e.ud_corners);
+                }
+            }
+            for (node, e) in next.iter_mut().zip(inv_entries.iter_mut()) {
+                if e.checked {
+                    node.inv_bounds[a] = t.inverse_bound(e.phase1, e.mod3);
+                    if node.inv_bounds[a] > node.left as u32 {
+                        e.checked = false;
+                        e.cut = true;
+                    }
+                }
             }
         }
         let mut kept = 0;
-        for (i, e) in inv_entries.iter().enumerate() {
-            let mut node = next[i];
-            if e.checked {
-                node.inv_bounds = [0, 1, 2].map(|a| t.inverse_bound(e.phase1[a], e.mod3[a]));
-                if combine(node.inv_bounds, true) > node.left as u32 {
-                    continue;
-                }
+        for i in 0..next.len() {
+            let e = &inv_entries[i];
+            let node = next[i];
+            if e.cut || (e.checked && combine(node.inv_bounds, true) > node.left as u32) {
+                continue;
             }
             next[kept] = node;
             kept += 1;
