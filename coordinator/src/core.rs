@@ -896,7 +896,11 @@ impl Core {
                 if let Some(l) = st.leases.get_mut(&p.job_id) {
                     l.deadline = deadline;
                 }
-                record.push(*p);
+                // a lower bound of 0 raises nothing: the record is not read (most held jobs
+                // are queued in the worker or are two-phase searches, which prove none)
+                if p.lower_bound > 0 {
+                    record.push(*p);
+                }
             }
         }
         // persist proven lower bounds, so a re-leased job resumes from them

@@ -211,7 +211,11 @@ pub async fn run<C: Coordinator>(
     let mut held: HashMap<u64, u32> = HashMap::new();
     let mut unreported: Vec<Finished> = Vec::new();
     let mut backoff = Backoff::default();
-    let mut heartbeat = tokio::time::interval(config.heartbeat);
+    // the first heartbeat one period after the start (the leases are fresh until then)
+    let mut heartbeat = tokio::time::interval_at(
+        tokio::time::Instant::now() + config.heartbeat,
+        config.heartbeat,
+    );
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut report = tokio::time::interval(config.report_every);
     report.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
