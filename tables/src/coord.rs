@@ -53,18 +53,24 @@ const fn binomial(n: usize, k: usize) -> usize {
     r
 }
 
-/// `BINOMIAL[n][k] = C(n, k)` for `n < 12`, `k <= 4`: the values [`get_edge4`] needs, computed
-/// at compile time (the coordinate is read in the optimal solver's inner loop).
-const BINOMIAL: [[u16; 5]; 12] = {
-    let mut t = [[0u16; 5]; 12];
-    let mut n = 0;
-    while n < 12 {
-        let mut k = 0;
-        while k < 5 {
-            t[n][k] = binomial(n, k) as u16;
-            k += 1;
+/// `EDGE4_COMB[mask]`: the combination part of [`get_edge4`] for the edge positions set in
+/// `mask` (bit `j` for position `j`), for masks of 4 bits (others give 0). Built at compile time:
+/// the optimal solver reads it for every inverse it bounds, in place of a scan whose branches
+/// the CPU cannot predict.
+const EDGE4_COMB: [u16; 4096] = {
+    let mut t = [0u16; 4096];
+    let mut mask = 0;
+    while mask < 4096 {
+        let (mut comb, mut found, mut j) = (0, 0, 12);
+        while j > 0 {
+            j -= 1;
+            if mask >> j & 1 == 1 && found < 4 {
+                comb += binomial(11 - j, found + 1);
+                found += 1;
+            }
         }
-        n += 1;
+        t[mask] = if found == 4 { comb as u16 } else { 0 };
+        mask += 1;
     }
     t
 };
@@ -132,19 +138,22 @@ const PERM4_INDEX: [u8; 256] = {
 
 /// The 4-edge coordinate of the edges `base..base+4`: `24 * combination + permutation`.
 fn get_edge4(ep: &[u8; 12], base: u8) -> usize {
-    let mut comb = 0;
-    let mut found = 0;
-    // the order of the 4 edges by position, packed as `PERM4_INDEX` reads it
-    let mut key = 0;
-    for j in (0..12).rev() {
-        let e = ep[j].wrapping_sub(base);
-        if e < 4 {
-            comb += BINOMIAL[11 - j][found + 1] as usize;
-            key |= (e as usize) << (2 * (3 - found));
-            found += 1;
-        }
+    let mask = edge4_mask(ep, base);
+    // the order of the 4 edges by position, highest position first, packed as `PERM4_INDEX`
+    // reads it
+    let (mut key, mut rest) = (0, mask);
+    for found in 0..4 {
+        let j = rest.ilog2() as usize;
+        key |= ((ep[j] - base) as usize) << (2 * (3 - found));
+        rest &= !(1 << j);
     }
-    N_PERM_4 * comb + PERM4_INDEX[key] as usize
+    N_PERM_4 * EDGE4_COMB[mask] as usize + PERM4_INDEX[key] as usize
+}
+
+/// The positions of the edges `base..base+4`: bit `j` set when position `j` holds one.
+#[inline]
+fn edge4_mask(ep: &[u8; 12], base: u8) -> usize {
+    (0..12).fold(0, |m, j| m | usize::from(ep[j].wrapping_sub(base) < 4) << j)
 }
 
 /// Places edges `base..base+4` as [`get_edge4`] describes; the other edges fill the remaining
@@ -267,7 +276,7 @@ impl CubieCube {
 
     /// UDSlice, `0 <= slice < 495`: which positions the slice edges occupy.
     pub fn slice(&self) -> usize {
-        self.slice_sorted() / N_PERM_4
+        EDGE4_COMB[edge4_mask(&self.ep, 8)] as usize
     }
 
     /// U edges coordinate, `0 <= u_edges < 11880`.
