@@ -53,27 +53,42 @@ const fn binomial(n: usize, k: usize) -> usize {
     r
 }
 
-/// `EDGE4_COMB[mask]`: the combination part of [`get_edge4`] for the edge positions set in
-/// `mask` (bit `j` for position `j`), for masks of 4 bits (others give 0). Built at compile time:
-/// the optimal solver reads it for every inverse it bounds, in place of a scan whose branches
-/// the CPU cannot predict.
-const EDGE4_COMB: [u16; 4096] = {
-    let mut t = [0u16; 4096];
-    let mut mask = 0;
-    while mask < 4096 {
-        let (mut comb, mut found, mut j) = (0, 0, 12);
-        while j > 0 {
-            j -= 1;
-            if mask >> j & 1 == 1 && found < 4 {
-                comb += binomial(11 - j, found + 1);
-                found += 1;
-            }
+/// The combination rank of the positions set in `mask` among positions `0..n`, as the 4-piece
+/// coordinates count it: scanning down from position `n - 1`, the `k`-th piece found (from 1)
+/// at position `j` adds `C(n - 1 - j, k)`. For masks of 4 bits; 0 for fewer (only the first 4
+/// found count for more). A `const fn`, so that the tables below are built at compile time.
+const fn comb4_rank(mask: usize, n: usize) -> usize {
+    let (mut comb, mut found, mut j) = (0, 0, n);
+    while j > 0 {
+        j -= 1;
+        if mask >> j & 1 == 1 && found < 4 {
+            comb += binomial(n - 1 - j, found + 1);
+            found += 1;
         }
-        t[mask] = if found == 4 { comb as u16 } else { 0 };
+    }
+    if found == 4 {
+        comb
+    } else {
+        0
+    }
+}
+
+/// `t[mask] = comb4_rank(mask, n)` for every `mask < M` (`M = 2^n`), at compile time.
+const fn comb4_table<const M: usize>(n: usize) -> [u16; M] {
+    let mut t = [0u16; M];
+    let mut mask = 0;
+    while mask < M {
+        t[mask] = comb4_rank(mask, n) as u16;
         mask += 1;
     }
     t
-};
+}
+
+/// `EDGE4_COMB[mask]`: the combination part of [`get_edge4`] for the edge positions set in
+/// `mask` (bit `j` for position `j`), for masks of 4 bits. Built at compile time: the optimal
+/// solver reads it for every inverse it bounds, in place of a scan whose branches the CPU cannot
+/// predict.
+const EDGE4_COMB: [u16; 4096] = comb4_table(12);
 
 /// Lehmer code of a permutation of `0..n` (n <= 8): 0 for the identity. A `const fn`, so that
 /// [`PERM4_INDEX`] is built from it at compile time.
@@ -188,24 +203,7 @@ fn set_edge4(ep: &mut [u8; 12], idx: usize, base: u8) {
 /// `UD_CORNERS[mask]`: the UDCorners coordinate of the corner positions set in `mask` (bit `j`
 /// for position `j`), for masks of 4 bits; positions 4..8 (the D layer, home) give 0. Built at
 /// compile time: the optimal solver reads it for every inverse it bounds.
-const UD_CORNERS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut mask = 0;
-    while mask < 256 {
-        let (mut comb, mut found, mut j) = (0, 0, 8);
-        while j > 0 {
-            j -= 1;
-            if mask >> j & 1 == 1 && found < 4 {
-                // scanning down from position 7, as `get_edge4` scans the edges
-                comb += binomial(7 - j, found + 1);
-                found += 1;
-            }
-        }
-        t[mask] = if found == 4 { comb as u8 } else { 0 };
-        mask += 1;
-    }
-    t
-};
+const UD_CORNERS: [u16; 256] = comb4_table(8);
 
 impl CubieCube {
     /// UDCorners, `0 <= ud_corners < 70`: which positions the four D-layer corners (DFR, DLF,
