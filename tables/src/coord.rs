@@ -39,6 +39,13 @@ pub const N_FLIPSLICE: usize = N_SLICE * N_FLIP;
 /// UDCorners: which 4 of the 8 corner positions hold the D-layer corners, C(8, 4).
 pub const N_UD_CORNERS: usize = 70;
 
+/// The raw FlipUDSlice coordinate (`slice * 2048 + flip < N_FLIPSLICE`) of a UDSliceSorted
+/// (`< 11880`) and a flip: the order of the slice edges dropped.
+#[inline]
+pub fn raw_flipslice(slice_sorted: usize, flip: usize) -> usize {
+    slice_sorted / N_PERM_4 * N_FLIP + flip
+}
+
 /// Binomial coefficient C(n, k) for the small values used here.
 const fn binomial(n: usize, k: usize) -> usize {
     if k > n {

@@ -131,9 +131,8 @@ impl<'t> Solver<'t> {
     pub fn new(tables: &'t Tables) -> Self {
         Solver {
             twophase: twophase::TwoPhaseSearcher::new(tables),
-            optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::with_bound(
+            optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::with_loaded_bound(
                 tables,
-                tables.optimal_bound.as_ref(),
             )),
         }
     }
@@ -201,7 +200,7 @@ pub fn solve_parallel(
     match Plan::of(mode, 0) {
         Plan::TwoPhase(opts) => twophase::solve_parallel(tables, cube, &opts, budget, threads),
         Plan::Optimal(opts) => optimal::solve_parallel(
-            optimal::OptimalTables::with_bound(tables, tables.optimal_bound.as_ref()),
+            optimal::OptimalTables::with_loaded_bound(tables),
             cube,
             &opts,
             budget,
@@ -209,6 +208,18 @@ pub fn solve_parallel(
             &mut |_| {},
         ),
     }
+}
+
+/// "No previous move" (for [`skip_after`] at the root of a search).
+pub(crate) const NO_MOVE: usize = cubefleet_tables::moves::N_MOVE;
+
+/// Move pruning of both searches: never the same face twice in a row, and of two opposite faces
+/// only the order U before D, R before L, F before B. True when move `m` is skipped after move
+/// `last` (never after [`NO_MOVE`]).
+#[inline]
+pub(crate) fn skip_after(last: usize, m: usize) -> bool {
+    let (a, b) = (last / 3, m / 3);
+    last != NO_MOVE && (a == b || a == b + 3)
 }
 
 /// Hints the CPU to load `table[index]` into cache.

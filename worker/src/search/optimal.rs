@@ -50,7 +50,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use cubefleet_tables::coord::{N_FLIP, N_PERM_4};
+use cubefleet_tables::coord::{raw_flipslice, N_FLIP};
 use cubefleet_tables::file::TableKind;
 use cubefleet_tables::huge::{giant_index, next_depth, Mod3Coords, Mod3Table};
 use cubefleet_tables::moves::N_MOVE;
@@ -58,7 +58,7 @@ use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Face, Move, MoveSeq, Tables};
 
 use super::symmetric::{CyclicWindows, SymSet};
-use super::{prefetch, Budget, Outcome, Status};
+use super::{prefetch, skip_after, Budget, Outcome, Status, NO_MOVE};
 
 /// How the length of a solution is counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -122,8 +122,6 @@ pub struct Progress {
 
 /// The three axes: identity, `S_URF3` (UD -> RL), `S_URF3^2` (UD -> FB).
 const AXIS_SYM: [usize; 3] = [0, SYM_URF3, 2 * SYM_URF3];
-/// "No previous face" for the move pruning at the root.
-const NO_FACE: usize = 100;
 /// The most nodes of one level expanded together (see [`OptimalSearcher::expand`]).
 const LEVEL_CHUNK: usize = 16;
 /// The budget is checked once every this many nodes (a power of two).
@@ -142,6 +140,12 @@ struct Axis {
 }
 
 impl Axis {
+    /// The raw FlipUDSlice (phase 1's coordinate before its symmetry reduction).
+    #[inline]
+    fn flipslice(&self) -> usize {
+        raw_flipslice(self.slice_sorted as usize, self.flip as usize)
+    }
+
     /// The coordinates a mod-3 table is read by.
     #[inline]
     fn mod3_coords(&self) -> Mod3Coords {
@@ -173,26 +177,24 @@ struct LevelNode {
     syms: SymSet,
     /// The parent's index in the level above (unused at the top level).
     parent: u32,
-    /// The move from the parent, an index `< 18` (unused at the top level).
+    /// The last move of the path, an index `< 18` ([`NO_MOVE`] when there is none); below the
+    /// top level, the move from the parent.
     m: u8,
-    /// The face of the last move of the path ([`NO_FACE`] when there is none).
-    last_face: u8,
     /// What is left to spend, in the search's metric; the node's bound is at most this.
     left: u8,
 }
 
 impl LevelNode {
     /// The node a search starts from: `node`, whose axes' inverses are `inv`, fixed by `syms`,
-    /// reached by a path whose last move turned `last_face`, with `left` to spend.
-    fn top(node: Node, inv: [CubieCube; 3], syms: SymSet, last_face: usize, left: u32) -> Self {
+    /// reached by a path whose last move is `last` ([`NO_MOVE`] for none), with `left` to spend.
+    fn top(node: Node, inv: [CubieCube; 3], syms: SymSet, last: usize, left: u32) -> Self {
         LevelNode {
             node,
             inv,
             inv_bounds: [0; 3],
             syms,
             parent: 0,
-            m: 0,
-            last_face: last_face as u8,
+            m: last as u8,
             left: left as u8,
         }
     }
@@ -247,6 +249,11 @@ impl<'a> OptimalTables<'a> {
         OptimalTables::with_bound(tables, None)
     }
 
+    /// With the mod-3 table loaded in `tables` (the giant table, else the huge one), if any.
+    pub fn with_loaded_bound(tables: &'a Tables) -> Self {
+        OptimalTables::with_bound(tables, tables.optimal_bound.as_ref())
+    }
+
     /// With a mod-3 table, the huge or the giant one (when `bound` is `Some`).
     pub fn with_bound(tables: &'a Tables, bound: Option<&'a Mod3Table>) -> Self {
         OptimalTables {
@@ -286,10 +293,9 @@ impl<'a> OptimalTables<'a> {
     /// The index of an axis's entry in the phase-1 table (one byte each).
     #[inline]
     fn phase1_entry(&self, a: &Axis) -> usize {
-        let flipslice = a.slice_sorted as usize / N_PERM_4 * N_FLIP + a.flip as usize;
         self.tables
             .coords
-            .phase1_index(flipslice, a.twist as usize)
+            .phase1_index(a.flipslice(), a.twist as usize)
             .0
     }
 
@@ -306,8 +312,7 @@ impl<'a> OptimalTables<'a> {
     /// table), so that [`OptimalTables::entry_prefetched`] does not wait for it.
     #[inline]
     fn prefetch_sym(&self, a: &Axis) {
-        let flipslice = a.slice_sorted as usize / N_PERM_4 * N_FLIP + a.flip as usize;
-        prefetch(&self.tables.coords.flipslice.sym, flipslice);
+        prefetch(&self.tables.coords.flipslice.sym, a.flipslice());
     }
 
     /// The index of an axis's entry in the table the bound is read from (the mod-3 table when
@@ -355,7 +360,7 @@ impl<'a> OptimalTables<'a> {
             },
         };
         let coords = &self.tables.coords;
-        let flipslice = x.slice_sorted / N_PERM_4 * N_FLIP + x.flip;
+        let flipslice = raw_flipslice(x.slice_sorted, x.flip);
         prefetch(&coords.flipslice.sym, flipslice);
         let mod3 = match self.bound {
             Some(h) if !self.reads_ud_corners => self.mod3_entry_prefetched(h, &x),
@@ -550,7 +555,7 @@ impl<'a> OptimalSearcher<'a> {
                 return outcome;
             }
             self.ensure_depth(d as usize + 2);
-            let top = LevelNode::top(root, inverse_axes(cube), self.group, NO_FACE, d);
+            let top = LevelNode::top(root, inverse_axes(cube), self.group, NO_MOVE, d);
             let found = self.search_from(0, top, &stop);
             if found {
                 return self.solved(d);
@@ -762,32 +767,26 @@ impl<'a> OptimalSearcher<'a> {
             }
             let mut order = [0u8, 1, 2];
             order.sort_by_key(|&a| std::cmp::Reverse(p.node.axes[a as usize].depth));
-            let last_face = p.last_face as usize;
-            for face in 0..6 {
-                if face == last_face || face + 3 == last_face {
+            for m in 0..N_MOVE {
+                let cost = self.metric.cost(Move::from_index(m));
+                if skip_after(p.m as usize, m)
+                    || cost > remaining
+                    || barred & (1 << m) != 0
+                    || (pruned_by_symmetry && !self.symmetric_allows(self.base + k, p.syms, m))
+                {
                     continue;
                 }
-                for q in 0..3 {
-                    let m = 3 * face + q;
-                    let cost = self.metric.cost(Move::from_index(m));
-                    if cost > remaining
-                        || barred & (1 << m) != 0
-                        || (pruned_by_symmetry && !self.symmetric_allows(self.base + k, p.syms, m))
-                    {
-                        continue;
-                    }
-                    let mut kid = Kid {
-                        parent: i as u32,
-                        m: m as u8,
-                        left: (remaining - cost) as u8,
-                        order,
-                        ..Kid::default()
-                    };
-                    for a in 0..3 {
-                        self.step_axis(&p.node, &mut kid.node, a, m);
-                    }
-                    kids.push(kid);
+                let mut kid = Kid {
+                    parent: i as u32,
+                    m: m as u8,
+                    left: (remaining - cost) as u8,
+                    order,
+                    ..Kid::default()
+                };
+                for a in 0..3 {
+                    self.step_axis(&p.node, &mut kid.node, a, m);
                 }
+                kids.push(kid);
             }
         }
         self.nodes += kids.len() as u64;
@@ -835,7 +834,6 @@ impl<'a> OptimalSearcher<'a> {
                 syms: p.syms.fixing(m),
                 parent: kid.parent,
                 m: m as u8,
-                last_face: (m / 3) as u8,
                 left: left as u8,
             });
             // the inverse is read only where the bound is within one of what is left
@@ -966,8 +964,7 @@ pub fn solve_parallel(
     for m1 in Move::ALL {
         prefixes.push(vec![m1]);
         for m2 in Move::ALL {
-            let (f1, f2) = (m1.face() as usize, m2.face() as usize);
-            if f1 != f2 && f2 + 3 != f1 {
+            if !skip_after(m1.index(), m2.index()) {
                 prefixes.push(vec![m1, m2]);
             }
         }
@@ -1058,7 +1055,7 @@ impl OptimalSearcher<'_> {
             root,
             inverse_axes(&self.cube),
             self.group,
-            NO_FACE,
+            NO_MOVE,
             left_total,
         );
         for (ply, &mv) in prefix.iter().enumerate() {
@@ -1081,7 +1078,7 @@ impl OptimalSearcher<'_> {
                 return false;
             }
             let inv = self.inverse_child(&top.inv, m);
-            top = LevelNode::top(child, inv, top.syms.fixing(m), m / 3, left_total);
+            top = LevelNode::top(child, inv, top.syms.fixing(m), m, left_total);
             self.path[ply] = mv;
         }
         self.search_from(prefix.len(), top, stop)
@@ -1187,10 +1184,7 @@ mod tests {
             "/../target/test-tables"
         ));
         let tables = Tables::load_or_build(dir, &|_, _, _| {}).expect("tables");
-        let s = OptimalSearcher::new(OptimalTables::with_bound(
-            &tables,
-            tables.optimal_bound.as_ref(),
-        ));
+        let s = OptimalSearcher::new(OptimalTables::with_loaded_bound(&tables));
         let mut rng = rand::rngs::StdRng::seed_from_u64(4);
         let (mut checked, mut exact) = (0, 0);
         for _ in 0..200 {

@@ -19,7 +19,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use cubefleet_tables::coord::{N_FLIP, N_PERM_4, N_UD_EDGES};
+use cubefleet_tables::coord::{raw_flipslice, N_PERM_4, N_UD_EDGES};
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::movetable::{is_phase2_move, PHASE2_MOVES};
 use cubefleet_tables::prune::Phase1Moves;
@@ -27,7 +27,7 @@ use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{CoordTables, CubieCube, Move, MoveSeq, Tables};
 
 use super::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
-use super::{prefetch, Budget, Outcome, Status};
+use super::{prefetch, skip_after, Budget, Outcome, Status, NO_MOVE};
 
 /// Longest phase-2 part tried, exclusive. Kociemba's solver uses 11; measured here over the
 /// 1000 random states (BENCHMARKS.md), 16 finds the first solution 5x sooner and reaches 21 and
@@ -51,8 +51,6 @@ const FRONTIER_CAPACITY: usize = 8192;
 const CHECK_EVERY: u64 = 4096;
 /// How often (in nodes) a thread of a parallel search looks at the others' best solution.
 const CHECK_SHARED_EVERY: u64 = 64;
-/// "No previous move".
-const NO_MOVE: usize = N_MOVE;
 
 /// What a two-phase search aims for.
 #[derive(Clone, Copy, Debug)]
@@ -506,7 +504,7 @@ impl<'t> TwoPhaseSearcher<'t> {
         let dist = node.dist as usize;
         let mut count = 0;
         for (m, &cm) in conj.iter().enumerate() {
-            if last != NO_MOVE && skip_after(last, m) {
+            if skip_after(last, m) {
                 continue;
             }
             // in G1 already with few moves left: phase-2 moves are left to phase 2
@@ -521,7 +519,7 @@ impl<'t> TwoPhaseSearcher<'t> {
             let t1 = c.twist_move[N_MOVE * node.twist as usize + m];
             let f1 = c.flip_move[N_MOVE * node.flip as usize + m];
             let s1 = c.slice_sorted_move[N_MOVE * node.slice_sorted as usize + m];
-            let raw = s1 as usize / N_PERM_4 * N_FLIP + f1 as usize;
+            let raw = raw_flipslice(s1 as usize, f1 as usize);
             if togo > 2 {
                 prefetch(&c.flipslice.sym, raw);
             }
@@ -560,7 +558,7 @@ impl<'t> TwoPhaseSearcher<'t> {
         let limit = self.phase2_limit(n + 1);
         let mut count = 0;
         for m in PHASE1_ONLY_MOVES {
-            if last != NO_MOVE && skip_after(last, m) {
+            if skip_after(last, m) {
                 continue;
             }
             if c.twist_move[N_MOVE * node.twist as usize + m] != 0
@@ -682,7 +680,7 @@ impl<'t> TwoPhaseSearcher<'t> {
         let mut children = [(0u8, 0u16, 0u16, 0u8, 0u32); 10];
         let mut count = 0;
         for &m in &PHASE2_MOVES {
-            if last != NO_MOVE && skip_after(last, m) {
+            if skip_after(last, m) {
                 continue;
             }
             let c1 = c.corners_move[N_MOVE * corners + m] as usize;
@@ -834,13 +832,5 @@ struct Node {
 /// takes it to its class representative ([`CoordTables::phase1_index`]).
 #[inline]
 fn phase1_index(c: &CoordTables, twist: usize, flip: usize, slice_sorted: usize) -> (usize, usize) {
-    c.phase1_index(slice_sorted / N_PERM_4 * N_FLIP + flip, twist)
-}
-
-/// Move pruning: never the same face twice in a row, and of two opposite faces only the order
-/// U before D, R before L, F before B.
-#[inline]
-fn skip_after(last: usize, m: usize) -> bool {
-    let (a, b) = (last / 3, m / 3);
-    a == b || a == b + 3
+    c.phase1_index(raw_flipslice(slice_sorted, flip), twist)
 }
