@@ -45,11 +45,12 @@ impl TableBuildBar {
     }
 }
 
-/// Loads the two-phase tables from `dir`, building missing ones with a progress bar.
+/// Loads the two-phase tables from `dir`, building missing ones with a progress bar, and the
+/// optimal searches' bound table (giant or huge, never built here) when `optimal_bound`.
 pub(crate) fn load_tables(
     dir: &std::path::Path,
     build: bool,
-    huge: bool,
+    optimal_bound: bool,
 ) -> anyhow::Result<cubefleet_tables::Tables> {
     if build {
         let bar = TableBuildBar::new();
@@ -64,7 +65,7 @@ pub(crate) fn load_tables(
         }
     }
     let start = std::time::Instant::now();
-    let tables = cubefleet_tables::Tables::load_with(dir, huge)?;
+    let tables = cubefleet_tables::Tables::load_with(dir, optimal_bound)?;
     tracing::debug!(elapsed = ?start.elapsed(), "tables loaded and verified");
     if hugepages_asked(std::env::var("CUBEFLEET_HUGEPAGES").ok().as_deref()) {
         return Ok(tables.into_private_hugepages()?);

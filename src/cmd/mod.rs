@@ -34,19 +34,19 @@ impl TablesArgs {
             .unwrap_or_else(cubefleet_tables::default_dir)
     }
 
-    /// The tables, with the huge table when it was built (for optimal searches).
+    /// The tables, with the giant or huge table when one was built (for optimal searches).
     pub(crate) fn load(&self) -> anyhow::Result<cubefleet_tables::Tables> {
         crate::progress::load_tables(&self.dir(), !self.no_build, true)
     }
 
-    /// The tables a search of `mode` reads: the huge table only for optimal and depth-limited
-    /// searches.
+    /// The tables a search of `mode` reads: the giant or huge table only for optimal and
+    /// depth-limited searches.
     pub(crate) fn load_for(
         &self,
         mode: &cubefleet_worker::search::Mode,
     ) -> anyhow::Result<cubefleet_tables::Tables> {
-        let huge = !matches!(mode, cubefleet_worker::search::Mode::TwoPhase { .. });
-        crate::progress::load_tables(&self.dir(), !self.no_build, huge)
+        let optimal_bound = !matches!(mode, cubefleet_worker::search::Mode::TwoPhase { .. });
+        crate::progress::load_tables(&self.dir(), !self.no_build, optimal_bound)
     }
 }
 

@@ -703,10 +703,17 @@ mod tests {
             coords: &coords,
             flip_conj: FlipConj::compute(),
         };
-        let fc = FlipConj::compute();
         space_agrees_with_index(
             &space,
-            |c| huge_index(&coords, &fc, c.slice_sorted(), c.flip(), c.twist()),
+            |c| {
+                huge_index(
+                    &coords,
+                    &space.flip_conj,
+                    c.slice_sorted(),
+                    c.flip(),
+                    c.twist(),
+                )
+            },
             |class, flip, twist| {
                 let mut c = CubieCube::SOLVED;
                 c.set_slice_sorted(coords.slice_sorted_sym.rep[class] as usize);

@@ -86,10 +86,10 @@ impl Tables {
         Self::load_with(dir, true)
     }
 
-    /// [`Tables::load`], with the optimal searches' bound table only when `huge`: two-phase
-    /// searches never read it, and checking and mapping it costs a fraction of a second at
-    /// every start.
-    pub fn load_with(dir: &Path, huge: bool) -> Result<Tables, Error> {
+    /// [`Tables::load`], with the optimal searches' bound table only when `optimal_bound`:
+    /// two-phase searches never read it, and checking and mapping it costs a fraction of a
+    /// second at every start.
+    pub fn load_with(dir: &Path, optimal_bound: bool) -> Result<Tables, Error> {
         // the coordinate tables are computed while the files are checked: both keep the cores
         // busy only part of the time (the longest reduction runs alone at its end)
         let (coords, files) = std::thread::scope(|s| {
@@ -113,7 +113,7 @@ impl Tables {
             )
         });
         let (phase1, phase1_moves, phase2, phase2_slice) = files?;
-        let optimal_bound = if huge {
+        let optimal_bound = if optimal_bound {
             match huge::Mod3Table::load(dir, TableKind::Giant)? {
                 Some(giant) => Some(giant),
                 None => huge::Mod3Table::load(dir, TableKind::Huge)?,
