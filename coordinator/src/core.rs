@@ -1230,7 +1230,7 @@ impl Core {
             let first = out.len();
             for (id, j) in jobs {
                 if status.is_empty() || j.r().status == status {
-                    out.push(view(id, &j, facelets));
+                    out.push(view(id, j, facelets));
                 }
             }
             let st = self.lock();
@@ -1249,7 +1249,7 @@ impl Core {
             .store
             .job(id)?
             .ok_or_else(|| Error::NotFound(format!("job {id}")))?;
-        let mut r = view(id, &job, true);
+        let mut r = view(id, job, true);
         self.lock().overlay(&mut r);
         Ok(r)
     }
@@ -1269,7 +1269,7 @@ impl Core {
         let mkeys: Vec<Vec<u8>> = mkeys.into_iter().collect();
         let mut best: Option<(JobResult, Mode)> = None;
         for (id, job, stored) in self.indexed(&canon.cube.key(), &mkeys)? {
-            let mut base = view(id, &job, true);
+            let mut base = view(id, job, true);
             self.lock().overlay(&mut base);
             let Some(r) = map_result(base, &stored, &cube, &canon) else {
                 continue;
@@ -1355,14 +1355,15 @@ fn map_result(
 /// store leaves out, which the key and the canonical form give back (job id, line index, and
 /// when `facelets` the facelets), filled in. Needs no lock: the costly part of presenting a
 /// result (the facelets) is done here.
-fn view(id: u64, job: &JobRecord, facelets: bool) -> JobResult {
-    let mut r = job.r().clone();
+fn view(id: u64, mut job: JobRecord, facelets: bool) -> JobResult {
+    let cube = (facelets && job.r().facelets.is_empty())
+        .then(|| job.cube())
+        .flatten();
+    let mut r = job.result.take().unwrap_or_default();
     r.job_id = id;
     r.index = line_index(id);
-    if facelets && r.facelets.is_empty() {
-        if let Some(cube) = job.cube() {
-            r.facelets = FaceletCube::from_cubie(&cube).to_string();
-        }
+    if let Some(cube) = cube {
+        r.facelets = FaceletCube::from_cubie(&cube).to_string();
     }
     r
 }

@@ -12,6 +12,7 @@ pub mod metrics;
 mod record;
 mod service;
 mod store;
+pub mod stream;
 mod verify;
 
 use std::path::PathBuf;
@@ -20,7 +21,6 @@ use std::time::Duration;
 
 pub use crate::core::Core;
 pub use error::Error;
-use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 /// The name under which the health service reports the coordinator (SERVING once the store is
@@ -77,22 +77,6 @@ pub async fn serve_core(
     // without TCP_NODELAY a small reply (an acknowledgement, a watch update) that follows
     // another one can sit in Nagle's buffer until the peer's delayed ACK, about 40 ms
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-    service::run(core.clone(), config, incoming, shutdown).await?;
-    stopped(core).await
-}
-
-/// Like [`serve_core`], for clients in this same process only: every pipe received on
-/// `connections` is one client connection (`cubefleet_proto::client::Client::in_process`
-/// makes them). The calls are the same gRPC as over a socket; `cubefleet run` uses this, and
-/// its worker calls the [`Core`] directly.
-pub async fn serve_in_process(
-    core: Arc<Core>,
-    config: Config,
-    connections: tokio::sync::mpsc::UnboundedReceiver<tokio::io::DuplexStream>,
-    shutdown: CancellationToken,
-) -> Result<(), Error> {
-    let incoming = tokio_stream::wrappers::UnboundedReceiverStream::new(connections)
-        .map(Ok::<_, std::io::Error>);
     service::run(core.clone(), config, incoming, shutdown).await?;
     stopped(core).await
 }

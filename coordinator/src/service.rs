@@ -16,24 +16,15 @@ use cubefleet_proto::{
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::core::Core;
 use crate::error::Error;
-use crate::record::BatchRecord;
+use crate::stream::{self, blocking};
 use crate::Config;
-
-/// Runs blocking coordinator work off the async runtime.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
-) -> Result<T, Status> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r.map_err(Status::from),
-        Err(e) => Err(Status::internal(e.to_string())),
-    }
-}
 
 /// Both services share the coordinator.
 #[derive(Clone)]
@@ -42,75 +33,14 @@ struct Svc {
     shutdown: CancellationToken,
 }
 
-/// Time between two progress messages of `WatchBatch` when nothing happens (for the rate).
-const WATCH_EVERY: Duration = Duration::from_millis(250);
-
-/// Least time between two progress messages of `WatchBatch`: one is sent this soon after jobs
-/// finish (so `run` and `submit --wait` return promptly), several changes are sent as one.
-const WATCH_GAP: Duration = Duration::from_millis(20);
-
-/// Lines are stored in groups of at most this many (one flush each).
-const STORE_CHUNK: usize = 5000;
-
-/// The first group of a submission is this small, and each next one twice the lines stored so
-/// far (up to [`STORE_CHUNK`]), so workers start on a new batch at once.
-const FIRST_CHUNK: usize = 250;
-
-impl Svc {
-    /// The chunks of a submission after its spec: each is prepared, then stored once the
-    /// previous one is stored (`storing`, the store in flight, updates `batch`). Returns the
-    /// lines received.
-    async fn receive_chunks(
-        &self,
-        stream: &mut Streaming<SubmitRequest>,
-        batch: &mut BatchRecord,
-        storing: &mut Option<tokio::task::JoinHandle<Result<BatchRecord, Status>>>,
-    ) -> Result<u64, Status> {
-        let mut next_index = 0u64;
-        let mut pending: Vec<String> = Vec::new();
-        loop {
-            let msg = stream.message().await?;
-            let done = msg.is_none();
-            if let Some(SubmitRequest {
-                part: Some(submit_request::Part::Chunk(chunk)),
-            }) = msg
-            {
-                pending.extend(chunk.lines);
-            }
-            loop {
-                let size = STORE_CHUNK.min(FIRST_CHUNK.max(next_index as usize));
-                if pending.is_empty() || (pending.len() < size && !done) {
-                    break;
-                }
-                let take = pending.len().min(size);
-                let lines: Vec<String> = pending.drain(..take).collect();
-                let (core, first, b) = (self.core.clone(), next_index, batch.clone());
-                let jobs = blocking(move || core.prepare_chunk(&b, first, &lines)).await?;
-                if let Some(h) = storing.take() {
-                    *batch = h.await.map_err(|e| Status::internal(e.to_string()))??;
-                }
-                let (core, mut b) = (self.core.clone(), batch.clone());
-                *storing = Some(tokio::spawn(blocking(move || {
-                    core.store_chunk(&mut b, jobs)?;
-                    Ok(b)
-                })));
-                next_index += take as u64;
-            }
-            if done {
-                return Ok(next_index);
-            }
-        }
-    }
-}
-
 #[tonic::async_trait]
 impl Batches for Svc {
     async fn submit(
         &self,
         request: Request<Streaming<SubmitRequest>>,
     ) -> Result<Response<SubmitResponse>, Status> {
-        let mut stream = request.into_inner();
-        let spec = match stream.message().await? {
+        let mut requests = request.into_inner();
+        let spec = match requests.message().await? {
             Some(SubmitRequest {
                 part: Some(submit_request::Part::Spec(spec)),
             }) => spec,
@@ -120,36 +50,17 @@ impl Batches for Svc {
                 ))
             }
         };
-        let core = self.core.clone();
-        let mut batch = blocking(move || core.begin_submit(spec)).await?;
-        let id = batch.batch_id.clone();
-        // whatever happens below, the batch is free for the next submitter afterwards
-        struct Release(Arc<Core>, String);
-        impl Drop for Release {
-            fn drop(&mut self) {
-                self.0.end_submit(&self.1);
-            }
-        }
-        let _release = Release(self.core.clone(), id.clone());
-        // a pipeline: chunk k is stored (and flushed) while chunk k + 1 is received and prepared
-        let mut storing: Option<tokio::task::JoinHandle<Result<BatchRecord, Status>>> = None;
-        let received = self
-            .receive_chunks(&mut stream, &mut batch, &mut storing)
-            .await;
-        // never leave a store running after the batch is released to another submitter
-        if let Some(h) = storing.take() {
-            batch = h.await.map_err(|e| Status::internal(e.to_string()))??;
-        }
-        let next_index = received?;
-        // the counts describe the whole batch, also when an earlier submission stored part of it
-        let (invalid, from_store) = self.core.submitted_counts(batch.seq);
-        tracing::info!(batch = %id, lines = next_index, invalid, from_store, "batch submitted");
-        Ok(Response::new(SubmitResponse {
-            batch_id: id,
-            total: batch.total,
-            invalid,
-            from_store,
-        }))
+        // the rest of the stream: its chunks' lines (other parts carry nothing more)
+        let chunks = requests.filter_map(|m| match m {
+            Ok(SubmitRequest {
+                part: Some(submit_request::Part::Chunk(chunk)),
+            }) => Some(Ok(chunk.lines)),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        });
+        Ok(Response::new(
+            stream::submit(self.core.clone(), spec, chunks).await?,
+        ))
     }
 
     async fn get_batch(&self, request: Request<BatchRef>) -> Result<Response<BatchStatus>, Status> {
@@ -184,50 +95,9 @@ impl Batches for Svc {
         request: Request<BatchRef>,
     ) -> Result<Response<Self::WatchBatchStream>, Status> {
         let id = request.into_inner().batch_id;
-        let core = self.core.clone();
-        let first = {
-            let (core, id) = (core.clone(), id.clone());
-            blocking(move || core.status(&id)).await?
-        };
-        let (tx, rx) = mpsc::channel(4);
-        let shutdown = self.shutdown.clone();
-        let mut changes = core.watch_finished();
-        let fetch = move || {
-            let (core, id) = (core.clone(), id.clone());
-            blocking(move || core.status(&id))
-        };
-        let done = |s: &BatchStatus| s.queued + s.leased == 0;
-        tokio::spawn(async move {
-            let mut status = first;
-            loop {
-                let finished = done(&status);
-                changes.borrow_and_update();
-                if tx.send(Ok(status)).await.is_err() || finished {
-                    break;
-                }
-                let sent = tokio::time::Instant::now();
-                let changed = tokio::select! {
-                    _ = tokio::time::sleep(WATCH_EVERY) => false,
-                    _ = changes.changed() => true,
-                    _ = shutdown.cancelled() => break,
-                };
-                // after a change, updates keep WATCH_GAP apart, except the last one: a batch
-                // that just finished is reported at once
-                let mut next = fetch().await;
-                if changed && next.as_ref().is_ok_and(|s| !done(s)) {
-                    tokio::time::sleep_until(sent + WATCH_GAP).await;
-                    next = fetch().await;
-                }
-                match next {
-                    Ok(s) => status = s,
-                    Err(e) => {
-                        let _ = tx.send(Err(e)).await;
-                        break;
-                    }
-                }
-            }
-        });
-        Ok(Response::new(ReceiverStream::new(rx)))
+        Ok(Response::new(
+            stream::watch(self.core.clone(), id, self.shutdown.clone()).await?,
+        ))
     }
 
     type StreamResultsStream = ReceiverStream<Result<JobResult, Status>>;
@@ -474,23 +344,7 @@ where
         .build_v1()
         .map_err(|e| Error::Internal(e.to_string()))?;
 
-    let sweeper = {
-        let (core, shutdown) = (core.clone(), shutdown.clone());
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                    _ = shutdown.cancelled() => return,
-                }
-                let core = core.clone();
-                if let Ok(Ok(n)) = tokio::task::spawn_blocking(move || core.expire_leases()).await {
-                    if n > 0 {
-                        tracing::info!(expired = n, "leases expired; jobs back in the queue");
-                    }
-                }
-            }
-        })
-    };
+    let sweeper = stream::sweep_leases(core.clone(), shutdown.clone());
 
     let mut builder = tonic::transport::Server::builder();
     if let Some((cert, key)) = &config.tls {

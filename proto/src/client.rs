@@ -94,20 +94,6 @@ impl Client {
         Client::over(channel, token)
     }
 
-    /// A client of a coordinator served by this same process (see
-    /// `cubefleet_coordinator::serve_in_process`): every connection the channel opens is an
-    /// in-memory byte pipe whose server end is sent on `connections`. The calls are the same
-    /// gRPC over HTTP/2 as on a socket, without the kernel's TCP stack between the two ends.
-    pub async fn in_process(
-        connections: tokio::sync::mpsc::UnboundedSender<tokio::io::DuplexStream>,
-    ) -> Result<Client, ConnectError> {
-        let channel = Endpoint::from_static("http://in-process")
-            .connect_with_connector(Pipes(connections))
-            .await
-            .map_err(ConnectError::Transport)?;
-        Client::over(channel, None)
-    }
-
     /// Clients of both services over `channel`, with the bearer `token` if any.
     fn over(channel: Channel, token: Option<&str>) -> Result<Client, ConnectError> {
         let token = match token.filter(|t| !t.is_empty()) {
@@ -122,38 +108,6 @@ impl Client {
                 .max_decoding_message_size(MAX_MESSAGE),
             workers: WorkersClient::with_interceptor(channel, auth)
                 .max_decoding_message_size(MAX_MESSAGE),
-        })
-    }
-}
-
-/// Bytes buffered in each direction of an in-process connection.
-const PIPE_BUFFER: usize = 256 << 10;
-
-/// The connector of [`Client::in_process`]: each connection is a fresh in-memory pipe, whose
-/// other end goes to the server.
-#[derive(Clone)]
-struct Pipes(tokio::sync::mpsc::UnboundedSender<tokio::io::DuplexStream>);
-
-impl tower_service::Service<tonic::codegen::http::Uri> for Pipes {
-    type Response = hyper_util::rt::TokioIo<tokio::io::DuplexStream>;
-    type Error = std::io::Error;
-    type Future = std::future::Ready<Result<Self::Response, std::io::Error>>;
-
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), std::io::Error>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, _: tonic::codegen::http::Uri) -> Self::Future {
-        let (client, server) = tokio::io::duplex(PIPE_BUFFER);
-        std::future::ready(match self.0.send(server) {
-            Ok(()) => Ok(hyper_util::rt::TokioIo::new(client)),
-            Err(_) => Err(std::io::Error::new(
-                std::io::ErrorKind::ConnectionRefused,
-                "the in-process coordinator has stopped",
-            )),
         })
     }
 }

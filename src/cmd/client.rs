@@ -12,7 +12,8 @@ use cubefleet_proto::{
 };
 use cubefleet_worker::remote::mode_to_proto;
 use indicatif::{ProgressBar, ProgressStyle};
-use tokio_stream::StreamExt;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
 
 use super::connect::{runtime, ConnectArgs};
 use super::ModeArgs;
@@ -99,13 +100,16 @@ pub(crate) struct LookupArgs {
     connect: ConnectArgs,
 }
 
-/// Streams `file` to the coordinator as a batch (constant memory); returns the batch id.
-pub(crate) async fn submit_file(
-    client: &Client,
+/// Reads `file` (`-`: stdin) on a blocking thread, as chunks of [`CHUNK_LINES`] trimmed lines
+/// on the returned stream (a few chunks ahead at most, so memory stays constant). The task
+/// ends with the outcome of the read; it fails when the stream is dropped before the end.
+pub(crate) fn read_chunks(
     file: &Path,
-    spec: BatchSpec,
-) -> anyhow::Result<cubefleet_proto::SubmitResponse> {
-    let (tx, rx) = tokio::sync::mpsc::channel::<SubmitRequest>(4);
+) -> (
+    ReceiverStream<Vec<String>>,
+    tokio::task::JoinHandle<anyhow::Result<()>>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<String>>(4);
     let path = file.to_path_buf();
     let reader = tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
         let input: Box<dyn BufRead> = if path.as_os_str() == "-" {
@@ -116,49 +120,46 @@ pub(crate) async fn submit_file(
                     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
             ))
         };
-        let send = |msg| {
-            tx.blocking_send(msg)
+        let send = |lines| {
+            tx.blocking_send(lines)
                 .map_err(|_| anyhow::anyhow!("submission aborted"))
         };
-        send(SubmitRequest {
-            part: Some(submit_request::Part::Spec(spec)),
-        })?;
         let mut lines = Vec::with_capacity(CHUNK_LINES);
         for line in input.lines() {
             lines.push(line?.trim().to_string());
             if lines.len() == CHUNK_LINES {
-                send(SubmitRequest {
-                    part: Some(submit_request::Part::Chunk(LineChunk {
-                        lines: std::mem::take(&mut lines),
-                    })),
-                })?;
+                send(std::mem::take(&mut lines))?;
             }
         }
         if !lines.is_empty() {
-            send(SubmitRequest {
-                part: Some(submit_request::Part::Chunk(LineChunk { lines })),
-            })?;
+            send(lines)?;
         }
         Ok(())
     });
-    let response = client
-        .batches
-        .clone()
-        .submit(tokio_stream::wrappers::ReceiverStream::new(rx))
-        .await;
+    (ReceiverStream::new(rx), reader)
+}
+
+/// Streams `file` to the coordinator as a batch (constant memory); returns the batch id.
+pub(crate) async fn submit_file(
+    client: &Client,
+    file: &Path,
+    spec: BatchSpec,
+) -> anyhow::Result<cubefleet_proto::SubmitResponse> {
+    let (chunks, reader) = read_chunks(file);
+    let first = SubmitRequest {
+        part: Some(submit_request::Part::Spec(spec)),
+    };
+    let requests = tokio_stream::once(first).chain(chunks.map(|lines| SubmitRequest {
+        part: Some(submit_request::Part::Chunk(LineChunk { lines })),
+    }));
+    let response = client.batches.clone().submit(requests).await;
     reader.await??;
     Ok(response?.into_inner())
 }
 
 /// Shows a progress bar for a batch until it is finished; returns the final status.
 pub(crate) async fn watch(client: &Client, batch: &str) -> anyhow::Result<BatchStatus> {
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} {msg} [{elapsed_precise}]")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    let mut stream = client
+    let stream = client
         .batches
         .clone()
         .watch_batch(BatchRef {
@@ -166,8 +167,25 @@ pub(crate) async fn watch(client: &Client, batch: &str) -> anyhow::Result<BatchS
         })
         .await?
         .into_inner();
+    show_progress(stream).await
+}
+
+/// Shows a progress bar over a batch's statuses (from a coordinator's watch) until the stream
+/// ends; returns the last status.
+pub(crate) async fn show_progress<E>(
+    mut statuses: impl Stream<Item = Result<BatchStatus, E>> + Unpin,
+) -> anyhow::Result<BatchStatus>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} {msg} [{elapsed_precise}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
     let mut last = None;
-    while let Some(s) = stream.next().await {
+    while let Some(s) = statuses.next().await {
         let s = s?;
         bar.set_length(s.total);
         bar.set_position(s.done + s.invalid + s.cancelled);
@@ -227,8 +245,9 @@ fn status_text(s: &BatchStatus) -> String {
     )
 }
 
-/// The user-facing line of a stored result.
-pub(crate) fn result_line(r: &JobResult) -> ResultLine {
+/// The user-facing line of a stored result (its strings move into the line).
+pub(crate) fn result_line(r: JobResult) -> ResultLine {
+    let has_length = r.status == "solved" || (r.status == "timeout" && !r.solution.is_empty());
     let status = if r.status.is_empty() {
         match JobState::try_from(r.state) {
             Ok(JobState::Leased) => "leased",
@@ -236,18 +255,17 @@ pub(crate) fn result_line(r: &JobResult) -> ResultLine {
         }
         .to_string()
     } else {
-        r.status.clone()
+        r.status
     };
-    let has_length = r.status == "solved" || (r.status == "timeout" && !r.solution.is_empty());
     ResultLine {
         index: r.index as usize,
-        input: r.input.clone(),
+        input: r.input,
         status,
-        solution: r.solution.clone(),
+        solution: r.solution,
         length: has_length.then_some(r.length),
         optimal: r.optimal,
         millis: r.millis,
-        error: (!r.error.is_empty()).then(|| r.error.clone()),
+        error: (!r.error.is_empty()).then_some(r.error),
         lower_bound: (r.lower_bound > 0).then_some(r.lower_bound),
         nodes: (r.nodes > 0).then_some(r.nodes),
     }
@@ -274,7 +292,7 @@ pub(crate) async fn export(
         .into_inner();
     let mut w = ResultsWriter::new(format, out)?;
     while let Some(r) = stream.next().await {
-        w.write(&r?)?;
+        w.write(r?)?;
     }
     w.finish()
 }
@@ -300,7 +318,7 @@ impl<W: Write> ResultsWriter<W> {
     }
 
     /// Writes one result.
-    pub(crate) fn write(&mut self, r: &JobResult) -> anyhow::Result<()> {
+    pub(crate) fn write(&mut self, r: JobResult) -> anyhow::Result<()> {
         let line = result_line(r);
         match self.format {
             ResultsFormat::Jsonl => {
@@ -452,7 +470,7 @@ pub(crate) fn lookup(args: LookupArgs) -> anyhow::Result<ExitCode> {
             .into_inner();
         match r.result {
             Some(res) if r.found => {
-                let mut line = result_line(&res);
+                let mut line = result_line(res);
                 line.input = args.position.clone();
                 println!("{}", serde_json::to_string(&line)?);
                 Ok(ExitCode::SUCCESS)

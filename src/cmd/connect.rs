@@ -1,9 +1,7 @@
 //! What every command that talks to a coordinator shares: where it is and the token.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use cubefleet_coordinator::Core;
 use cubefleet_proto::client::Client;
 use tokio_util::sync::CancellationToken;
 
@@ -57,14 +55,10 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// A coordinator served by this process over the store in a directory, and a client of it
-/// (`run`, `bench coordinator`): the same gRPC code path as a cluster, over a loopback port or
-/// in-memory pipes.
+/// (`bench coordinator`): the same gRPC code path as a cluster, over a loopback port.
 pub(crate) struct Embedded {
     /// A client of the embedded coordinator.
     pub(crate) client: Client,
-    /// The coordinator itself, for callers in this process that skip the gRPC calls (the
-    /// embedded worker of `run`).
-    pub(crate) core: Arc<Core>,
     /// Cancelled when the coordinator stops serving.
     pub(crate) shutdown: CancellationToken,
     server: tokio::task::JoinHandle<Result<(), cubefleet_coordinator::Error>>,
@@ -88,29 +82,6 @@ impl Embedded {
         let client = Client::connect(&url, None).await?;
         Ok(Embedded {
             client,
-            core,
-            shutdown,
-            server,
-        })
-    }
-
-    /// Opens the store in `data` and serves it to this process only, over in-memory pipes
-    /// (`run`): the same gRPC calls as [`Embedded::start`], without a socket.
-    pub(crate) async fn in_process(data: &Path) -> anyhow::Result<Embedded> {
-        let shutdown = CancellationToken::new();
-        let (connections, incoming) = tokio::sync::mpsc::unbounded_channel();
-        let config = cubefleet_coordinator::Config::new(data);
-        let core = cubefleet_coordinator::open(&config).await?;
-        let server = tokio::spawn(cubefleet_coordinator::serve_in_process(
-            core.clone(),
-            config,
-            incoming,
-            shutdown.clone(),
-        ));
-        let client = Client::in_process(connections).await?;
-        Ok(Embedded {
-            client,
-            core,
             shutdown,
             server,
         })

@@ -1,11 +1,11 @@
 //! `cubefleet run FILE`: the embedded default. One process runs a coordinator on a sled store
-//! and local search threads. The file is submitted and watched with the client code of a
-//! cluster (gRPC over in-memory pipes); the worker runtime, the same as `cubefleet worker`'s,
-//! calls the coordinator's core directly ([`LocalCoordinator`]): no position is formatted and
-//! parsed again, no protocol message is framed per lease or report. Results are written in
-//! line order as they finish ([`export_following`]), not all at the end. The batch
-//! id is derived from the file's contents and the mode, so running the same file again resumes
-//! from the store instead of starting over.
+//! and local search threads. Both sides call the coordinator's [`Core`] directly, through the
+//! same code as its gRPC service: the file is submitted with [`stream::submit`] and watched
+//! with [`stream::watch`], and the worker runtime, the same as `cubefleet worker`'s, leases and
+//! reports through [`LocalCoordinator`]. No position is formatted and parsed again, no protocol
+//! message is framed. Results are written in line order as they finish ([`export_following`]),
+//! not all at the end. The batch id is derived from the file's contents and the mode, so
+//! running the same file again resumes from the store instead of starting over.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -13,16 +13,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_coordinator::Core;
+use cubefleet_coordinator::{stream, Core};
 use cubefleet_proto::BatchSpec;
 use cubefleet_worker::pool::{Finished, Job};
 use cubefleet_worker::remote::{completion, leased_job, mode_to_proto, progress_list};
 use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
 use cubefleet_worker::search::Progress;
+use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{submit_file, watch, ResultsFormat, ResultsWriter};
-use super::connect::{runtime, shutdown_signal, Embedded};
+use super::client::{read_chunks, show_progress, ResultsFormat, ResultsWriter};
+use super::connect::{runtime, shutdown_signal};
 use super::{ModeArgs, TablesArgs};
 
 #[derive(clap::Args, Debug)]
@@ -138,12 +139,12 @@ async fn export_following(
         let (page, _) =
             tokio::task::spawn_blocking(move || core.results(&batch, next, page_len, "", false))
                 .await??;
-        let ready = page.iter().take_while(|r| finished(r)).count();
-        for r in &page[..ready] {
+        let (read, ready) = (page.len(), page.iter().take_while(|r| finished(r)).count());
+        for r in page.into_iter().take(ready) {
             w.write(r)?;
         }
         next += ready as u64;
-        if ready == page.len() && !page.is_empty() {
+        if ready == read && read > 0 {
             page_len = (2 * page_len).min(LARGE);
         } else if next < total {
             page_len = SMALL;
@@ -195,8 +196,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mode = mode_to_proto(&args.mode.mode(), args.timeout.map(Duration::from_secs_f64));
     let id = batch_id(&args, &mode)?;
     runtime()?.block_on(async move {
-        let embedded = Embedded::in_process(&args.data).await?;
-        let client = embedded.client.clone();
+        let core =
+            cubefleet_coordinator::open(&cubefleet_coordinator::Config::new(&args.data)).await?;
+        // cancelled when the coordinator stops: its sweeper ends and a lease answers at once
+        let stopping = CancellationToken::new();
+        let sweeper = stream::sweep_leases(core.clone(), stopping.clone());
         let spec = BatchSpec {
             batch_id: id.clone(),
             name: args.file.display().to_string(),
@@ -204,8 +208,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             priority: 0,
         };
         let submission = {
-            let (client, file) = (client.clone(), args.file.clone());
-            tokio::spawn(async move { submit_file(&client, &file, spec).await })
+            let (core, file) = (core.clone(), args.file.clone());
+            tokio::spawn(async move {
+                let (chunks, reader) = read_chunks(&file);
+                let submitted = stream::submit(core, spec, chunks.map(Ok)).await;
+                reader.await??;
+                anyhow::Ok(submitted?)
+            })
         };
         let tables = Arc::new(
             tokio::task::spawn_blocking(move || loading.join())
@@ -216,13 +225,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let stop_worker = CancellationToken::new();
         let worker = {
             let (worker_id, _) =
-                embedded
-                    .core
-                    .register("embedded".into(), threads as u32, tables.fingerprint());
+                core.register("embedded".into(), threads as u32, tables.fingerprint());
             let coordinator = LocalCoordinator {
-                core: embedded.core.clone(),
+                core: core.clone(),
                 worker_id,
-                stopping: embedded.shutdown.clone(),
+                stopping: stopping.clone(),
             };
             let config = RuntimeConfig {
                 threads,
@@ -250,14 +257,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let all_finished = CancellationToken::new();
         let exporter = tokio::spawn(export_following(
-            embedded.core.clone(),
+            core.clone(),
             id.clone(),
             submitted.total,
             out,
             all_finished.clone(),
         ));
+        let progress = stream::watch(core.clone(), id.clone(), stopping.clone()).await?;
         let interrupted = tokio::select! {
-            s = watch(&client, &id) => { s?; false }
+            s = show_progress(progress) => { s?; false }
             _ = shutdown_signal() => true,
         };
         tracing::debug!("batch finished");
@@ -266,16 +274,23 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         stop_worker.cancel();
         let _ = worker.await;
+        let stop = || async {
+            stopping.cancel();
+            let _ = sweeper.await;
+            let core = core.clone();
+            tokio::task::spawn_blocking(move || core.flush()).await??;
+            anyhow::Ok(())
+        };
         if interrupted {
             exporter.abort();
             eprintln!("interrupted: everything finished so far is stored; run again to resume");
-            embedded.stop().await?;
+            stop().await?;
             return Ok(ExitCode::from(130));
         }
         exporter.await??;
         tracing::debug!("results written");
         let final_status = {
-            let (core, id) = (embedded.core.clone(), id.clone());
+            let (core, id) = (core.clone(), id.clone());
             tokio::task::spawn_blocking(move || core.status(&id)).await??
         };
         let solved: u64 = final_status.length_histogram.iter().sum();
@@ -295,7 +310,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 eprintln!("  {l:>2} moves: {n}");
             }
         }
-        embedded.stop().await?;
+        stop().await?;
         Ok(if final_status.invalid > 0 {
             ExitCode::from(1)
         } else {

@@ -3,12 +3,14 @@
 //!
 //! The runtime talks to the coordinator through the [`Coordinator`] trait, so the loop is the
 //! same over gRPC (`cubefleet worker`) and in one process (`cubefleet run`). Invariants:
+//! - the first leases are small and grow geometrically ([`first_leases`]);
 //! - the jobs held at once are about [`HELD_WORK`] of search per thread (at least two jobs per
 //!   thread, at most [`MAX_HELD`]), estimated from the mean time of the jobs finished so far:
 //!   enough that fast jobs (a fraction of a millisecond each) are leased and reported in large
 //!   groups, few enough that a dying worker strands little work;
 //! - results are reported in groups of half the capacity, smaller ones once the work held is
-//!   less than that (the end of a batch), and at least every `report_every`;
+//!   less than that (the end of a batch: half of what is held), and at least every
+//!   `report_every`;
 //! - the search threads wake the runtime only when a group is complete or enough jobs finished
 //!   to lease again, not once per job;
 //! - an empty lease while work is in hand is not repeated before the next report tick;
@@ -226,7 +228,9 @@ pub async fn run<C: Coordinator>(
     loop {
         // lease when the jobs held fall to half the capacity (or none are held), in one group
         let capacity = capacity(config.threads, mean_job);
-        let room = capacity.saturating_sub(held.len()) as u32;
+        let room = capacity
+            .saturating_sub(held.len())
+            .min(first_leases(config.threads, stats.leased)) as u32;
         if (held.is_empty() || (held.len() <= capacity / 2 && !drained)) && !shutdown.is_cancelled()
         {
             // an idle worker long-polls; one with work leases without waiting, so that its
@@ -374,11 +378,24 @@ pub async fn run<C: Coordinator>(
     stats
 }
 
-/// How many results are reported together: half the capacity, or as many as the jobs still
-/// held when that is fewer (at least 1). When the queue runs dry the groups shrink with the
-/// work left, so the last one is small and the threads do not sit idle behind it.
+/// Most jobs one lease asks for once `leased` jobs were leased: two per thread at first, then
+/// up to [`LEASE_GROWTH`] times the jobs leased so far. The threads start on a few jobs at
+/// once instead of waiting while the first full group is read from the store, and the groups
+/// grow to the capacity within a few leases.
+fn first_leases(threads: usize, leased: u64) -> usize {
+    let grown = usize::try_from(leased.saturating_mul(LEASE_GROWTH)).unwrap_or(usize::MAX);
+    (2 * threads.max(1)).max(grown)
+}
+
+/// How fast the leases of a starting worker grow ([`first_leases`]).
+const LEASE_GROWTH: u64 = 4;
+
+/// How many results are reported together: half the capacity, or half the jobs still held
+/// when that is fewer (at least 1). When the queue runs dry the groups halve with the work
+/// left, so the last one is a job or two: the threads do not finish long before the results
+/// are reported.
 fn report_group(capacity: usize, held: usize) -> usize {
-    capacity.div_ceil(2).min(held.max(1))
+    capacity.div_ceil(2).min(held.div_ceil(2).max(1))
 }
 
 /// Takes finished jobs in: they are no longer held, they wait to be reported, and their search
@@ -409,5 +426,33 @@ async fn flush<C: Coordinator>(c: &C, unreported: &mut Vec<Finished>, stats: &mu
             unreported.clear();
         }
         Err(e) => tracing::warn!(error = %e, results = n, "reporting results failed; will retry"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leases_start_small_and_grow_geometrically() {
+        // two threads: 4 jobs first, then four times the jobs leased so far
+        let mut leased = 0u64;
+        let mut sizes = Vec::new();
+        while leased < 4000 {
+            let n = first_leases(2, leased).min(capacity(2, Some(1e-4)));
+            sizes.push(n);
+            leased += n as u64;
+        }
+        assert_eq!(sizes[..4], [4, 16, 80, 400]);
+        assert!(sizes.len() <= 7, "{sizes:?}");
+    }
+
+    #[test]
+    fn report_groups_halve_with_the_work_held() {
+        assert_eq!(report_group(4000, 4000), 2000);
+        assert_eq!(report_group(4000, 1427), 714);
+        assert_eq!(report_group(4000, 2), 1);
+        assert_eq!(report_group(4000, 0), 1);
+        assert_eq!(report_group(4, 4), 2);
     }
 }
