@@ -18,7 +18,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -40,7 +40,8 @@ pub const MAX_LINE_LEN: usize = 4096;
 /// A lease held by a worker.
 #[derive(Clone, Debug)]
 struct Lease {
-    worker: String,
+    /// The worker's id (shared by all the jobs of one lease call).
+    worker: Arc<str>,
     deadline: Instant,
 }
 
@@ -211,7 +212,29 @@ enum Completed {
 /// names a candidate: two classes may share one, so users compare the job's stored canonical
 /// form and its batch's mode before they trust it.
 #[derive(Default)]
-struct SymIndex(HashMap<u64, u64>);
+struct SymIndex(HashMap<u64, u64, BuildHasherDefault<SlotHasher>>);
+
+/// The hasher of [`SymIndex`]'s map: its keys are slots, already hashes of the class and mode,
+/// so they are used as they are.
+#[derive(Default)]
+struct SlotHasher(u64);
+
+impl Hasher for SlotHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // only `u64` keys are hashed here; anything else is folded in byte by byte
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
 
 impl SymIndex {
     /// The index slot of the class with canonical key `canonical` in the mode with key `mkey`.
@@ -712,6 +735,7 @@ impl Core {
     /// queue every half second (and wakes long-polling leases when it does).
     pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<Leased>, Error> {
         self.touch(&mut self.lock(), worker);
+        let owner: Arc<str> = worker.into();
         let mut out = Vec::new();
         while out.len() < max as usize {
             let want = max as usize - out.len();
@@ -721,41 +745,43 @@ impl Core {
                 break;
             }
             let ids: Vec<u64> = next.iter().map(|e| e.1).collect();
-            let read: Vec<_> = next.into_iter().zip(self.store.jobs(&ids)?).collect();
-            let mut taken = Vec::with_capacity(read.len());
-            {
-                let mut st = self.lock();
-                let deadline = Instant::now() + self.lease_duration;
-                for (entry, job) in read {
-                    if !st.queue.remove(&entry) {
-                        continue;
-                    }
-                    let id = entry.1;
-                    let Some(job) = job.filter(|j| j.state() == JobState::Queued) else {
-                        continue;
-                    };
-                    st.count(id, JobState::Queued, JobState::Leased);
-                    st.leases.insert(
-                        id,
-                        Lease {
-                            worker: worker.to_string(),
-                            deadline,
-                        },
-                    );
-                    taken.push((id, job, st.mode(batch_seq(id))));
-                }
-            }
-            for (id, job, mode) in taken {
-                // a queued job always has a position; without one its lease simply expires
-                let Some(cube) = job.cube() else {
+            // what a lease hands out, made before the lock is taken: the position and proven
+            // lower bound of each job still queued in the store (a queued job always has a
+            // position; without one its lease simply expires)
+            let read: Vec<_> = next
+                .into_iter()
+                .zip(self.store.jobs(&ids)?)
+                .map(|(entry, job)| {
+                    let job = job.filter(|j| j.state() == JobState::Queued);
+                    let handed = job
+                        .as_ref()
+                        .and_then(|j| Some((j.cube()?, j.r().lower_bound)));
+                    (entry, job.is_some(), handed)
+                })
+                .collect();
+            let mut st = self.lock();
+            let deadline = Instant::now() + self.lease_duration;
+            for (entry, queued, handed) in read {
+                if !st.queue.remove(&entry) || !queued {
                     continue;
-                };
-                out.push(Leased {
-                    job_id: id,
-                    cube,
-                    mode,
-                    lower_bound: job.r().lower_bound,
-                });
+                }
+                let id = entry.1;
+                st.count(id, JobState::Queued, JobState::Leased);
+                st.leases.insert(
+                    id,
+                    Lease {
+                        worker: owner.clone(),
+                        deadline,
+                    },
+                );
+                if let Some((cube, lower_bound)) = handed {
+                    out.push(Leased {
+                        job_id: id,
+                        cube,
+                        mode: st.mode(batch_seq(id)),
+                        lower_bound,
+                    });
+                }
             }
         }
         Ok(out)
@@ -848,7 +874,7 @@ impl Core {
     fn requeue_from(&self, id: u64, owner: Option<&str>, why: &str) -> Result<(), Error> {
         let mut st = self.lock();
         match st.leases.get(&id) {
-            Some(l) if owner.is_none_or(|w| l.worker == w) => {}
+            Some(l) if owner.is_none_or(|w| *l.worker == *w) => {}
             _ => return Ok(()),
         }
         st.leases.remove(&id);
@@ -887,7 +913,10 @@ impl Core {
             self.touch(&mut st, worker);
             let deadline = Instant::now() + self.lease_duration;
             for p in jobs {
-                let ours = st.leases.get(&p.job_id).is_some_and(|l| l.worker == worker);
+                let ours = st
+                    .leases
+                    .get(&p.job_id)
+                    .is_some_and(|l| *l.worker == *worker);
                 let cancelled = st.batch(batch_seq(p.job_id)).cancelled;
                 if !ours || cancelled {
                     cancel.push(p.job_id);
@@ -949,16 +978,15 @@ impl Core {
             let mut ids: Vec<u64> = pending.iter().map(|c| c.job_id).collect();
             ids.sort_unstable();
             ids.dedup();
-            let records: HashMap<u64, JobRecord> = ids
-                .iter()
-                .copied()
-                .zip(self.store.jobs(&ids)?)
-                .filter_map(|(id, r)| Some((id, r?)))
-                .collect();
+            // records[i] is the record of ids[i] (sorted): looked up by binary search
+            let records = self.store.jobs(&ids)?;
             let mut verified = Vec::new();
             for c in std::mem::take(&mut pending) {
                 let mode = &modes[&batch_seq(c.job_id)];
-                let old = records.get(&c.job_id);
+                let old = ids
+                    .binary_search(&c.job_id)
+                    .ok()
+                    .and_then(|i| records[i].as_ref());
                 match self.complete_one(worker, c, old, mode)? {
                     // a verified result always has the record it was checked against
                     Completed::Verified(new) => verified.extend(old.map(|old| (c, old, new))),
@@ -1088,7 +1116,7 @@ impl Core {
                 .lock()
                 .leases
                 .get(&p.job_id)
-                .is_some_and(|l| l.worker == worker);
+                .is_some_and(|l| *l.worker == *worker);
             if ours {
                 self.heartbeat(worker, std::slice::from_ref(p))?;
                 self.requeue(p.job_id, "released by worker")?;
@@ -1217,7 +1245,7 @@ impl Core {
             .store
             .batch(batch_id)?
             .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(limit.min(4096));
         let mut next = job_id(b.seq, from_index.min(b.total));
         let end = job_id(b.seq, b.total);
         while out.len() < limit && next < end {

@@ -191,7 +191,7 @@ impl Store for SledStore {
     }
 
     fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(limit.min(4096));
         if from >= to || limit == 0 {
             return Ok(out);
         }
