@@ -137,7 +137,7 @@ pub struct Counters {
 #[derive(Default)]
 struct State {
     queue: BTreeSet<(Reverse<i32>, u64)>,
-    leases: HashMap<u64, Lease>,
+    leases: HashMap<u64, Lease, foldhash::fast::RandomState>,
     batches: HashMap<u32, BatchMem>,
     workers: HashMap<String, WorkerInfo>,
     counters: Counters,

@@ -356,16 +356,29 @@ fn parse_moves(text: &str) -> Result<MoveSeq, Error> {
 /// frame tracking; the same sequence [`parse_general`] gives (consecutive turns of one face
 /// merged). None for anything else, which the general parser then reads.
 fn parse_plain(text: &str) -> Option<MoveSeq> {
-    let mut out = Vec::with_capacity(text.len() / 3 + 1);
-    for token in text.split_ascii_whitespace() {
-        let (&letter, suffix) = token.as_bytes().split_first()?;
-        let face = Face::from_letter(letter as char)?;
-        let quarters = match suffix {
-            b"" => 1,
-            b"'" => 3,
-            b"2" | b"2'" => 2,
-            _ => return None,
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() / 3 + 1);
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        // a token: a face letter, then nothing, `'`, `2` or `2'`, then whitespace or the end
+        let face = Face::from_letter(bytes[i] as char)?;
+        let quarters = match bytes.get(i + 1) {
+            Some(b'\'') => 3,
+            Some(b'2') if bytes.get(i + 2) == Some(&b'\'') => {
+                i += 1;
+                2
+            }
+            Some(b'2') => 2,
+            _ => 1,
         };
+        i += if quarters == 1 { 1 } else { 2 };
+        if bytes.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
+            return None;
+        }
         push_merged(&mut out, Move::new(face, quarters));
     }
     Some(MoveSeq(out))

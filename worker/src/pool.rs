@@ -46,9 +46,9 @@ pub struct Finished {
 #[derive(Default)]
 struct Shared {
     /// Cancellation flag of every job in the pool (queued or running).
-    cancel: Mutex<HashMap<u64, Arc<AtomicBool>>>,
+    cancel: Mutex<HashMap<u64, Arc<AtomicBool>, foldhash::fast::RandomState>>,
     /// Progress of running jobs.
-    progress: Mutex<HashMap<u64, Progress>>,
+    progress: Mutex<HashMap<u64, Progress, foldhash::fast::RandomState>>,
 }
 
 /// A fixed set of search threads over shared tables.
@@ -112,7 +112,10 @@ impl Pool {
 
     /// Progress of the jobs currently running.
     pub fn progress(&self) -> HashMap<u64, Progress> {
-        lock(&self.shared.progress).clone()
+        lock(&self.shared.progress)
+            .iter()
+            .map(|(&id, &p)| (id, p))
+            .collect()
     }
 
     /// Number of jobs queued or running.

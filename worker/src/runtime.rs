@@ -210,7 +210,7 @@ pub async fn run<C: Coordinator>(
     let mut mean_job: Option<f64> = None;
     let mut stats = WorkerStats::default();
     // jobs held: id -> start lower bound (for release)
-    let mut held: HashMap<u64, u32> = HashMap::new();
+    let mut held: HashMap<u64, u32, foldhash::fast::RandomState> = HashMap::default();
     let mut unreported: Vec<Finished> = Vec::new();
     let mut backoff = Backoff::default();
     // the first heartbeat one period after the start (the leases are fresh until then)
@@ -402,7 +402,7 @@ fn report_group(capacity: usize, held: usize) -> usize {
 /// times update the exponentially weighted mean job time (seconds).
 fn absorb(
     finished: Vec<Finished>,
-    held: &mut HashMap<u64, u32>,
+    held: &mut HashMap<u64, u32, foldhash::fast::RandomState>,
     unreported: &mut Vec<Finished>,
     mean_job: &mut Option<f64>,
 ) {
