@@ -583,8 +583,14 @@ impl Core {
         line: &str,
     ) -> Result<(u64, JobRecord), Error> {
         let id = job_id(batch.seq, index);
+        // a line of at most MAX_LINE_LEN bytes has at most that many characters: copied whole
+        let input = if line.len() <= MAX_LINE_LEN {
+            line.to_string()
+        } else {
+            line.chars().take(MAX_LINE_LEN).collect()
+        };
         let mut r = JobResult {
-            input: line.chars().take(MAX_LINE_LEN).collect(),
+            input,
             ..JobResult::default()
         };
         let (mut canonical, mut sym) = (Vec::new(), 0);
