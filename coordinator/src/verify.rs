@@ -63,6 +63,14 @@ pub(crate) fn verify(
         };
     }
     let moves = MoveSeq::parse(&c.solution).map_err(|e| format!("solution does not parse: {e}"))?;
+    // the parser merges consecutive turns of one face ("R R" is R2): a solution is counted as
+    // it is stored only when nothing merged, so one with such turns is refused
+    if c.solution.split_ascii_whitespace().count() != moves.len() {
+        return Err(format!(
+            "`{}` is not one turn per token with no face turned twice in a row",
+            c.solution
+        ));
+    }
     if !cube.apply_moves(&moves.0).is_solved() {
         return Err(format!("`{}` does not solve the position", c.solution));
     }
@@ -99,5 +107,33 @@ pub(crate) fn verify(
         ),
         (_, "solved") => Ok(length),
         (_, other) => Err(format!("unknown status `{other}`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solved(solution: &str) -> Completion {
+        Completion {
+            status: "solved".into(),
+            solution: solution.into(),
+            has_solution: true,
+            ..Completion::default()
+        }
+    }
+
+    #[test]
+    fn a_solution_is_counted_as_written() {
+        let mode = normalize_mode(Mode::default()).expect("two-phase");
+        let cube = CubieCube::from_moves(&MoveSeq::parse("R2 U").expect("parses").0);
+        assert_eq!(verify(&cube, 0, &mode, &solved("U' R2")), Ok(2));
+        // the same turns with R2 written as two quarter turns: merged by the parser, so the
+        // length would not be the stored text's
+        let merged = verify(&cube, 0, &mode, &solved("U' R R"));
+        assert!(merged.is_err_and(|e| e.contains("twice in a row")));
+        assert!(
+            verify(&cube, 0, &mode, &solved("U R2")).is_err_and(|e| e.contains("does not solve"))
+        );
     }
 }
