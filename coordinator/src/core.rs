@@ -18,7 +18,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -212,29 +212,7 @@ enum Completed {
 /// names a candidate: two classes may share one, so users compare the job's stored canonical
 /// form and its batch's mode before they trust it.
 #[derive(Default)]
-struct SymIndex(HashMap<u64, u64, BuildHasherDefault<SlotHasher>>);
-
-/// The hasher of [`SymIndex`]'s map: its keys are slots, already hashes of the class and mode,
-/// so they are used as they are.
-#[derive(Default)]
-struct SlotHasher(u64);
-
-impl Hasher for SlotHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // only `u64` keys are hashed here; anything else is folded in byte by byte
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
+struct SymIndex(HashMap<u64, u64, foldhash::fast::RandomState>);
 
 impl SymIndex {
     /// The index slot of the class with canonical key `canonical` in the mode with key `mkey`.

@@ -88,8 +88,9 @@ pub async fn open(config: &Config) -> Result<Arc<Core>, Error> {
     tokio::task::spawn_blocking(move || Core::open(&dir, lease)).await?
 }
 
-/// Flushes the store of a coordinator that has stopped serving.
-async fn stopped(core: Arc<Core>) -> Result<(), Error> {
+/// Flushes the store of a coordinator that has stopped serving (or, in `cubefleet run`, whose
+/// in-process callers have stopped).
+pub async fn stopped(core: Arc<Core>) -> Result<(), Error> {
     tokio::task::spawn_blocking(move || core.flush()).await??;
     tracing::info!("coordinator stopped; store flushed");
     Ok(())

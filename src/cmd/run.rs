@@ -277,9 +277,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let stop = || async {
             stopping.cancel();
             let _ = sweeper.await;
-            let core = core.clone();
-            tokio::task::spawn_blocking(move || core.flush()).await??;
-            anyhow::Ok(())
+            cubefleet_coordinator::stopped(core.clone()).await
         };
         if interrupted {
             exporter.abort();

@@ -42,13 +42,16 @@ pub struct Finished {
     pub millis: f64,
 }
 
+/// A map keyed by job id, hashed with foldhash (these maps change once or more per job).
+pub type JobMap<V> = HashMap<u64, V, foldhash::fast::RandomState>;
+
 /// State shared between the pool handle and its threads.
 #[derive(Default)]
 struct Shared {
     /// Cancellation flag of every job in the pool (queued or running).
-    cancel: Mutex<HashMap<u64, Arc<AtomicBool>, foldhash::fast::RandomState>>,
+    cancel: Mutex<JobMap<Arc<AtomicBool>>>,
     /// Progress of running jobs.
-    progress: Mutex<HashMap<u64, Progress, foldhash::fast::RandomState>>,
+    progress: Mutex<JobMap<Progress>>,
 }
 
 /// A fixed set of search threads over shared tables.
@@ -111,11 +114,8 @@ impl Pool {
     }
 
     /// Progress of the jobs currently running.
-    pub fn progress(&self) -> HashMap<u64, Progress> {
-        lock(&self.shared.progress)
-            .iter()
-            .map(|(&id, &p)| (id, p))
-            .collect()
+    pub fn progress(&self) -> JobMap<Progress> {
+        lock(&self.shared.progress).clone()
     }
 
     /// Number of jobs queued or running.

@@ -19,7 +19,6 @@
 //! - on shutdown no new job is leased; running jobs get `grace` to finish, then they are
 //!   cancelled and handed back with [`Coordinator::release`].
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +26,7 @@ use std::time::Duration;
 use cubefleet_tables::Tables;
 use tokio_util::sync::CancellationToken;
 
-use crate::pool::{lock, Finished, Job, Pool};
+use crate::pool::{lock, Finished, Job, JobMap, Pool};
 use crate::search::Progress;
 
 /// What the coordinator answers to a heartbeat.
@@ -210,7 +209,7 @@ pub async fn run<C: Coordinator>(
     let mut mean_job: Option<f64> = None;
     let mut stats = WorkerStats::default();
     // jobs held: id -> start lower bound (for release)
-    let mut held: HashMap<u64, u32, foldhash::fast::RandomState> = HashMap::default();
+    let mut held: JobMap<u32> = JobMap::default();
     let mut unreported: Vec<Finished> = Vec::new();
     let mut backoff = Backoff::default();
     // the first heartbeat one period after the start (the leases are fresh until then)
@@ -402,7 +401,7 @@ fn report_group(capacity: usize, held: usize) -> usize {
 /// times update the exponentially weighted mean job time (seconds).
 fn absorb(
     finished: Vec<Finished>,
-    held: &mut HashMap<u64, u32, foldhash::fast::RandomState>,
+    held: &mut JobMap<u32>,
     unreported: &mut Vec<Finished>,
     mean_job: &mut Option<f64>,
 ) {
