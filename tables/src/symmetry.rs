@@ -54,6 +54,11 @@ pub struct Symmetries {
     /// `move_conj[s][m]` is the move `S_s * m * S_s^-1`: a solution `m1 m2 ...` of `c` maps to
     /// the solution `move_conj[s][m1] ...` of `conjugate(c, s)`.
     pub move_conj: [[Move; N_MOVE]; N_SYM],
+    /// `leading[j][3 * k + o]`, for a position with corner `k` at position `j` twisted `o`:
+    /// the least leading entry of the key (`cp[0] << 2 | co[0]`, see [`CubieCube::key`]) among
+    /// its conjugates by the six symmetries that take position `j` to position 0, and those
+    /// symmetries (bit `s` for symmetry `s`) whose conjugate has that entry.
+    leading: [[(u8, u64); 24]; 8],
 }
 
 /// The symmetries, computed once on first use (a few microseconds).
@@ -96,10 +101,33 @@ impl Symmetries {
                     .expect("a symmetry maps a face turn to a face turn");
             }
         }
+        let mut leading = [[(u8::MAX, 0u64); 24]; 8];
+        for s in 0..N_SYM {
+            let (sym, back) = (&cube[s], &cube[inverse[s] as usize]);
+            // the conjugate's corner at position 0 is the one the position has at `j`
+            let j = back.cp[0] as usize;
+            for k in 0..8 {
+                for o in 0..3u8 {
+                    let co = combine_corner_orientation(
+                        combine_corner_orientation(sym.co[k], o),
+                        back.co[0],
+                    );
+                    let entry = sym.cp[k] << 2 | co;
+                    let slot = &mut leading[j][3 * k + o as usize];
+                    if entry < slot.0 {
+                        *slot = (entry, 0);
+                    }
+                    if entry == slot.0 {
+                        slot.1 |= 1 << s;
+                    }
+                }
+            }
+        }
         Symmetries {
             cube,
             inverse,
             move_conj,
+            leading,
         }
     }
 
@@ -177,36 +205,60 @@ impl CubieCube {
     /// Two positions have the same representative exactly when one is a symmetric copy (or the
     /// inverse of a symmetric copy) of the other, so they need the same number of moves.
     ///
-    /// Cost: the candidates are compared corner by corner (the key's leading bits) and a whole
-    /// conjugate is built only for one that is not already beaten by its corners, so most of
-    /// the 96 candidates cost one or two corner lookups.
+    /// Cost: the least leading key entry (the corner that lands on position 0) of all 96
+    /// candidates comes from 16 lookups in a table made with the symmetries; only the few
+    /// candidates that have it are compared further, corner by corner, and a whole conjugate
+    /// is built only for one that its corners do not already beat.
     pub fn canonical(&self) -> Canonical {
         let syms = &*SYMMETRIES;
         let inv = self.inverse();
-        let mut best = Canonical {
-            cube: *self,
-            sym: 0,
-            inverted: false,
-        };
-        let mut best_key = self.key();
-        for s in 0..N_SYM {
-            for (inverted, c) in [(false, self), (true, &inv)] {
-                if syms.corners_beaten(c, s, &best.cube) {
-                    continue;
+        let cubes = [self, &inv];
+        // the least leading key entry of the 96 candidates, and the candidates that have it
+        // (a mask of symmetries for the position and one for its inverse): 16 table lookups
+        let mut least = u8::MAX;
+        let mut with = [0u64; 2];
+        for (t, c) in cubes.iter().enumerate() {
+            for j in 0..8 {
+                let (entry, reach) = syms.leading[j][3 * c.cp[j] as usize + c.co[j] as usize];
+                if entry < least {
+                    least = entry;
+                    with = [0, 0];
                 }
-                let cand = syms.conjugate(c, s);
-                let k = cand.key();
-                if k < best_key {
-                    best_key = k;
-                    best = Canonical {
-                        cube: cand,
-                        sym: s as u8,
-                        inverted,
-                    };
+                if entry == least {
+                    with[t] |= reach;
                 }
             }
         }
-        best
+        // the smallest key is among those; on equal keys the first by symmetry, then the
+        // position before its inverse, wins
+        let mut best: Option<(Canonical, [u8; 16])> = None;
+        let mut left = with[0] | with[1];
+        while left != 0 {
+            let s = left.trailing_zeros() as usize;
+            left &= left - 1;
+            for (t, c) in cubes.iter().enumerate() {
+                if with[t] >> s & 1 == 0 {
+                    continue;
+                }
+                if let Some((b, _)) = &best {
+                    if syms.corners_beaten(c, s, &b.cube) {
+                        continue;
+                    }
+                }
+                let cand = syms.conjugate(c, s);
+                let key = cand.key();
+                if best.as_ref().is_none_or(|(_, k)| key < *k) {
+                    let canon = Canonical {
+                        cube: cand,
+                        sym: s as u8,
+                        inverted: t == 1,
+                    };
+                    best = Some((canon, key));
+                }
+            }
+        }
+        best.expect("a leading entry is always reached by some candidate")
+            .0
     }
 }
 
@@ -289,11 +341,14 @@ mod tests {
         use rand::SeedableRng;
         let syms = &*SYMMETRIES;
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        let mut cubes: Vec<CubieCube> = (0..300).map(|_| CubieCube::random(&mut rng)).collect();
+        let mut cubes: Vec<CubieCube> = (0..2000).map(|_| CubieCube::random(&mut rng)).collect();
         for s in [
             "",
             "U2 D2 F2 B2 L2 R2",
+            // the superflip: every symmetry fixes it, so all 96 candidates tie
             "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2",
+            "R L U2 F' U2 D2 R2 L2 F' D2 F2 D R2 L2 F2 B D",
+            "F U F' U'",
         ] {
             cubes.push(CubieCube::from_moves(&MoveSeq::parse(s).expect("ok").0));
         }
