@@ -18,7 +18,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -133,13 +133,17 @@ pub struct Counters {
     pub from_store: u64,
 }
 
+/// A hash map keyed by ids this process made or read (job ids, batch sequence numbers, worker
+/// ids): hashed with foldhash, which is several times cheaper than SipHash on such keys.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Everything derived from the store, behind one lock.
 #[derive(Default)]
 struct State {
     queue: BTreeSet<(Reverse<i32>, u64)>,
-    leases: HashMap<u64, Lease, foldhash::fast::RandomState>,
-    batches: HashMap<u32, BatchMem>,
-    workers: HashMap<String, WorkerInfo>,
+    leases: FastMap<u64, Lease>,
+    batches: FastMap<u32, BatchMem>,
+    workers: FastMap<String, WorkerInfo>,
     counters: Counters,
     next_worker: u64,
     /// Search times of accepted results, for metrics and the queued-work estimate.
@@ -212,15 +216,14 @@ enum Completed {
 /// names a candidate: two classes may share one, so users compare the job's stored canonical
 /// form and its batch's mode before they trust it.
 #[derive(Default)]
-struct SymIndex(HashMap<u64, u64, foldhash::fast::RandomState>);
+struct SymIndex(FastMap<u64, u64>);
 
 impl SymIndex {
     /// The index slot of the class with canonical key `canonical` in the mode with key `mkey`.
     fn slot(canonical: &[u8; 16], mkey: &[u8]) -> u64 {
-        let mut h = std::hash::DefaultHasher::new();
-        canonical.hash(&mut h);
-        mkey.hash(&mut h);
-        h.finish()
+        // a fixed seed: the slots of one process must agree (the index is rebuilt at start-up,
+        // so they need not agree across processes)
+        foldhash::quality::FixedState::default().hash_one((canonical, mkey))
     }
 
     /// Records that job `id` (of a batch in the mode with key `mkey`) answers its class, when
@@ -301,7 +304,7 @@ impl Core {
     fn rebuild(&self) -> Result<(), Error> {
         let mut st = State::default();
         let batches = self.store.batches()?;
-        let mut priority = HashMap::new();
+        let mut priority = FastMap::default();
         for b in &batches {
             priority.insert(b.seq, b.priority);
             let m = st.batch(b.seq);
@@ -320,8 +323,8 @@ impl Core {
         // batch (a cancellation cut short by a crash) become cancelled
         let mut requeue = Vec::new();
         // lines stored per batch (the highest index + 1)
-        let mut stored: HashMap<u32, u64> = HashMap::new();
-        let mkeys: HashMap<u32, Vec<u8>> = batches
+        let mut stored: FastMap<u32, u64> = FastMap::default();
+        let mkeys: FastMap<u32, Vec<u8>> = batches
             .iter()
             .map(|b| (b.seq, mode_key(&b.mode.unwrap_or_default())))
             .collect();
@@ -944,9 +947,9 @@ impl Core {
         // compare-and-swap fail: read again and retry, a few times
         let mut pending: Vec<&Completion> = results.iter().collect();
         // the modes of the batches concerned, read under the lock once
-        let modes: HashMap<u32, Mode> = {
+        let modes: FastMap<u32, Mode> = {
             let st = self.lock();
-            let mut modes = HashMap::new();
+            let mut modes = FastMap::default();
             for c in results {
                 let seq = batch_seq(c.job_id);
                 modes.entry(seq).or_insert_with(|| st.mode(seq));
@@ -1001,7 +1004,7 @@ impl Core {
         self.store.flush()?;
         {
             // the mode keys of the group's batches, once (not once per job)
-            let mkeys: HashMap<u32, Vec<u8>> =
+            let mkeys: FastMap<u32, Vec<u8>> =
                 modes.iter().map(|(&seq, m)| (seq, mode_key(m))).collect();
             let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
             for (id, new) in &done {
@@ -1010,6 +1013,10 @@ impl Core {
         }
         let mut st = self.lock();
         self.touch(&mut st, worker);
+        if let Some(w) = st.workers.get_mut(worker) {
+            w.completed += done.len() as u64;
+        }
+        st.counters.completed += done.len() as u64;
         for (id, new) in done {
             // the job left `leased` when it held a lease, else `queued` (a late result after
             // its lease expired)
@@ -1023,10 +1030,6 @@ impl Core {
             st.count(id, from, JobState::Done);
             st.record_length(id, new.r());
             st.solve_times.observe(new.r().millis);
-            st.counters.completed += 1;
-            if let Some(w) = st.workers.get_mut(worker) {
-                w.completed += 1;
-            }
         }
         drop(st);
         Self::bump(&self.finished);
