@@ -1258,6 +1258,30 @@ impl Core {
         Ok((out, line_index(next).min(b.total)))
     }
 
+    /// The results of a batch from line `from_index` on, in line order, up to `limit` of them
+    /// and ending before its first unfinished line (invalid and cancelled lines count as
+    /// finished): what a writer of results in line order can write next while the batch runs.
+    /// Without the facelets and the batch id, which such a writer does not show.
+    pub fn finished_prefix(
+        &self,
+        batch_id: &str,
+        from_index: u64,
+        limit: usize,
+    ) -> Result<Vec<JobResult>, Error> {
+        let b = self
+            .store
+            .batch(batch_id)?
+            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        let (from, end) = (job_id(b.seq, from_index.min(b.total)), job_id(b.seq, b.total));
+        let jobs = self.store.jobs_range_while(from, end, limit, &mut |j| {
+            matches!(
+                j.state(),
+                JobState::Done | JobState::Invalid | JobState::Cancelled
+            )
+        })?;
+        Ok(jobs.into_iter().map(|(id, j)| view(id, j, false)).collect())
+    }
+
     /// One job's result.
     pub fn job(&self, id: u64) -> Result<JobResult, Error> {
         let job = self

@@ -53,8 +53,18 @@ pub(crate) trait Store: Send + Sync + 'static {
     /// is made or not on its own (of two changes of one job from the same `old`, the first
     /// given wins); the group only shares the writes.
     fn cas_jobs(&self, changes: &[(u64, &JobRecord, &JobRecord)]) -> Result<Vec<bool>, Error>;
-    /// Jobs with ids in `from..to`, in id order.
-    fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error>;
+    /// Jobs with ids in `from..to`, in id order (at most `limit`).
+    fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error> {
+        self.jobs_range_while(from, to, limit, &mut |_| true)
+    }
+    /// [`Store::jobs_range`] ending before the first job that `keep` refuses.
+    fn jobs_range_while(
+        &self,
+        from: u64,
+        to: u64,
+        limit: usize,
+        keep: &mut dyn FnMut(&JobRecord) -> bool,
+    ) -> Result<Vec<(u64, JobRecord)>, Error>;
     /// Visits every job (start-up rebuild).
     fn for_each_job(&self, f: &mut dyn FnMut(u64, JobRecord)) -> Result<(), Error>;
     /// Makes everything written so far durable.
@@ -190,13 +200,23 @@ impl Store for SledStore {
         Ok(made)
     }
 
-    fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error> {
+    fn jobs_range_while(
+        &self,
+        from: u64,
+        to: u64,
+        limit: usize,
+        keep: &mut dyn FnMut(&JobRecord) -> bool,
+    ) -> Result<Vec<(u64, JobRecord)>, Error> {
         let mut out = Vec::with_capacity(limit.min(4096));
         if from >= to || limit == 0 {
             return Ok(out);
         }
         self.scan(from, to - 1, &mut |id, v| {
-            out.push((id, JobRecord::decode(v)?));
+            let job = JobRecord::decode(v)?;
+            if !keep(&job) {
+                return Ok(false);
+            }
+            out.push((id, job));
             Ok(out.len() < limit)
         })?;
         Ok(out)

@@ -122,13 +122,6 @@ async fn export_following(
 ) -> anyhow::Result<u64> {
     const SMALL: usize = 256;
     const LARGE: usize = 4096;
-    let finished = |r: &cubefleet_proto::JobResult| {
-        use cubefleet_proto::JobState;
-        matches!(
-            JobState::try_from(r.state),
-            Ok(JobState::Done | JobState::Invalid | JobState::Cancelled)
-        )
-    };
     let mut changes = core.watch_finished();
     let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
     let (mut next, mut page_len) = (0, SMALL);
@@ -136,15 +129,15 @@ async fn export_following(
         changes.borrow_and_update();
         let read_at = tokio::time::Instant::now();
         let (core, batch) = (core.clone(), batch.clone());
-        let (page, _) =
-            tokio::task::spawn_blocking(move || core.results(&batch, next, page_len, "", false))
+        let page =
+            tokio::task::spawn_blocking(move || core.finished_prefix(&batch, next, page_len))
                 .await??;
-        let (read, ready) = (page.len(), page.iter().take_while(|r| finished(r)).count());
-        for r in page.into_iter().take(ready) {
+        let ready = page.len();
+        for r in page {
             w.write(r)?;
         }
         next += ready as u64;
-        if ready == read && read > 0 {
+        if ready == page_len {
             page_len = (2 * page_len).min(LARGE);
         } else if next < total {
             page_len = SMALL;
