@@ -468,13 +468,13 @@ impl Core {
         &self,
         batch: &BatchRecord,
         first: u64,
-        lines: &[String],
+        mut lines: Vec<String>,
     ) -> Result<Vec<(u64, JobRecord)>, Error> {
         let skip = batch.total.saturating_sub(first).min(lines.len() as u64) as usize;
         if first + lines.len() as u64 > 1 << INDEX_BITS {
             return Err(Error::InvalidArgument("batch too large".into()));
         }
-        let fresh = &lines[skip..];
+        let fresh = &mut lines[skip..];
         if fresh.is_empty() {
             return Ok(Vec::new());
         }
@@ -484,16 +484,18 @@ impl Core {
             .map_or(1, |n| n.get())
             .min(fresh.len().div_ceil(256));
         let per = fresh.len().div_ceil(threads);
-        let prepare = |k: usize, part: &[String]| -> Result<Vec<(u64, JobRecord)>, Error> {
+        let prepare = |k: usize, part: &mut [String]| -> Result<Vec<(u64, JobRecord)>, Error> {
             let at = start + (k * per) as u64;
-            part.iter()
+            part.iter_mut()
                 .enumerate()
-                .map(|(i, line)| self.prepare_line(batch, &mkey, at + i as u64, line))
+                .map(|(i, line)| {
+                    self.prepare_line(batch, &mkey, at + i as u64, std::mem::take(line))
+                })
                 .collect()
         };
         // the first run of lines on this thread, the others on scoped threads
         let parts: Vec<Result<Vec<(u64, JobRecord)>, Error>> = std::thread::scope(|scope| {
-            let mut runs = fresh.chunks(per).enumerate();
+            let mut runs = fresh.chunks_mut(per).enumerate();
             let first = runs.next();
             let handles: Vec<_> = runs
                 .map(|(k, part)| scope.spawn(move || prepare(k, part)))
@@ -561,12 +563,17 @@ impl Core {
         batch: &BatchRecord,
         mkey: &[u8],
         index: u64,
-        line: &str,
+        line: String,
     ) -> Result<(u64, JobRecord), Error> {
         let id = job_id(batch.seq, index);
-        // a line of at most MAX_LINE_LEN bytes has at most that many characters: copied whole
+        let parsed = if line.len() > MAX_LINE_LEN {
+            Err(format!("line longer than {MAX_LINE_LEN} characters"))
+        } else {
+            parse_position(&line, InputFormat::Auto).map_err(|e| e.to_string())
+        };
+        // a line of at most MAX_LINE_LEN bytes has at most that many characters: kept whole
         let input = if line.len() <= MAX_LINE_LEN {
-            line.to_string()
+            line
         } else {
             line.chars().take(MAX_LINE_LEN).collect()
         };
@@ -575,11 +582,6 @@ impl Core {
             ..JobResult::default()
         };
         let (mut canonical, mut sym) = (Vec::new(), 0);
-        let parsed = if line.len() > MAX_LINE_LEN {
-            Err(format!("line longer than {MAX_LINE_LEN} characters"))
-        } else {
-            parse_position(line, InputFormat::Auto).map_err(|e| e.to_string())
-        };
         match parsed {
             Err(e) => {
                 r.state = JobState::Invalid as i32;
@@ -1435,7 +1437,7 @@ mod tests {
             })
             .expect("begin");
         let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-        let jobs = core.prepare_chunk(&batch, 0, &lines).expect("prepare");
+        let jobs = core.prepare_chunk(&batch, 0, lines).expect("prepare");
         core.store_chunk(&mut batch, jobs).expect("store");
         core.end_submit(id);
         batch

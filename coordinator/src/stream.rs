@@ -110,7 +110,7 @@ where
             let take = pending.len().min(size);
             let lines: Vec<String> = pending.drain(..take).collect();
             let (c, first, b) = (core.clone(), next_index, batch.clone());
-            let jobs = blocking(move || c.prepare_chunk(&b, first, &lines)).await?;
+            let jobs = blocking(move || c.prepare_chunk(&b, first, lines)).await?;
             if let Some(h) = storing.take() {
                 *batch = h.await.map_err(|e| Status::internal(e.to_string()))??;
             }

@@ -126,7 +126,14 @@ pub(crate) fn read_chunks(
         };
         let mut lines = Vec::with_capacity(CHUNK_LINES);
         for line in input.lines() {
-            lines.push(line?.trim().to_string());
+            let line = line?;
+            let trimmed = line.trim();
+            // most lines have nothing to trim: kept as read
+            lines.push(if trimmed.len() == line.len() {
+                line
+            } else {
+                trimmed.to_string()
+            });
             if lines.len() == CHUNK_LINES {
                 send(std::mem::take(&mut lines))?;
             }

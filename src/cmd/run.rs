@@ -163,10 +163,13 @@ fn batch_id(args: &Args, mode: &cubefleet_proto::Mode) -> anyhow::Result<String>
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     let mut h = crc32fast::Hasher::new();
     let mut lines = 0u64;
-    for line in std::io::BufReader::new(f).lines() {
-        h.update(line?.trim().as_bytes());
+    let (mut input, mut line) = (std::io::BufReader::new(f), String::new());
+    // each line trimmed (which also drops its end of line), then a newline
+    while input.read_line(&mut line)? > 0 {
+        h.update(line.trim().as_bytes());
         h.update(b"\n");
         lines += 1;
+        line.clear();
     }
     h.update(&prost_mode_bytes(mode));
     Ok(format!("run-{:08x}-{lines}", h.finalize()))
