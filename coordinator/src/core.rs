@@ -256,7 +256,13 @@ pub struct Core {
     queued: tokio::sync::watch::Sender<u64>,
     /// Bumped whenever jobs finish (for prompt progress streams); its value means nothing.
     finished: tokio::sync::watch::Sender<u64>,
+    /// Followers of batches ([`Core::follow`]): a batch's sequence number and where its
+    /// results go as they finish.
+    followers: Mutex<Vec<(u32, Follower)>>,
 }
+
+/// Where [`Core::follow`] sends the results of a batch.
+type Follower = tokio::sync::mpsc::UnboundedSender<Vec<JobResult>>;
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -276,6 +282,7 @@ impl Core {
             submitting: Mutex::new(HashSet::new()),
             queued: tokio::sync::watch::Sender::new(0),
             finished: tokio::sync::watch::Sender::new(0),
+            followers: Mutex::new(Vec::new()),
         };
         core.rebuild()?;
         Ok(Arc::new(core))
@@ -293,6 +300,47 @@ impl Core {
     /// A receiver that sees a change whenever jobs finished after it last looked.
     pub fn watch_finished(&self) -> tokio::sync::watch::Receiver<u64> {
         self.finished.subscribe()
+    }
+
+    /// The results of the batch `batch_id` as its jobs finish from now on, in groups (in no
+    /// particular order; without the facelets and the batch id), each once it is durable:
+    /// those of completions, and those of lines finished when they were stored (invalid, or
+    /// answered from the store). A job a cancellation finishes is not sent, nor one finished
+    /// before this call: those are read from the store. Sending ends when the receiver is
+    /// dropped.
+    pub fn follow(
+        &self,
+        batch_id: &str,
+    ) -> Result<tokio::sync::mpsc::UnboundedReceiver<Vec<JobResult>>, Error> {
+        let b = self
+            .store
+            .batch(batch_id)?
+            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        self.followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((b.seq, tx));
+        Ok(rx)
+    }
+
+    /// Sends the finished jobs among `jobs` to the followers of their batches (all of one
+    /// batch, `seq`), moving them: without a follower nothing is converted.
+    fn send_followers(&self, seq: u32, jobs: impl IntoIterator<Item = (u64, JobRecord)>) {
+        let mut followers = self.followers.lock().unwrap_or_else(|e| e.into_inner());
+        followers.retain(|(_, f)| !f.is_closed());
+        let Some(f) = followers.iter().find(|(s, _)| *s == seq).map(|(_, f)| f) else {
+            return;
+        };
+        let finished: Vec<JobResult> = jobs
+            .into_iter()
+            .filter(|(_, j)| j.state().is_finished())
+            .map(|(id, j)| view(id, j, false))
+            .collect();
+        if !finished.is_empty() {
+            // a receiver dropped meanwhile is removed at the next send
+            let _ = f.send(finished);
+        }
     }
 
     /// Tells the subscribers of `signal` that something happened.
@@ -550,6 +598,7 @@ impl Core {
         st.counters.from_store += from_store;
         st.batch(batch.seq).from_store += from_store;
         drop(st);
+        self.send_followers(batch.seq, jobs);
         Self::bump(&self.queued);
         Self::bump(&self.finished);
         Ok(())
@@ -1019,7 +1068,8 @@ impl Core {
             w.completed += done.len() as u64;
         }
         st.counters.completed += done.len() as u64;
-        for (id, new) in done {
+        for (id, new) in &done {
+            let id = *id;
             // the job left `leased` when it held a lease, else `queued` (a late result after
             // its lease expired)
             let from = if st.leases.remove(&id).is_some() {
@@ -1034,6 +1084,15 @@ impl Core {
             st.solve_times.observe(new.r().millis);
         }
         drop(st);
+        if !self.followers.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
+            // the group's batches, each to its own followers
+            done.sort_unstable_by_key(|(id, _)| *id);
+            while let Some(&(first, _)) = done.first() {
+                let seq = batch_seq(first);
+                let end = done.partition_point(|(id, _)| batch_seq(*id) == seq);
+                self.send_followers(seq, done.drain(..end));
+            }
+        }
         Self::bump(&self.finished);
         Ok((accepted, rejected))
     }
@@ -1050,11 +1109,8 @@ impl Core {
         let Some(job) = job else {
             return Ok(Completed::Rejected("no such job".into()));
         };
-        match job.state() {
-            JobState::Done | JobState::Invalid | JobState::Cancelled => {
-                return Ok(Completed::Before); // reported before: harmless
-            }
-            _ => {}
+        if job.state().is_finished() {
+            return Ok(Completed::Before); // reported before: harmless
         }
         if c.status == "cancelled" {
             self.requeue_from(c.job_id, Some(worker), "worker gave it up")?;
@@ -1275,12 +1331,9 @@ impl Core {
             .batch(batch_id)?
             .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
         let (from, end) = (job_id(b.seq, from_index.min(b.total)), job_id(b.seq, b.total));
-        let jobs = self.store.jobs_range_while(from, end, limit, &mut |j| {
-            matches!(
-                j.state(),
-                JobState::Done | JobState::Invalid | JobState::Cancelled
-            )
-        })?;
+        let jobs = self
+            .store
+            .jobs_range_while(from, end, limit, &mut |j| j.state().is_finished())?;
         Ok(jobs.into_iter().map(|(id, j)| view(id, j, false)).collect())
     }
 

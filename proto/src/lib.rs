@@ -9,6 +9,13 @@ mod generated {
 
 pub use generated::*;
 
+impl JobState {
+    /// True for the states a job never leaves: done, invalid, cancelled.
+    pub fn is_finished(self) -> bool {
+        matches!(self, JobState::Done | JobState::Invalid | JobState::Cancelled)
+    }
+}
+
 pub mod client;
 
 /// The encoded `FileDescriptorSet` of the protocol (for the reflection service).

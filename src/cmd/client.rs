@@ -309,6 +309,9 @@ pub(crate) struct ResultsWriter<W: Write> {
     format: ResultsFormat,
     out: W,
     written: u64,
+    /// One line as it is made: written to `out` whole, so the many small writes of a
+    /// serialiser stay in memory (`out` is often a `dyn Write`).
+    line: Vec<u8>,
 }
 
 impl<W: Write> ResultsWriter<W> {
@@ -321,6 +324,7 @@ impl<W: Write> ResultsWriter<W> {
             format,
             out,
             written: 0,
+            line: Vec::with_capacity(256),
         })
     }
 
@@ -329,8 +333,10 @@ impl<W: Write> ResultsWriter<W> {
         let line = result_line(r);
         match self.format {
             ResultsFormat::Jsonl => {
-                serde_json::to_writer(&mut self.out, &line)?;
-                writeln!(self.out)?;
+                self.line.clear();
+                serde_json::to_writer(&mut self.line, &line)?;
+                self.line.push(b'\n');
+                self.out.write_all(&self.line)?;
             }
             ResultsFormat::Csv => writeln!(
                 self.out,

@@ -7,6 +7,7 @@
 //! not all at the end. The batch id is derived from the file's contents and the mode, so
 //! running the same file again resumes from the store instead of starting over.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cubefleet_coordinator::{stream, Core};
-use cubefleet_proto::BatchSpec;
+use cubefleet_proto::{BatchSpec, JobResult};
 use cubefleet_worker::pool::{Finished, Job};
 use cubefleet_worker::remote::{completion, leased_job, mode_to_proto, progress_list};
 use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
@@ -105,14 +106,18 @@ impl Coordinator for LocalCoordinator {
     }
 }
 
-/// Writes every result of the batch as JSON lines in line order while the batch runs, straight
-/// from the core (without the facelets, which the lines do not show): whenever jobs finish, the
-/// lines from the first one not yet written up to the first one not finished (invalid and
-/// cancelled lines count as finished). Returns the number written once all `total` are.
-/// Pages are read off the async threads. A prefix stalled by a long search is read again when
-/// jobs finish, at most every [`STALLED_EXPORT_EVERY`] and a small page at a time, and what was
-/// written is flushed then; once `all_finished` is cancelled (every job of the batch finished),
-/// the rest is read at once.
+/// Writes every result of the batch as JSON lines in line order while the batch runs, as they
+/// finish (without the facelets, which the lines do not show). Returns the number written once
+/// all `total` are.
+///
+/// The results come from the core as they finish ([`Core::follow`], which moves them out of
+/// the completions, so they are not read back from the store), and wait in a reorder buffer
+/// until every line before them is written. A line the follower will not send (finished before
+/// it began: at submission, in an earlier run, or by a cancellation) is read from the store,
+/// once per line it stops at: it started to follow before that read, so a line the read finds
+/// unfinished comes from the follower when it finishes. Once `all_finished` is cancelled
+/// (every job of the batch finished), the rest is read from the store at once. Store reads run
+/// off the async threads; what was written is flushed whenever the export waits.
 async fn export_following(
     core: Arc<Core>,
     batch: String,
@@ -120,42 +125,59 @@ async fn export_following(
     out: Box<dyn Write + Send>,
     all_finished: CancellationToken,
 ) -> anyhow::Result<u64> {
-    const SMALL: usize = 256;
-    const LARGE: usize = 4096;
-    let mut changes = core.watch_finished();
+    const PAGE: usize = 4096;
+    let mut feed = core.follow(&batch)?;
     let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
-    let (mut next, mut page_len) = (0, SMALL);
+    // results that arrived before the lines ahead of them were written, by line index
+    let mut waiting: BTreeMap<u64, JobResult> = BTreeMap::new();
+    let (mut next, mut read_at) = (0, None);
+    let (mut finishing, mut fed) = (false, true);
     while next < total {
-        changes.borrow_and_update();
-        let read_at = tokio::time::Instant::now();
-        let (core, batch) = (core.clone(), batch.clone());
-        let page =
-            tokio::task::spawn_blocking(move || core.finished_prefix(&batch, next, page_len))
-                .await??;
-        let ready = page.len();
-        for r in page {
+        while let Some(r) = waiting.remove(&next) {
             w.write(r)?;
+            next += 1;
         }
-        next += ready as u64;
-        if ready == page_len {
-            page_len = (2 * page_len).min(LARGE);
-        } else if next < total {
-            page_len = SMALL;
-            w.flush()?;
-            tokio::select! {
-                _ = all_finished.cancelled() => {}
-                _ = async {
-                    let _ = changes.changed().await;
-                    tokio::time::sleep_until(read_at + STALLED_EXPORT_EVERY).await;
-                } => {}
+        if next >= total {
+            break;
+        }
+        // the line is not among the results sent: read the store from it (once per line
+        // the export stops at, and everything once all jobs finished)
+        if read_at != Some(next) || finishing {
+            read_at = Some(next);
+            let (core, batch, from) = (core.clone(), batch.clone(), next);
+            let page = tokio::task::spawn_blocking(move || core.finished_prefix(&batch, from, PAGE))
+                .await??;
+            let full = page.len() == PAGE;
+            for r in page {
+                w.write(r)?;
+                next += 1;
             }
+            waiting = waiting.split_off(&next);
+            if full || (finishing && next < total && read_at != Some(next)) {
+                continue;
+            }
+        }
+        if finishing {
+            anyhow::bail!("line {next} of the batch has no result after all jobs finished");
+        }
+        w.flush()?;
+        tokio::select! {
+            results = feed.recv(), if fed => match results {
+                Some(results) => {
+                    for r in results {
+                        if r.index >= next {
+                            waiting.insert(r.index, r);
+                        }
+                    }
+                }
+                // the core stopped sending: the rest comes from the store at the end
+                None => fed = false,
+            },
+            _ = all_finished.cancelled() => finishing = true,
         }
     }
     w.finish()
 }
-
-/// Least time between two reads of a stalled results prefix ([`export_following`]).
-const STALLED_EXPORT_EVERY: Duration = Duration::from_millis(20);
 
 /// A batch id naming this file's contents and mode: the same file and mode give the same id.
 fn batch_id(args: &Args, mode: &cubefleet_proto::Mode) -> anyhow::Result<String> {
