@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Error;
 use crate::record::{batch_seq, job_id, line_index, BatchRecord, JobRecord, INDEX_BITS};
 use crate::store::Store;
-use crate::verify::{mode_key, normalize_mode, verify};
+use crate::verify::{mode_key, normalize_mode, solution_moves, verify};
 
 /// Longest line accepted in a submission; longer lines become invalid jobs.
 pub const MAX_LINE_LEN: usize = 4096;
@@ -1084,7 +1084,12 @@ impl Core {
             st.solve_times.observe(new.r().millis);
         }
         drop(st);
-        if !self.followers.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
+        if !self
+            .followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+        {
             // the group's batches, each to its own followers
             done.sort_unstable_by_key(|(id, _)| *id);
             while let Some(&(first, _)) = done.first() {
@@ -1138,10 +1143,11 @@ impl Core {
                 let r = new.r_mut();
                 r.state = JobState::Done as i32;
                 r.status = c.status.clone();
-                r.solution = if c.has_solution {
-                    c.solution.clone()
-                } else {
-                    String::new()
+                r.solution = match (c.has_solution, c.moves.is_empty()) {
+                    (false, _) => String::new(),
+                    (true, true) => c.solution.clone(),
+                    // verified above, so the moves read
+                    (true, false) => solution_moves(c).map(|m| m.to_string()).unwrap_or_default(),
                 };
                 r.length = length;
                 r.optimal = c.optimal;
@@ -1330,7 +1336,10 @@ impl Core {
             .store
             .batch(batch_id)?
             .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
-        let (from, end) = (job_id(b.seq, from_index.min(b.total)), job_id(b.seq, b.total));
+        let (from, end) = (
+            job_id(b.seq, from_index.min(b.total)),
+            job_id(b.seq, b.total),
+        );
         let jobs = self
             .store
             .jobs_range_while(from, end, limit, &mut |j| j.state().is_finished())?;

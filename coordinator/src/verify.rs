@@ -62,17 +62,9 @@ pub(crate) fn verify(
             Err(format!("status {} without a solution", c.status))
         };
     }
-    let moves = MoveSeq::parse(&c.solution).map_err(|e| format!("solution does not parse: {e}"))?;
-    // the parser merges consecutive turns of one face ("R R" is R2): a solution is counted as
-    // it is stored only when nothing merged, so one with such turns is refused
-    if c.solution.split_ascii_whitespace().count() != moves.len() {
-        return Err(format!(
-            "`{}` is not one turn per token with no face turned twice in a row",
-            c.solution
-        ));
-    }
+    let moves = solution_moves(c)?;
     if !cube.apply_moves(&moves.0).is_solved() {
-        return Err(format!("`{}` does not solve the position", c.solution));
+        return Err(format!("`{moves}` does not solve the position"));
     }
     let length = match metric {
         Metric::Qtm => moves.qtm_len(),
@@ -110,6 +102,31 @@ pub(crate) fn verify(
     }
 }
 
+/// The turns of a reported solution: from its compact form (`moves`) when it has one, else
+/// from its text. Refused unless every turn is its own, one face never turned twice in a row:
+/// the text parser merges such turns ("R R" is R2), and a solution is counted as it is stored.
+pub(crate) fn solution_moves(c: &Completion) -> Result<MoveSeq, String> {
+    if c.moves.is_empty() {
+        let moves =
+            MoveSeq::parse(&c.solution).map_err(|e| format!("solution does not parse: {e}"))?;
+        if c.solution.split_ascii_whitespace().count() != moves.len() {
+            return Err(format!(
+                "`{}` is not one turn per token with no face turned twice in a row",
+                c.solution
+            ));
+        }
+        return Ok(moves);
+    }
+    if !c.solution.is_empty() {
+        return Err("a solution sent both as text and as moves".into());
+    }
+    let moves = MoveSeq::from_indices(&c.moves).ok_or("a move number above 17")?;
+    if moves.0.windows(2).any(|w| w[0].face() == w[1].face()) {
+        return Err(format!("`{moves}` turns a face twice in a row"));
+    }
+    Ok(moves)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +152,34 @@ mod tests {
         assert!(
             verify(&cube, 0, &mode, &solved("U R2")).is_err_and(|e| e.contains("does not solve"))
         );
+    }
+
+    #[test]
+    fn a_solution_sent_as_moves_is_checked_like_its_text() {
+        let mode = normalize_mode(Mode::default()).expect("two-phase");
+        let cube = CubieCube::from_moves(&MoveSeq::parse("R2 U").expect("parses").0);
+        let as_moves = |moves: &str| Completion {
+            moves: MoveSeq::parse(moves).expect("parses").indices(),
+            ..solved("")
+        };
+        assert_eq!(verify(&cube, 0, &mode, &as_moves("U' R2")), Ok(2));
+        assert!(verify(&cube, 0, &mode, &as_moves("U R2"))
+            .is_err_and(|e| e.contains("`U R2` does not solve")));
+        // R2 as two quarter turns: two turns, which the text "U' R R" would not be
+        let twice = Completion {
+            moves: vec![2, 3, 3],
+            ..solved("")
+        };
+        assert!(verify(&cube, 0, &mode, &twice).is_err_and(|e| e.contains("twice in a row")));
+        let beyond = Completion {
+            moves: vec![2, 18],
+            ..solved("")
+        };
+        assert!(verify(&cube, 0, &mode, &beyond).is_err_and(|e| e.contains("above 17")));
+        let both = Completion {
+            moves: vec![2, 4],
+            ..solved("U' R2")
+        };
+        assert!(verify(&cube, 0, &mode, &both).is_err_and(|e| e.contains("both")));
     }
 }

@@ -395,6 +395,7 @@ fn solved(job_id: u64, solution: &str) -> Completion {
         nodes: 10,
         millis: 1.0,
         has_solution: true,
+        moves: Vec::new(),
     }
 }
 
@@ -648,8 +649,15 @@ async fn lease_complete_verify_and_reject() {
     assert_eq!(rejected.len(), 1);
     assert_refused_for(&rejected, "does not parse");
     lease_exactly(&mut c, &w2, 10, 1).await;
-    let (accepted, rejected) = complete(&mut c, &w2, vec![solved(id, &undo(scramble))]).await;
+    // the answer as turn numbers: the coordinator writes out its text
+    let undone = undo(scramble);
+    let as_moves = Completion {
+        moves: MoveSeq::parse(&undone).unwrap().indices(),
+        ..solved(id, "")
+    };
+    let (accepted, rejected) = complete(&mut c, &w2, vec![as_moves]).await;
     assert_eq!((accepted, rejected.len()), (1, 0));
+    assert_eq!(job(&mut c, id).await.solution, undone);
     let s = status(&mut c, "work").await;
     assert_eq!((s.queued, s.leased, s.done), (0, 0, 3));
     assert!(lease(&mut c, &w2, 10).await.is_empty());

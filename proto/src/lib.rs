@@ -12,7 +12,10 @@ pub use generated::*;
 impl JobState {
     /// True for the states a job never leaves: done, invalid, cancelled.
     pub fn is_finished(self) -> bool {
-        matches!(self, JobState::Done | JobState::Invalid | JobState::Cancelled)
+        matches!(
+            self,
+            JobState::Done | JobState::Invalid | JobState::Cancelled
+        )
     }
 }
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 use cubefleet_coordinator::{stream, Core};
 use cubefleet_proto::{BatchSpec, JobResult};
 use cubefleet_worker::pool::{Finished, Job};
-use cubefleet_worker::remote::{completion, leased_job, mode_to_proto, progress_list};
+use cubefleet_worker::remote::{completion_with_moves, leased_job, mode_to_proto, progress_list};
 use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
 use cubefleet_worker::search::Progress;
 use tokio_stream::StreamExt;
@@ -91,7 +91,7 @@ impl Coordinator for LocalCoordinator {
     }
 
     async fn complete(&self, results: &[Finished]) -> Result<(), Self::Error> {
-        let results: Vec<_> = results.iter().map(completion).collect();
+        let results: Vec<_> = results.iter().map(completion_with_moves).collect();
         let (_, rejected) = self.blocking(move |c, w| c.complete(w, &results)).await?;
         for (job, reason) in rejected {
             tracing::warn!(job, %reason, "coordinator refused a result");
@@ -145,8 +145,9 @@ async fn export_following(
         if read_at != Some(next) || finishing {
             read_at = Some(next);
             let (core, batch, from) = (core.clone(), batch.clone(), next);
-            let page = tokio::task::spawn_blocking(move || core.finished_prefix(&batch, from, PAGE))
-                .await??;
+            let page =
+                tokio::task::spawn_blocking(move || core.finished_prefix(&batch, from, PAGE))
+                    .await??;
             let full = page.len() == PAGE;
             for r in page {
                 w.write(r)?;

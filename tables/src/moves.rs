@@ -235,6 +235,22 @@ impl MoveSeq {
     pub fn parse(text: &str) -> Result<MoveSeq, Error> {
         parse_moves(text)
     }
+
+    /// The turns as their indices ([`Move::index`]), one byte each: the compact form the
+    /// protocol carries (`Completion.moves`).
+    pub fn indices(&self) -> Vec<u8> {
+        self.0.iter().map(|m| m.0).collect()
+    }
+
+    /// The sequence of the turn indices `indices` ([`MoveSeq::indices`]), None when one is not
+    /// below 18. Turns are taken as they are: two of one face in a row stay two.
+    pub fn from_indices(indices: &[u8]) -> Option<MoveSeq> {
+        indices
+            .iter()
+            .map(|&i| (usize::from(i) < N_MOVE).then_some(Move(i)))
+            .collect::<Option<Vec<Move>>>()
+            .map(MoveSeq)
+    }
 }
 
 impl fmt::Display for MoveSeq {

@@ -7,7 +7,7 @@ use cubefleet_proto::{
     mode, CompleteRequest, Completion, HeartbeatRequest, JobProgress, LeaseRequest,
     Metric as PMetric, RegisterRequest, ReleaseRequest,
 };
-use cubefleet_tables::{parse_position, CubieCube, InputFormat};
+use cubefleet_tables::{parse_position, CubieCube, InputFormat, MoveSeq};
 use tonic::Status;
 
 use crate::pool::{Finished, Job};
@@ -123,8 +123,37 @@ pub fn leased_job(id: u64, cube: CubieCube, mode: &cubefleet_proto::Mode, lower_
     }
 }
 
-/// The protocol form of a finished job (its solution in standard notation).
+/// The protocol form of a finished job, its solution in standard notation (which every
+/// coordinator reads).
 pub fn completion(f: &Finished) -> Completion {
+    Completion {
+        solution: f
+            .outcome
+            .solution
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+        ..completion_without_text(f)
+    }
+}
+
+/// The protocol form of a finished job with its solution as turn numbers (`moves`), which the
+/// coordinator writes out itself instead of parsing a text: for a coordinator that reads them
+/// (this version's, as `cubefleet run` has in the same process).
+pub fn completion_with_moves(f: &Finished) -> Completion {
+    Completion {
+        moves: f
+            .outcome
+            .solution
+            .as_ref()
+            .map(MoveSeq::indices)
+            .unwrap_or_default(),
+        ..completion_without_text(f)
+    }
+}
+
+/// [`completion`] without the solution.
+fn completion_without_text(f: &Finished) -> Completion {
     Completion {
         job_id: f.id,
         status: match f.outcome.status {
@@ -135,16 +164,11 @@ pub fn completion(f: &Finished) -> Completion {
         }
         .into(),
         has_solution: f.outcome.solution.is_some(),
-        solution: f
-            .outcome
-            .solution
-            .as_ref()
-            .map(|s| s.to_string())
-            .unwrap_or_default(),
         optimal: f.outcome.optimal,
         lower_bound: f.outcome.lower_bound,
         nodes: f.outcome.nodes,
         millis: f.millis,
+        ..Completion::default()
     }
 }
 
