@@ -204,6 +204,7 @@ fn prost_mode_bytes(mode: &cubefleet_proto::Mode) -> Vec<u8> {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    crate::keep_freed_memory();
     // the tables load (or build) while the store opens and the file is submitted
     let loading = {
         let (tables, mode) = (args.tables.clone(), args.mode.mode());
