@@ -1340,10 +1340,17 @@ impl Core {
             job_id(b.seq, from_index.min(b.total)),
             job_id(b.seq, b.total),
         );
-        let jobs = self
-            .store
-            .jobs_range_while(from, end, limit, &mut |j| j.state().is_finished())?;
-        Ok(jobs.into_iter().map(|(id, j)| view(id, j, false)).collect())
+        let mut out = Vec::with_capacity(limit.min(4096));
+        if from < end && limit > 0 {
+            self.store.scan_jobs(from, end - 1, &mut |id, job| {
+                if !job.state().is_finished() {
+                    return false;
+                }
+                out.push(view(id, job, false));
+                out.len() < limit
+            })?;
+        }
+        Ok(out)
     }
 
     /// One job's result.

@@ -53,20 +53,26 @@ pub(crate) trait Store: Send + Sync + 'static {
     /// is made or not on its own (of two changes of one job from the same `old`, the first
     /// given wins); the group only shares the writes.
     fn cas_jobs(&self, changes: &[(u64, &JobRecord, &JobRecord)]) -> Result<Vec<bool>, Error>;
+    /// Visits the jobs with ids in `from..=last` in id order while `f` returns true.
+    fn scan_jobs(&self, from: u64, last: u64, f: &mut JobVisit<'_>) -> Result<(), Error>;
     /// Jobs with ids in `from..to`, in id order (at most `limit`).
     fn jobs_range(&self, from: u64, to: u64, limit: usize) -> Result<Vec<(u64, JobRecord)>, Error> {
-        self.jobs_range_while(from, to, limit, &mut |_| true)
+        let mut out = Vec::with_capacity(limit.min(4096));
+        if from < to && limit > 0 {
+            self.scan_jobs(from, to - 1, &mut |id, job| {
+                out.push((id, job));
+                out.len() < limit
+            })?;
+        }
+        Ok(out)
     }
-    /// [`Store::jobs_range`] ending before the first job that `keep` refuses.
-    fn jobs_range_while(
-        &self,
-        from: u64,
-        to: u64,
-        limit: usize,
-        keep: &mut dyn FnMut(&JobRecord) -> bool,
-    ) -> Result<Vec<(u64, JobRecord)>, Error>;
     /// Visits every job (start-up rebuild).
-    fn for_each_job(&self, f: &mut dyn FnMut(u64, JobRecord)) -> Result<(), Error>;
+    fn for_each_job(&self, f: &mut dyn FnMut(u64, JobRecord)) -> Result<(), Error> {
+        self.scan_jobs(0, u64::MAX, &mut |id, job| {
+            f(id, job);
+            true
+        })
+    }
     /// Makes everything written so far durable.
     fn flush(&self) -> Result<(), Error>;
 }
@@ -200,33 +206,8 @@ impl Store for SledStore {
         Ok(made)
     }
 
-    fn jobs_range_while(
-        &self,
-        from: u64,
-        to: u64,
-        limit: usize,
-        keep: &mut dyn FnMut(&JobRecord) -> bool,
-    ) -> Result<Vec<(u64, JobRecord)>, Error> {
-        let mut out = Vec::with_capacity(limit.min(4096));
-        if from >= to || limit == 0 {
-            return Ok(out);
-        }
-        self.scan(from, to - 1, &mut |id, v| {
-            let job = JobRecord::decode(v)?;
-            if !keep(&job) {
-                return Ok(false);
-            }
-            out.push((id, job));
-            Ok(out.len() < limit)
-        })?;
-        Ok(out)
-    }
-
-    fn for_each_job(&self, f: &mut dyn FnMut(u64, JobRecord)) -> Result<(), Error> {
-        self.scan(0, u64::MAX, &mut |id, v| {
-            f(id, JobRecord::decode(v)?);
-            Ok(true)
-        })
+    fn scan_jobs(&self, from: u64, last: u64, f: &mut JobVisit<'_>) -> Result<(), Error> {
+        self.scan(from, last, &mut |id, v| Ok(f(id, JobRecord::decode(v)?)))
     }
 
     fn flush(&self) -> Result<(), Error> {
@@ -375,6 +356,9 @@ impl SledStore {
         Ok(())
     }
 }
+
+/// What [`Store::scan_jobs`] calls for each job: its id and record; false stops the scan.
+pub(crate) type JobVisit<'a> = dyn FnMut(u64, JobRecord) -> bool + 'a;
 
 /// What [`SledStore::scan`] calls for each job: its id and encoded record; false stops the scan.
 type Visit<'a> = dyn FnMut(u64, &[u8]) -> Result<bool, Error> + 'a;
