@@ -324,6 +324,15 @@ impl Core {
         Ok(rx)
     }
 
+    /// True while some batch has a follower.
+    fn followed(&self) -> bool {
+        !self
+            .followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
     /// Sends the finished jobs among `jobs` to the followers of their batches (all of one
     /// batch, `seq`), moving them: without a follower nothing is converted.
     fn send_followers(&self, seq: u32, jobs: impl IntoIterator<Item = (u64, JobRecord)>) {
@@ -1084,12 +1093,7 @@ impl Core {
             st.solve_times.observe(new.r().millis);
         }
         drop(st);
-        if !self
-            .followers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
-        {
+        if self.followed() {
             // the group's batches, each to its own followers
             done.sort_unstable_by_key(|(id, _)| *id);
             while let Some(&(first, _)) = done.first() {
@@ -1510,6 +1514,70 @@ mod tests {
         core.store_chunk(&mut batch, jobs).expect("store");
         core.end_submit(id);
         batch
+    }
+
+    #[test]
+    fn a_follower_gets_the_results_that_finish_after_it_began() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("open");
+        let w = core.register("w".into(), 1, String::new()).0;
+        let solve = |job_id: u64, solution: &str| Completion {
+            job_id,
+            status: "solved".into(),
+            solution: solution.into(),
+            has_solution: true,
+            ..Completion::default()
+        };
+        let before = submit(&core, "b", &["R"]);
+        let first = core.lease(&w, 1).expect("lease")[0].job_id;
+        assert_eq!(
+            core.complete(&w, &[solve(first, "R'")])
+                .expect("complete")
+                .0,
+            1
+        );
+        // begun now: the job finished before is not sent
+        let mut feed = core.follow("b").expect("follow");
+        assert!(feed.try_recv().is_err());
+        // a line finished at submission (invalid) and a completion are sent, once durable
+        let mut batch = core.store.batch("b").expect("read").expect("stored");
+        // (not "U": a symmetric copy of "R", which the store would answer)
+        let more = ["U R F", "not a cube"].map(String::from);
+        let jobs = core
+            .prepare_chunk(&batch, 1, more.to_vec())
+            .expect("prepare");
+        core.store_chunk(&mut batch, jobs).expect("store");
+        let invalid = feed.try_recv().expect("the invalid line");
+        assert_eq!(invalid.len(), 1);
+        assert_eq!(
+            (invalid[0].index, invalid[0].status.as_str()),
+            (2, "invalid")
+        );
+        let second = core.lease(&w, 1).expect("lease")[0].job_id;
+        assert_eq!(
+            core.complete(&w, &[solve(second, "F' R' U'")])
+                .expect("complete")
+                .0,
+            1
+        );
+        let done = feed.try_recv().expect("the completion");
+        assert_eq!(done.len(), 1);
+        assert_eq!((done[0].index, done[0].solution.as_str()), (1, "F' R' U'"));
+        // another batch's results are not
+        let other = submit(&core, "other", &["D2 B L"]);
+        let third = core.lease(&w, 1).expect("lease")[0].job_id;
+        assert_eq!(batch_seq(third), other.seq);
+        assert_eq!(
+            core.complete(&w, &[solve(third, "L' B' D2")])
+                .expect("complete")
+                .0,
+            1
+        );
+        assert!(feed.try_recv().is_err());
+        // a receiver dropped is forgotten at the next sending
+        drop(feed);
+        core.send_followers(before.seq, Vec::new());
+        assert!(!core.followed());
     }
 
     #[test]
