@@ -27,6 +27,7 @@ use cubefleet_proto::{
     Mode,
 };
 use cubefleet_tables::{parse_position, CubieCube, FaceletCube, InputFormat, MoveSeq};
+use prost::Message;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
@@ -199,14 +200,41 @@ impl State {
 
 /// What became of one reported result.
 enum Completed {
-    /// Verified: the new record, to be stored by compare-and-swap against the one read.
-    Verified(Box<JobRecord>),
+    /// Verified: what the job's record becomes, stored by compare-and-swap against the one read.
+    Verified(Verified),
     /// The job had finished before (a repeated report): accepted, nothing changes.
     Before,
     /// The worker gave the job up (cancelled): back to the queue.
     GivenUp,
     /// Refused, with the reason.
     Rejected(String),
+}
+
+/// A verified result: the fields of the job's record it sets.
+struct Verified {
+    status: String,
+    solution: String,
+    length: u32,
+    optimal: bool,
+    lower_bound: u32,
+    nodes: u64,
+    millis: f64,
+}
+
+impl Verified {
+    /// The record `job` with this result: done, its lower bound the higher of the two.
+    fn apply(self, mut job: JobRecord) -> JobRecord {
+        let r = job.r_mut();
+        r.state = JobState::Done as i32;
+        r.status = self.status;
+        r.solution = self.solution;
+        r.length = self.length;
+        r.optimal = self.optimal;
+        r.lower_bound = r.lower_bound.max(self.lower_bound);
+        r.nodes = self.nodes;
+        r.millis = self.millis;
+        job
+    }
 }
 
 /// The symmetry index: `hash(canonical key ++ mode key)` to the id of a finished job of that
@@ -872,7 +900,12 @@ impl Core {
         &self,
         changes: Vec<(u64, JobRecord, JobRecord)>,
     ) -> Result<Vec<(u64, JobRecord, JobRecord)>, Error> {
-        let swaps: Vec<_> = changes.iter().map(|(id, o, n)| (*id, o, n)).collect();
+        let old: Vec<Vec<u8>> = changes.iter().map(|(_, o, _)| o.encode_to_vec()).collect();
+        let swaps: Vec<_> = changes
+            .iter()
+            .zip(&old)
+            .map(|((id, _, n), o)| (*id, o.as_slice(), n))
+            .collect();
         let made = self.store.cas_jobs(&swaps)?;
         Ok(changes
             .into_iter()
@@ -1025,33 +1058,44 @@ impl Core {
             let mut ids: Vec<u64> = pending.iter().map(|c| c.job_id).collect();
             ids.sort_unstable();
             ids.dedup();
-            // records[i] is the record of ids[i] (sorted): looked up by binary search
-            let records = self.store.jobs(&ids)?;
-            let mut verified = Vec::new();
+            // records[i] is the record of ids[i] (sorted): looked up by binary search; a
+            // verified result takes its record (to make the new one of it without a copy)
+            let mut records = self.store.jobs(&ids)?;
+            let read: Vec<bool> = records.iter().map(Option::is_some).collect();
+            // (result, the record as read and encoded, the new record)
+            let mut verified: Vec<(&Completion, Vec<u8>, JobRecord)> = Vec::new();
             for c in std::mem::take(&mut pending) {
                 let mode = &modes[&batch_seq(c.job_id)];
-                let old = ids
-                    .binary_search(&c.job_id)
-                    .ok()
-                    .and_then(|i| records[i].as_ref());
+                let at = ids.binary_search(&c.job_id).ok();
+                if at.is_some_and(|i| read[i] && records[i].is_none()) {
+                    // a second result for a job of the group: after the first is stored, it
+                    // is one reported before
+                    retry.push(c);
+                    continue;
+                }
+                let old = at.and_then(|i| records[i].as_ref());
                 match self.complete_one(worker, c, old, mode)? {
                     // a verified result always has the record it was checked against
-                    Completed::Verified(new) => verified.extend(old.map(|old| (c, old, new))),
+                    Completed::Verified(v) => {
+                        if let Some(old) = at.and_then(|i| records[i].take()) {
+                            verified.push((c, old.encode_to_vec(), v.apply(old)));
+                        }
+                    }
                     Completed::Before => accepted += 1,
                     Completed::GivenUp => {}
                     Completed::Rejected(reason) => rejected.push((c.job_id, reason)),
                 }
             }
             // the group's records in one compare-and-swap per block
-            let swaps: Vec<(u64, &JobRecord, &JobRecord)> = verified
+            let swaps: Vec<(u64, &[u8], &JobRecord)> = verified
                 .iter()
-                .map(|(c, old, new)| (c.job_id, *old, &**new))
+                .map(|(c, old, new)| (c.job_id, old.as_slice(), new))
                 .collect();
             let made = self.store.cas_jobs(&swaps)?;
             for ((c, _, new), made) in verified.into_iter().zip(made) {
                 if made {
                     accepted += 1;
-                    done.push((c.job_id, *new));
+                    done.push((c.job_id, new));
                 } else {
                     retry.push(c);
                 }
@@ -1142,24 +1186,20 @@ impl Core {
                 self.requeue_from(c.job_id, Some(worker), "result rejected")?;
                 Ok(Completed::Rejected(reason))
             }
-            Ok(length) => {
-                let mut new = job.clone();
-                let r = new.r_mut();
-                r.state = JobState::Done as i32;
-                r.status = c.status.clone();
-                r.solution = match (c.has_solution, c.moves.is_empty()) {
+            Ok(length) => Ok(Completed::Verified(Verified {
+                status: c.status.clone(),
+                solution: match (c.has_solution, c.moves.is_empty()) {
                     (false, _) => String::new(),
                     (true, true) => c.solution.clone(),
                     // verified above, so the moves read
                     (true, false) => solution_moves(c).map(|m| m.to_string()).unwrap_or_default(),
-                };
-                r.length = length;
-                r.optimal = c.optimal;
-                r.lower_bound = r.lower_bound.max(c.lower_bound);
-                r.nodes = c.nodes;
-                r.millis = c.millis;
-                Ok(Completed::Verified(Box::new(new)))
-            }
+                },
+                length,
+                optimal: c.optimal,
+                lower_bound: c.lower_bound,
+                nodes: c.nodes,
+                millis: c.millis,
+            })),
         }
     }
 
@@ -1514,6 +1554,27 @@ mod tests {
         core.store_chunk(&mut batch, jobs).expect("store");
         core.end_submit(id);
         batch
+    }
+
+    #[test]
+    fn a_result_reported_twice_in_one_group_is_stored_and_counted_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("open");
+        let b = submit(&core, "twice", &["R U"]);
+        let w = core.register("w".into(), 1, String::new()).0;
+        let id = core.lease(&w, 1).expect("lease")[0].job_id;
+        let done = Completion {
+            job_id: id,
+            status: "solved".into(),
+            solution: "U' R'".into(),
+            has_solution: true,
+            ..Completion::default()
+        };
+        let (accepted, rejected) = core.complete(&w, &[done.clone(), done]).expect("complete");
+        assert_eq!((accepted, rejected.len()), (2, 0), "{rejected:?}");
+        assert_eq!(core.counters().0.completed, 1);
+        assert_eq!(core.status("twice").expect("status").done, 1);
+        assert_eq!(core.job(job_id(b.seq, 0)).expect("job").solution, "U' R'");
     }
 
     #[test]

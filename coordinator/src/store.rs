@@ -47,12 +47,13 @@ pub(crate) trait Store: Send + Sync + 'static {
     /// Replaces `old` by `new` if the stored record is still `old`; false when it changed.
     /// `old` must be a record this store returned for `id`.
     fn cas_job(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error> {
-        Ok(self.cas_jobs(&[(id, old, new)])?[0])
+        Ok(self.cas_jobs(&[(id, &old.encode_to_vec(), new)])?[0])
     }
-    /// [`Store::cas_job`] for each `(id, old, new)`: whether each change was made. Each change
-    /// is made or not on its own (of two changes of one job from the same `old`, the first
-    /// given wins); the group only shares the writes.
-    fn cas_jobs(&self, changes: &[(u64, &JobRecord, &JobRecord)]) -> Result<Vec<bool>, Error>;
+    /// [`Store::cas_job`] for each `(id, old, new)`, `old` given encoded (as
+    /// `encode_to_vec` makes it of the record read): whether each change was made. Each
+    /// change is made or not on its own (of two changes of one job from the same `old`, the
+    /// first given wins); the group only shares the writes.
+    fn cas_jobs(&self, changes: &[(u64, &[u8], &JobRecord)]) -> Result<Vec<bool>, Error>;
     /// Visits the jobs with ids in `from..=last` in id order while `f` returns true.
     fn scan_jobs(&self, from: u64, last: u64, f: &mut JobVisit<'_>) -> Result<(), Error>;
     /// Jobs with ids in `from..to`, in id order (at most `limit`).
@@ -177,7 +178,7 @@ impl Store for SledStore {
         Ok(())
     }
 
-    fn cas_jobs(&self, changes: &[(u64, &JobRecord, &JobRecord)]) -> Result<Vec<bool>, Error> {
+    fn cas_jobs(&self, changes: &[(u64, &[u8], &JobRecord)]) -> Result<Vec<bool>, Error> {
         let mut made = vec![false; changes.len()];
         let mut order: Vec<usize> = (0..changes.len()).collect();
         order.sort_unstable_by_key(|&i| changes[i].0);
@@ -217,15 +218,12 @@ impl Store for SledStore {
 }
 
 impl SledStore {
-    /// Compare-and-swap of a record under the job's own id (stores of earlier versions).
-    fn cas_own(&self, id: u64, old: &JobRecord, new: &JobRecord) -> Result<bool, Error> {
+    /// Compare-and-swap of a record under the job's own id (stores of earlier versions);
+    /// `old` encoded.
+    fn cas_own(&self, id: u64, old: &[u8], new: &JobRecord) -> Result<bool, Error> {
         Ok(self
             .jobs
-            .compare_and_swap(
-                id.to_be_bytes(),
-                Some(old.encode_to_vec()),
-                Some(new.encode_to_vec()),
-            )?
+            .compare_and_swap(id.to_be_bytes(), Some(old), Some(new.encode_to_vec()))?
             .is_ok())
     }
 
@@ -251,7 +249,7 @@ impl SledStore {
         len: u64,
         mut bytes: sled::IVec,
         members: &[usize],
-        changes: &[(u64, &JobRecord, &JobRecord)],
+        changes: &[(u64, &[u8], &JobRecord)],
         made: &mut [bool],
     ) -> Result<(), Error> {
         let mut own = std::collections::HashSet::new();
@@ -267,7 +265,7 @@ impl SledStore {
             if own.contains(&id) {
                 made[i] = self.cas_own(id, old, new)?;
             } else {
-                in_block.push((i, old.encode_to_vec(), new.encode_to_vec()));
+                in_block.push((i, old, new.encode_to_vec()));
             }
         }
         loop {
@@ -278,7 +276,7 @@ impl SledStore {
             let mut any = false;
             for (i, old, new) in &in_block {
                 let at = (changes[*i].0 - start) as usize;
-                made[*i] = records[at] == old.as_slice();
+                made[*i] = records[at] == *old;
                 if made[*i] {
                     records[at] = new;
                     any = true;
@@ -608,9 +606,11 @@ mod tests {
         let done: Vec<JobRecord> = (0..4)
             .map(|i| record(&format!("done {i}"), JobState::Done))
             .collect();
-        let olds = [&old[0], &old[1], &own, &old[3]];
-        let changes: Vec<(u64, &JobRecord, &JobRecord)> =
-            (0..4).rev().map(|i| (ids[i], olds[i], &done[i])).collect();
+        let olds = [&old[0], &old[1], &own, &old[3]].map(|o| o.encode_to_vec());
+        let changes: Vec<(u64, &[u8], &JobRecord)> = (0..4)
+            .rev()
+            .map(|i| (ids[i], olds[i].as_slice(), &done[i]))
+            .collect();
         let made = store.cas_jobs(&changes).expect("cas");
         assert_eq!(made, [false, true, true, true], "in the order given");
         let now: Vec<Option<String>> = store
