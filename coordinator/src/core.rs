@@ -1556,20 +1556,31 @@ mod tests {
         batch
     }
 
-    #[test]
-    fn a_result_reported_twice_in_one_group_is_stored_and_counted_once() {
+    /// A core on a fresh store (in the returned directory) with a registered worker.
+    fn fresh_core() -> (tempfile::TempDir, Arc<Core>, String) {
         let dir = tempfile::tempdir().expect("temp dir");
         let core = Core::open(dir.path(), Duration::from_secs(30)).expect("open");
-        let b = submit(&core, "twice", &["R U"]);
         let w = core.register("w".into(), 1, String::new()).0;
-        let id = core.lease(&w, 1).expect("lease")[0].job_id;
-        let done = Completion {
-            job_id: id,
+        (dir, core, w)
+    }
+
+    /// A "solved" result of job `job_id`.
+    fn solved(job_id: u64, solution: &str) -> Completion {
+        Completion {
+            job_id,
             status: "solved".into(),
-            solution: "U' R'".into(),
+            solution: solution.into(),
             has_solution: true,
             ..Completion::default()
-        };
+        }
+    }
+
+    #[test]
+    fn a_result_reported_twice_in_one_group_is_stored_and_counted_once() {
+        let (_dir, core, w) = fresh_core();
+        let b = submit(&core, "twice", &["R U"]);
+        let id = core.lease(&w, 1).expect("lease")[0].job_id;
+        let done = solved(id, "U' R'");
         let (accepted, rejected) = core.complete(&w, &[done.clone(), done]).expect("complete");
         assert_eq!((accepted, rejected.len()), (2, 0), "{rejected:?}");
         assert_eq!(core.counters().0.completed, 1);
@@ -1579,20 +1590,11 @@ mod tests {
 
     #[test]
     fn a_follower_gets_the_results_that_finish_after_it_began() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("open");
-        let w = core.register("w".into(), 1, String::new()).0;
-        let solve = |job_id: u64, solution: &str| Completion {
-            job_id,
-            status: "solved".into(),
-            solution: solution.into(),
-            has_solution: true,
-            ..Completion::default()
-        };
+        let (_dir, core, w) = fresh_core();
         let before = submit(&core, "b", &["R"]);
         let first = core.lease(&w, 1).expect("lease")[0].job_id;
         assert_eq!(
-            core.complete(&w, &[solve(first, "R'")])
+            core.complete(&w, &[solved(first, "R'")])
                 .expect("complete")
                 .0,
             1
@@ -1616,7 +1618,7 @@ mod tests {
         );
         let second = core.lease(&w, 1).expect("lease")[0].job_id;
         assert_eq!(
-            core.complete(&w, &[solve(second, "F' R' U'")])
+            core.complete(&w, &[solved(second, "F' R' U'")])
                 .expect("complete")
                 .0,
             1
@@ -1629,7 +1631,7 @@ mod tests {
         let third = core.lease(&w, 1).expect("lease")[0].job_id;
         assert_eq!(batch_seq(third), other.seq);
         assert_eq!(
-            core.complete(&w, &[solve(third, "L' B' D2")])
+            core.complete(&w, &[solved(third, "L' B' D2")])
                 .expect("complete")
                 .0,
             1
@@ -1643,19 +1645,11 @@ mod tests {
 
     #[test]
     fn the_symmetry_index_answers_symmetric_copies_survives_a_restart_and_checks_candidates() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("open");
+        let (dir, core, w) = fresh_core();
         let first = submit(&core, "first", &["R U"]);
-        let w = core.register("w".into(), 1, String::new()).0;
         let leased = core.lease(&w, 10).expect("lease");
         assert_eq!(leased.len(), 1);
-        let done = Completion {
-            job_id: leased[0].job_id,
-            status: "solved".into(),
-            solution: "U' R'".into(),
-            has_solution: true,
-            ..Completion::default()
-        };
+        let done = solved(leased[0].job_id, "U' R'");
         assert_eq!(core.complete(&w, &[done]).expect("complete").0, 1);
         // a mirror image of the position (L' U', conjugated by the R-L mirror) and its inverse
         // copy (U R) are answered from the store, with solutions of their own
