@@ -340,16 +340,20 @@ impl Core {
         &self,
         batch_id: &str,
     ) -> Result<tokio::sync::mpsc::UnboundedReceiver<Vec<JobResult>>, Error> {
-        let b = self
-            .store
-            .batch(batch_id)?
-            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        let b = self.batch_record(batch_id)?;
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         self.followers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push((b.seq, tx));
         Ok(rx)
+    }
+
+    /// The stored record of the batch `batch_id` (NotFound when there is none).
+    fn batch_record(&self, batch_id: &str) -> Result<BatchRecord, Error> {
+        self.store
+            .batch(batch_id)?
+            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))
     }
 
     /// True while some batch has a follower.
@@ -1224,10 +1228,7 @@ impl Core {
 
     /// Cancels a batch: queued jobs become cancelled now, leased ones at their next heartbeat.
     pub fn cancel(&self, batch_id: &str) -> Result<BatchStatus, Error> {
-        let mut b = self
-            .store
-            .batch(batch_id)?
-            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        let mut b = self.batch_record(batch_id)?;
         b.cancelled = true;
         self.store.put_batch(&b)?;
         self.lock().batch(b.seq).cancelled = true;
@@ -1269,10 +1270,7 @@ impl Core {
 
     /// A batch's progress.
     pub fn status(&self, batch_id: &str) -> Result<BatchStatus, Error> {
-        let b = self
-            .store
-            .batch(batch_id)?
-            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        let b = self.batch_record(batch_id)?;
         Ok(self.status_of(&b))
     }
 
@@ -1336,10 +1334,7 @@ impl Core {
         status: &str,
         facelets: bool,
     ) -> Result<(Vec<JobResult>, u64), Error> {
-        let b = self
-            .store
-            .batch(batch_id)?
-            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        let b = self.batch_record(batch_id)?;
         let mut out = Vec::with_capacity(limit.min(4096));
         let mut next = job_id(b.seq, from_index.min(b.total));
         let end = job_id(b.seq, b.total);
@@ -1376,10 +1371,7 @@ impl Core {
         from_index: u64,
         limit: usize,
     ) -> Result<Vec<JobResult>, Error> {
-        let b = self
-            .store
-            .batch(batch_id)?
-            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))?;
+        let b = self.batch_record(batch_id)?;
         let (from, end) = (
             job_id(b.seq, from_index.min(b.total)),
             job_id(b.seq, b.total),
