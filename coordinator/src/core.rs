@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Error;
 use crate::record::{batch_seq, job_id, line_index, BatchRecord, JobRecord, INDEX_BITS};
 use crate::store::Store;
-use crate::verify::{mode_key, normalize_mode, solution_moves, verify};
+use crate::verify::{mode_key, normalize_mode, verify, Checked};
 
 /// Longest line accepted in a submission; longer lines become invalid jobs.
 pub const MAX_LINE_LEN: usize = 4096;
@@ -1190,14 +1190,9 @@ impl Core {
                 self.requeue_from(c.job_id, Some(worker), "result rejected")?;
                 Ok(Completed::Rejected(reason))
             }
-            Ok(length) => Ok(Completed::Verified(Verified {
+            Ok(Checked { length, solution }) => Ok(Completed::Verified(Verified {
                 status: c.status.clone(),
-                solution: match (c.has_solution, c.moves.is_empty()) {
-                    (false, _) => String::new(),
-                    (true, true) => c.solution.clone(),
-                    // verified above, so the moves read
-                    (true, false) => solution_moves(c).map(|m| m.to_string()).unwrap_or_default(),
-                },
+                solution,
                 length,
                 optimal: c.optimal,
                 lower_bound: c.lower_bound,

@@ -34,20 +34,33 @@ pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
     }
 }
 
+/// A result that passed [`verify`]: what the job's record stores of it.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Checked {
+    /// The solution's length in the mode's metric (0 without one).
+    pub(crate) length: u32,
+    /// The solution in standard notation: the text sent, or the turn numbers written out
+    /// ("" without one).
+    pub(crate) solution: String,
+}
+
 /// Checks a worker's result for the position `cube`, whose proven lower bound is
-/// `lower_bound`, under `mode`; returns the solution length (in the mode's metric) or the
-/// reason it is refused.
+/// `lower_bound`, under `mode`; returns what is stored of it, or the reason it is refused.
 pub(crate) fn verify(
     cube: &CubieCube,
     lower_bound: u32,
     mode: &Mode,
     c: &Completion,
-) -> Result<u32, String> {
+) -> Result<Checked, String> {
+    let none = || Checked {
+        length: 0,
+        solution: String::new(),
+    };
     let metric = metric_of(mode);
     if c.status == "none_within" {
         return match &mode.kind {
             Some(mode::Kind::DepthLimited(d)) if !c.has_solution && c.lower_bound > d.max_depth => {
-                Ok(0)
+                Ok(none())
             }
             Some(mode::Kind::DepthLimited(_)) => {
                 Err("none_within needs a lower bound above the depth limit".into())
@@ -57,7 +70,7 @@ pub(crate) fn verify(
     }
     if !c.has_solution {
         return if c.status == "timeout" {
-            Ok(0)
+            Ok(none())
         } else {
             Err(format!("status {} without a solution", c.status))
         };
@@ -75,7 +88,7 @@ pub(crate) fn verify(
             "{length} moves is below the proven lower bound {lower_bound}"
         ));
     }
-    match (&mode.kind, c.status.as_str()) {
+    let length = match (&mode.kind, c.status.as_str()) {
         (_, "timeout") => Ok(length),
         (Some(mode::Kind::TwoPhase(t)), "solved") if length > t.max_length => Err(format!(
             "{length} moves is above the target {}",
@@ -99,13 +112,19 @@ pub(crate) fn verify(
         ),
         (_, "solved") => Ok(length),
         (_, other) => Err(format!("unknown status `{other}`")),
-    }
+    }?;
+    let solution = if c.moves.is_empty() {
+        c.solution.clone()
+    } else {
+        moves.to_string()
+    };
+    Ok(Checked { length, solution })
 }
 
 /// The turns of a reported solution: from its compact form (`moves`) when it has one, else
 /// from its text. Refused unless every turn is its own, one face never turned twice in a row:
 /// the text parser merges such turns ("R R" is R2), and a solution is counted as it is stored.
-pub(crate) fn solution_moves(c: &Completion) -> Result<MoveSeq, String> {
+fn solution_moves(c: &Completion) -> Result<MoveSeq, String> {
     if c.moves.is_empty() {
         let moves =
             MoveSeq::parse(&c.solution).map_err(|e| format!("solution does not parse: {e}"))?;
@@ -144,7 +163,8 @@ mod tests {
     fn a_solution_is_counted_as_written() {
         let mode = normalize_mode(Mode::default()).expect("two-phase");
         let cube = CubieCube::from_moves(&MoveSeq::parse("R2 U").expect("parses").0);
-        assert_eq!(verify(&cube, 0, &mode, &solved("U' R2")), Ok(2));
+        let checked = verify(&cube, 0, &mode, &solved("U' R2"));
+        assert_eq!(checked.map(|v| v.length), Ok(2));
         // the same turns with R2 written as two quarter turns: merged by the parser, so the
         // length would not be the stored text's
         let merged = verify(&cube, 0, &mode, &solved("U' R R"));
@@ -162,7 +182,11 @@ mod tests {
             moves: MoveSeq::parse(moves).expect("parses").indices(),
             ..solved("")
         };
-        assert_eq!(verify(&cube, 0, &mode, &as_moves("U' R2")), Ok(2));
+        let checked = verify(&cube, 0, &mode, &as_moves("U' R2"));
+        assert_eq!(
+            checked.map(|v| (v.length, v.solution)),
+            Ok((2, "U' R2".into()))
+        );
         assert!(verify(&cube, 0, &mode, &as_moves("U R2"))
             .is_err_and(|e| e.contains("`U R2` does not solve")));
         // R2 as two quarter turns: two turns, which the text "U' R R" would not be
