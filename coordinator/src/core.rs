@@ -187,7 +187,7 @@ impl State {
     }
 
     fn record_length(&mut self, id: u64, r: &JobResult) {
-        if r.status == "solved" || (r.status == "timeout" && !r.solution.is_empty()) {
+        if r.has_length() {
             let h = &mut self.batch(batch_seq(id)).histogram;
             let n = r.length as usize;
             if h.len() <= n {

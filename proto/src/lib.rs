@@ -19,6 +19,14 @@ impl JobState {
     }
 }
 
+impl JobResult {
+    /// True when the result has a solution whose length counts: a solved job, or one whose
+    /// time ran out with a solution found. (A solved cube's empty solution counts, 0 moves.)
+    pub fn has_length(&self) -> bool {
+        self.status == "solved" || (self.status == "timeout" && !self.solution.is_empty())
+    }
+}
+
 pub mod client;
 
 /// The encoded `FileDescriptorSet` of the protocol (for the reflection service).

@@ -254,7 +254,7 @@ fn status_text(s: &BatchStatus) -> String {
 
 /// The user-facing line of a stored result (its strings move into the line).
 pub(crate) fn result_line(r: JobResult) -> ResultLine {
-    let has_length = r.status == "solved" || (r.status == "timeout" && !r.solution.is_empty());
+    let has_length = r.has_length();
     let status = if r.status.is_empty() {
         match JobState::try_from(r.state) {
             Ok(JobState::Leased) => "leased",
