@@ -126,55 +126,65 @@ async fn export_following(
     all_finished: CancellationToken,
 ) -> anyhow::Result<u64> {
     const PAGE: usize = 4096;
+    // the finished results from line `from` on, up to the first unfinished one (PAGE at most)
+    let read = |from: u64| {
+        let (core, batch) = (core.clone(), batch.clone());
+        async move {
+            tokio::task::spawn_blocking(move || core.finished_prefix(&batch, from, PAGE)).await?
+        }
+    };
     let mut feed = core.follow(&batch)?;
     let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
     // results that arrived before the lines ahead of them were written, by line index
     let mut waiting: BTreeMap<u64, JobResult> = BTreeMap::new();
-    let (mut next, mut read_at) = (0, None);
-    let (mut finishing, mut fed) = (false, true);
+    let (mut next, mut read_at, mut fed) = (0, None, true);
     while next < total {
         while let Some(r) = waiting.remove(&next) {
             w.write(r)?;
             next += 1;
         }
-        if next >= total {
-            break;
-        }
-        // the line is not among the results sent: read the store from it (once per line
-        // the export stops at, and everything once all jobs finished)
-        if read_at != Some(next) || finishing {
-            read_at = Some(next);
-            let (core, batch, from) = (core.clone(), batch.clone(), next);
-            let page =
-                tokio::task::spawn_blocking(move || core.finished_prefix(&batch, from, PAGE))
-                    .await??;
+        // the line is not among the results sent: read the store from it, once per line the
+        // export stops at (a page short of PAGE ends at a line then unfinished, which the
+        // follower sends when it finishes)
+        if next < total && read_at != Some(next) {
+            let page = read(next).await?;
             let full = page.len() == PAGE;
             for r in page {
                 w.write(r)?;
                 next += 1;
             }
             waiting = waiting.split_off(&next);
-            if full || (finishing && next < total && read_at != Some(next)) {
+            if full {
                 continue;
             }
+            read_at = Some(next);
         }
-        if finishing {
-            anyhow::bail!("line {next} of the batch has no result after all jobs finished");
+        if next >= total {
+            break;
         }
         w.flush()?;
         tokio::select! {
             results = feed.recv(), if fed => match results {
                 Some(results) => {
-                    for r in results {
-                        if r.index >= next {
-                            waiting.insert(r.index, r);
-                        }
+                    for r in results.into_iter().filter(|r| r.index >= next) {
+                        waiting.insert(r.index, r);
                     }
                 }
                 // the core stopped sending: the rest comes from the store at the end
                 None => fed = false,
             },
-            _ = all_finished.cancelled() => finishing = true,
+            _ = all_finished.cancelled() => break,
+        }
+    }
+    // every job finished: the rest is in the store
+    while next < total {
+        let page = read(next).await?;
+        if page.is_empty() {
+            anyhow::bail!("line {next} of the batch has no result after all jobs finished");
+        }
+        for r in page {
+            w.write(r)?;
+            next += 1;
         }
     }
     w.finish()
