@@ -290,7 +290,7 @@ pub struct Core {
 }
 
 /// Where [`Core::follow`] sends the results of a batch.
-type Follower = tokio::sync::mpsc::UnboundedSender<Vec<JobResult>>;
+type Follower = tokio::sync::mpsc::UnboundedSender<Vec<Box<JobResult>>>;
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -339,7 +339,7 @@ impl Core {
     pub fn follow(
         &self,
         batch_id: &str,
-    ) -> Result<tokio::sync::mpsc::UnboundedReceiver<Vec<JobResult>>, Error> {
+    ) -> Result<tokio::sync::mpsc::UnboundedReceiver<Vec<Box<JobResult>>>, Error> {
         let b = self.batch_record(batch_id)?;
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         self.followers
@@ -373,7 +373,7 @@ impl Core {
         let Some(f) = followers.iter().find(|(s, _)| *s == seq).map(|(_, f)| f) else {
             return;
         };
-        let finished: Vec<JobResult> = jobs
+        let finished: Vec<Box<JobResult>> = jobs
             .into_iter()
             .filter(|(_, j)| j.state().is_finished())
             .map(|(id, j)| view(id, j, false))
@@ -551,60 +551,25 @@ impl Core {
 
     /// Prepares lines `first..first + lines.len()` of a batch for [`Core::store_chunk`]: the
     /// lines not stored yet (by an earlier submission) are parsed, keyed and looked up in the
-    /// store on all cores (scoped threads, each on a contiguous run of lines). Writes nothing,
-    /// so the next chunk can be prepared while this one is stored.
+    /// store. Writes nothing, so the next lines can be prepared while these are stored, and
+    /// the parts of a chunk can be prepared on several threads at once.
     pub(crate) fn prepare_chunk(
         &self,
         batch: &BatchRecord,
         first: u64,
-        mut lines: Vec<String>,
+        lines: Vec<String>,
     ) -> Result<Vec<(u64, JobRecord)>, Error> {
         let skip = batch.total.saturating_sub(first).min(lines.len() as u64) as usize;
         if first + lines.len() as u64 > 1 << INDEX_BITS {
             return Err(Error::InvalidArgument("batch too large".into()));
         }
-        let fresh = &mut lines[skip..];
-        if fresh.is_empty() {
-            return Ok(Vec::new());
-        }
-        let start = first + skip as u64;
         let mkey = mode_key(&batch.mode.unwrap_or_default());
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(fresh.len().div_ceil(256));
-        let per = fresh.len().div_ceil(threads);
-        let prepare = |k: usize, part: &mut [String]| -> Result<Vec<(u64, JobRecord)>, Error> {
-            let at = start + (k * per) as u64;
-            part.iter_mut()
-                .enumerate()
-                .map(|(i, line)| {
-                    self.prepare_line(batch, &mkey, at + i as u64, std::mem::take(line))
-                })
-                .collect()
-        };
-        // the first run of lines on this thread, the others on scoped threads
-        let parts: Vec<Result<Vec<(u64, JobRecord)>, Error>> = std::thread::scope(|scope| {
-            let mut runs = fresh.chunks_mut(per).enumerate();
-            let first = runs.next();
-            let handles: Vec<_> = runs
-                .map(|(k, part)| scope.spawn(move || prepare(k, part)))
-                .collect();
-            let mut parts: Vec<_> = first
-                .map(|(k, part)| prepare(k, part))
-                .into_iter()
-                .collect();
-            parts.extend(
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a submission thread panicked")),
-            );
-            parts
-        });
-        let mut jobs = Vec::with_capacity(fresh.len());
-        for part in parts {
-            jobs.extend(part?);
-        }
-        Ok(jobs)
+        lines
+            .into_iter()
+            .enumerate()
+            .skip(skip)
+            .map(|(i, line)| self.prepare_line(batch, &mkey, first + i as u64, line))
+            .collect()
     }
 
     /// Stores the jobs [`Core::prepare_chunk`] made of the batch's next lines in one atomic
@@ -700,7 +665,7 @@ impl Core {
         Ok((
             id,
             JobRecord {
-                result: Some(r),
+                result: Some(Box::new(r)),
                 canonical,
                 sym,
             },
@@ -1039,7 +1004,7 @@ impl Core {
     ) -> Result<(u32, Vec<(u64, String)>), Error> {
         let mut accepted = 0;
         let mut rejected = Vec::new();
-        let mut done = Vec::new();
+        let mut done = Vec::with_capacity(results.len());
         // a concurrent change of the record (a heartbeat raising the lower bound) makes the
         // compare-and-swap fail: read again and retry, a few times
         let mut pending: Vec<&Completion> = results.iter().collect();
@@ -1067,7 +1032,8 @@ impl Core {
             let mut records = self.store.jobs(&ids)?;
             let read: Vec<bool> = records.iter().map(Option::is_some).collect();
             // (result, the record as read and encoded, the new record)
-            let mut verified: Vec<(&Completion, Vec<u8>, JobRecord)> = Vec::new();
+            let mut verified: Vec<(&Completion, Vec<u8>, JobRecord)> =
+                Vec::with_capacity(pending.len());
             for c in std::mem::take(&mut pending) {
                 let mode = &modes[&batch_seq(c.job_id)];
                 let at = ids.binary_search(&c.job_id).ok();
@@ -1343,7 +1309,7 @@ impl Core {
             let first = out.len();
             for (id, j) in jobs {
                 if status.is_empty() || j.r().status == status {
-                    out.push(view(id, j, facelets));
+                    out.push(*view(id, j, facelets));
                 }
             }
             let st = self.lock();
@@ -1377,7 +1343,7 @@ impl Core {
                 if !job.state().is_finished() {
                     return false;
                 }
-                out.push(view(id, job, false));
+                out.push(*view(id, job, false));
                 out.len() < limit
             })?;
         }
@@ -1390,7 +1356,7 @@ impl Core {
             .store
             .job(id)?
             .ok_or_else(|| Error::NotFound(format!("job {id}")))?;
-        let mut r = view(id, job, true);
+        let mut r = *view(id, job, true);
         self.lock().overlay(&mut r);
         Ok(r)
     }
@@ -1410,7 +1376,7 @@ impl Core {
         let mkeys: Vec<Vec<u8>> = mkeys.into_iter().collect();
         let mut best: Option<(JobResult, Mode)> = None;
         for (id, job, stored) in self.indexed(&canon.cube.key(), &mkeys)? {
-            let mut base = view(id, job, true);
+            let mut base = *view(id, job, true);
             self.lock().overlay(&mut base);
             let Some(r) = map_result(base, &stored, &cube, &canon) else {
                 continue;
@@ -1495,8 +1461,8 @@ fn map_result(
 /// Job `id`'s stored record as clients see it, but for [`State::overlay`]: with the fields the
 /// store leaves out, which the key and the canonical form give back (job id, line index, and
 /// when `facelets` the facelets), filled in. Needs no lock: the costly part of presenting a
-/// result (the facelets) is done here.
-fn view(id: u64, mut job: JobRecord, facelets: bool) -> JobResult {
+/// result (the facelets) is done here. Boxed as the record holds it, so it moves cheaply.
+fn view(id: u64, mut job: JobRecord, facelets: bool) -> Box<JobResult> {
     let cube = (facelets && job.r().facelets.is_empty())
         .then(|| job.cube())
         .flatten();

@@ -65,8 +65,8 @@ pub(crate) struct BatchRecord {
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct JobRecord {
     /// The line, state and result as clients see them.
-    #[prost(message, optional, tag = "1")]
-    pub(crate) result: Option<JobResult>,
+    #[prost(message, optional, boxed, tag = "1")]
+    pub(crate) result: Option<Box<JobResult>>,
     /// Key of the position's class under the 48 symmetries and inversion (16 bytes; empty for
     /// invalid lines), computed once at submission for the symmetry index.
     #[prost(bytes = "vec", tag = "4")]
@@ -87,7 +87,7 @@ impl JobRecord {
 
     /// The result part, mutably.
     pub(crate) fn r_mut(&mut self) -> &mut JobResult {
-        self.result.get_or_insert_with(JobResult::default)
+        self.result.get_or_insert_with(Box::default)
     }
 
     /// This record as it is once the job is cancelled (state and status `cancelled`).

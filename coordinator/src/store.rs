@@ -469,11 +469,11 @@ mod tests {
 
     fn record(input: &str, state: JobState) -> JobRecord {
         JobRecord {
-            result: Some(JobResult {
+            result: Some(Box::new(JobResult {
                 input: input.into(),
                 state: state as i32,
                 ..JobResult::default()
-            }),
+            })),
             canonical: Vec::new(),
             sym: 0,
         }

@@ -109,8 +109,7 @@ where
             }
             let take = pending.len().min(size);
             let lines: Vec<String> = pending.drain(..take).collect();
-            let (c, first, b) = (core.clone(), next_index, batch.clone());
-            let jobs = blocking(move || c.prepare_chunk(&b, first, lines)).await?;
+            let jobs = prepare(core, batch, next_index, lines).await?;
             if let Some(h) = storing.take() {
                 *batch = h.await.map_err(|e| Status::internal(e.to_string()))??;
             }
@@ -125,6 +124,45 @@ where
             return Ok(next_index);
         }
     }
+}
+
+/// Least lines of a part that [`prepare`] hands to a thread of its own.
+const PREPARE_PART: usize = 256;
+
+/// [`Core::prepare_chunk`] of lines `first..` of `batch`, in contiguous parts (one per core,
+/// of at least [`PREPARE_PART`] lines) prepared at once on the blocking pool, whose threads
+/// stay from chunk to chunk. Returns the jobs in line order.
+async fn prepare(
+    core: &Arc<Core>,
+    batch: &BatchRecord,
+    first: u64,
+    lines: Vec<String>,
+) -> Result<Vec<(u64, crate::record::JobRecord)>, Status> {
+    let total = lines.len();
+    let parts = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(total.div_ceil(PREPARE_PART))
+        .max(1);
+    let per = total.div_ceil(parts).max(1);
+    let mut lines = lines.into_iter();
+    let mut tasks = Vec::with_capacity(parts);
+    let mut at = first;
+    loop {
+        let part: Vec<String> = lines.by_ref().take(per).collect();
+        if part.is_empty() {
+            break;
+        }
+        let (c, b, from) = (core.clone(), batch.clone(), at);
+        at += part.len() as u64;
+        tasks.push(tokio::spawn(blocking(move || {
+            c.prepare_chunk(&b, from, part)
+        })));
+    }
+    let mut jobs = Vec::with_capacity(total);
+    for t in tasks {
+        jobs.extend(t.await.map_err(|e| Status::internal(e.to_string()))??);
+    }
+    Ok(jobs)
 }
 
 /// A batch's progress: its status now, then again after jobs finish (at most every

@@ -136,11 +136,11 @@ async fn export_following(
     let mut feed = core.follow(&batch)?;
     let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
     // results that arrived before the lines ahead of them were written, by line index
-    let mut waiting: BTreeMap<u64, JobResult> = BTreeMap::new();
+    let mut waiting: BTreeMap<u64, Box<JobResult>> = BTreeMap::new();
     let (mut next, mut read_at, mut fed) = (0, None, true);
     while next < total {
         while let Some(r) = waiting.remove(&next) {
-            w.write(r)?;
+            w.write(*r)?;
             next += 1;
         }
         // the line is not among the results sent: read the store from it, once per line the
