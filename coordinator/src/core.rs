@@ -31,7 +31,7 @@ use prost::Message;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use crate::record::{batch_seq, job_id, line_index, BatchRecord, JobRecord, INDEX_BITS};
+use crate::record::{batch_seq, job_id, line_index, BatchRecord, JobRecord, LeaseView, INDEX_BITS};
 use crate::store::Store;
 use crate::verify::{mode_key, normalize_mode, verify, Checked};
 
@@ -792,17 +792,18 @@ impl Core {
             // what a lease hands out, made before the lock is taken: the position and proven
             // lower bound of each job still queued in the store (a queued job always has a
             // position; without one its lease simply expires)
-            let read: Vec<_> = next
-                .into_iter()
-                .zip(self.store.jobs(&ids)?)
-                .map(|(entry, job)| {
-                    let job = job.filter(|j| j.state() == JobState::Queued);
-                    let handed = job
-                        .as_ref()
-                        .and_then(|j| Some((j.cube()?, j.r().lower_bound)));
-                    (entry, job.is_some(), handed)
-                })
-                .collect();
+            // (of each record only the fields a lease hands out are decoded)
+            let mut read = Vec::with_capacity(ids.len());
+            for (entry, job) in next.into_iter().zip(self.store.jobs_encoded(&ids)?) {
+                let job = job
+                    .map(|b| LeaseView::decode(&*b))
+                    .transpose()?
+                    .filter(|j| j.state() == JobState::Queued);
+                let handed = job
+                    .as_ref()
+                    .and_then(|j| Some((j.cube()?, j.lower_bound())));
+                read.push((entry, job.is_some(), handed));
+            }
             let mut st = self.lock();
             let deadline = Instant::now() + self.lease_duration;
             for (entry, queued, handed) in read {
@@ -1029,9 +1030,13 @@ impl Core {
             ids.dedup();
             // records[i] is the record of ids[i] (sorted): looked up by binary search; a
             // verified result takes its record (to make the new one of it without a copy)
-            let mut records = self.store.jobs(&ids)?;
+            let mut encoded = self.store.jobs_encoded(&ids)?;
+            let mut records = encoded
+                .iter()
+                .map(|b| b.as_deref().map(JobRecord::decode).transpose())
+                .collect::<Result<Vec<_>, _>>()?;
             let read: Vec<bool> = records.iter().map(Option::is_some).collect();
-            // (result, the record as read and encoded, the new record)
+            // (result, the record as stored, the new record)
             let mut verified: Vec<(&Completion, Vec<u8>, JobRecord)> =
                 Vec::with_capacity(pending.len());
             for c in std::mem::take(&mut pending) {
@@ -1047,8 +1052,11 @@ impl Core {
                 match self.complete_one(worker, c, old, mode)? {
                     // a verified result always has the record it was checked against
                     Completed::Verified(v) => {
-                        if let Some(old) = at.and_then(|i| records[i].take()) {
-                            verified.push((c, old.encode_to_vec(), v.apply(old)));
+                        if let Some(i) = at {
+                            if let (Some(old), Some(bytes)) = (records[i].take(), encoded[i].take())
+                            {
+                                verified.push((c, bytes, v.apply(old)));
+                            }
                         }
                     }
                     Completed::Before => accepted += 1,

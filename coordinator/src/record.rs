@@ -101,10 +101,7 @@ impl JobRecord {
     /// The position (None for an invalid line). Records written by earlier versions carry
     /// the facelets instead.
     pub(crate) fn cube(&self) -> Option<CubieCube> {
-        match self.old_format_cube() {
-            Some(c) => c,
-            None => Some(self.canonical_form()?.original()),
-        }
+        stored_position(&self.r().facelets, &self.canonical, self.sym)
     }
 
     /// The position's canonical form, as stored (None for an invalid line).
@@ -112,11 +109,7 @@ impl JobRecord {
         if let Some(c) = self.old_format_cube() {
             return Some(c?.canonical());
         }
-        Some(Canonical {
-            cube: CubieCube::from_key(&self.canonical_key()?),
-            sym: (self.sym / 2) as u8,
-            inverted: self.sym % 2 == 1,
-        })
+        kept_canonical(&self.canonical, self.sym)
     }
 
     /// The key of the position's canonical form (None for an invalid line): the stored bytes,
@@ -139,4 +132,68 @@ impl JobRecord {
     pub(crate) fn state(&self) -> JobState {
         JobState::try_from(self.r().state).unwrap_or(JobState::Unspecified)
     }
+}
+
+/// What a lease reads of a stored job: the fields of [`JobRecord`] it needs, under the same
+/// tags. Decoding a record as this skips the line and the result texts without allocating them.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct LeaseView {
+    /// The result part's state, lower bound and facelets.
+    #[prost(message, optional, tag = "1")]
+    result: Option<LeaseResultView>,
+    /// As [`JobRecord::canonical`].
+    #[prost(bytes = "vec", tag = "4")]
+    canonical: Vec<u8>,
+    /// As [`JobRecord::sym`].
+    #[prost(uint32, tag = "5")]
+    sym: u32,
+}
+
+/// The fields of a [`JobResult`] a lease reads, under the same tags.
+#[derive(Clone, PartialEq, prost::Message)]
+struct LeaseResultView {
+    #[prost(enumeration = "JobState", tag = "5")]
+    state: i32,
+    #[prost(uint32, tag = "11")]
+    lower_bound: u32,
+    #[prost(string, tag = "15")]
+    facelets: String,
+}
+
+impl LeaseView {
+    /// The job's state.
+    pub(crate) fn state(&self) -> JobState {
+        let state = self.result.as_ref().map_or(0, |r| r.state);
+        JobState::try_from(state).unwrap_or(JobState::Unspecified)
+    }
+
+    /// The proven lower bound.
+    pub(crate) fn lower_bound(&self) -> u32 {
+        self.result.as_ref().map_or(0, |r| r.lower_bound)
+    }
+
+    /// As [`JobRecord::cube`].
+    pub(crate) fn cube(&self) -> Option<CubieCube> {
+        let facelets = self.result.as_ref().map_or("", |r| r.facelets.as_str());
+        stored_position(facelets, &self.canonical, self.sym)
+    }
+}
+
+/// The position a stored record keeps: parsed from `facelets` in a record of an earlier
+/// version, else made back from its canonical key and `sym` (None for an invalid line).
+fn stored_position(facelets: &str, canonical: &[u8], sym: u32) -> Option<CubieCube> {
+    if !facelets.is_empty() {
+        return parse_position(facelets, InputFormat::Facelets).ok();
+    }
+    Some(kept_canonical(canonical, sym)?.original())
+}
+
+/// The canonical form a lean record keeps: its canonical key and how the position comes back
+/// from it, `sym` (None without a key: an invalid line).
+fn kept_canonical(canonical: &[u8], sym: u32) -> Option<Canonical> {
+    Some(Canonical {
+        cube: CubieCube::from_key(canonical.try_into().ok()?),
+        sym: (sym / 2) as u8,
+        inverted: sym % 2 == 1,
+    })
 }

@@ -37,9 +37,11 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn next_batch_seq(&self) -> Result<u32, Error>;
     /// A job by id.
     fn job(&self, id: u64) -> Result<Option<JobRecord>, Error>;
-    /// The jobs with ids `ids` (in that order; None for a missing one). Runs of consecutive
-    /// ids are read with one range scan each, which costs less than a lookup per id.
-    fn jobs(&self, ids: &[u64]) -> Result<Vec<Option<JobRecord>>, Error>;
+    /// The records of the jobs with ids `ids` as stored, encoded (in that order; None for a
+    /// missing one): what a compare-and-swap takes as a job's `old`, and what a reader decodes
+    /// as much of as it needs. Runs of consecutive ids are read with one range scan each,
+    /// which costs less than a lookup per id.
+    fn jobs_encoded(&self, ids: &[u64]) -> Result<Vec<Option<Vec<u8>>>, Error>;
     /// Inserts new jobs (all in one atomic batch). Callers insert only ids beyond their batch's
     /// stored `total`, which the start-up rebuild raises over every stored job, so no stored
     /// job is ever overwritten.
@@ -50,7 +52,7 @@ pub(crate) trait Store: Send + Sync + 'static {
         Ok(self.cas_jobs(&[(id, &old.encode_to_vec(), new)])?[0])
     }
     /// [`Store::cas_job`] for each `(id, old, new)`, `old` given encoded (as
-    /// `encode_to_vec` makes it of the record read): whether each change was made. Each
+    /// [`Store::jobs_encoded`] reads it): whether each change was made. Each
     /// change is made or not on its own (of two changes of one job from the same `old`, the
     /// first given wins); the group only shares the writes.
     fn cas_jobs(&self, changes: &[(u64, &[u8], &JobRecord)]) -> Result<Vec<bool>, Error>;
@@ -134,30 +136,24 @@ impl Store for SledStore {
     }
 
     fn job(&self, id: u64) -> Result<Option<JobRecord>, Error> {
-        if let Some(v) = self.jobs.get(id.to_be_bytes())? {
-            return Ok(Some(JobRecord::decode(&*v)?));
-        }
-        let Some((start, bytes)) = self.block_of(id)? else {
-            return Ok(None);
-        };
-        match Block::parse(&bytes)?.record(id - start) {
-            Some(r) => Ok(Some(JobRecord::decode(r)?)),
+        match self.job_encoded(id)? {
+            Some(v) => Ok(Some(JobRecord::decode(&*v)?)),
             None => Ok(None),
         }
     }
 
-    fn jobs(&self, ids: &[u64]) -> Result<Vec<Option<JobRecord>>, Error> {
+    fn jobs_encoded(&self, ids: &[u64]) -> Result<Vec<Option<Vec<u8>>>, Error> {
         let mut out = Vec::with_capacity(ids.len());
         for run in runs(ids, usize::MAX) {
             let (first, last) = (ids[run.start], ids[run.end - 1]);
             if run.len() == 1 {
-                out.push(self.job(first)?);
+                out.push(self.job_encoded(first)?);
             } else {
                 let mut next = first;
                 self.scan(first, last, &mut |id, v| {
                     // ids the scan skipped are missing
                     out.extend((next..id).map(|_| None));
-                    out.push(Some(JobRecord::decode(v)?));
+                    out.push(Some(v.to_vec()));
                     next = id + 1;
                     Ok(true)
                 })?;
@@ -225,6 +221,18 @@ impl SledStore {
             .jobs
             .compare_and_swap(id.to_be_bytes(), Some(old), Some(new.encode_to_vec()))?
             .is_ok())
+    }
+
+    /// Job `id`'s record as stored, encoded: its own record where it has one, else its
+    /// block's copy.
+    fn job_encoded(&self, id: u64) -> Result<Option<Vec<u8>>, Error> {
+        if let Some(v) = self.jobs.get(id.to_be_bytes())? {
+            return Ok(Some(v.to_vec()));
+        }
+        let Some((start, bytes)) = self.block_of(id)? else {
+            return Ok(None);
+        };
+        Ok(Block::parse(&bytes)?.record(id - start).map(<[u8]>::to_vec))
     }
 
     /// The block that may hold job `id`: the one with the greatest first id not above `id`
@@ -479,6 +487,19 @@ mod tests {
         }
     }
 
+    /// The jobs with ids `ids`, read and decoded.
+    fn read(store: &SledStore, ids: &[u64]) -> Vec<Option<JobRecord>> {
+        store
+            .jobs_encoded(ids)
+            .expect("read")
+            .iter()
+            .map(|j| {
+                j.as_ref()
+                    .map(|b| JobRecord::decode(&b[..]).expect("decodes"))
+            })
+            .collect()
+    }
+
     fn input(j: &Option<JobRecord>) -> Option<&str> {
         j.as_ref().map(|j| j.r().input.as_str())
     }
@@ -508,7 +529,7 @@ mod tests {
         assert!(store.job(job_id(3, 0)).expect("read").is_none());
         // a run across block boundaries and past the batch's end
         let ids: Vec<u64> = (60..160).map(|i| job_id(1, i)).collect();
-        let got = store.jobs(&ids).expect("read");
+        let got = read(&store, &ids);
         assert_eq!(got.len(), 100);
         for (i, j) in (60..160).zip(&got) {
             let want = format!("a{i}");
@@ -550,7 +571,7 @@ mod tests {
         assert!(!store.cas_job(id, &old, &other).expect("cas"));
         let state = |j: &Option<JobRecord>| j.as_ref().map(JobRecord::state);
         assert_eq!(state(&store.job(id).expect("read")), Some(JobState::Done));
-        let run = store.jobs(&[id - 1, id, id + 1]).expect("read");
+        let run = read(&store, &[id - 1, id, id + 1]);
         assert_eq!(
             run.iter().map(state).collect::<Vec<_>>(),
             [
@@ -613,9 +634,7 @@ mod tests {
             .collect();
         let made = store.cas_jobs(&changes).expect("cas");
         assert_eq!(made, [false, true, true, true], "in the order given");
-        let now: Vec<Option<String>> = store
-            .jobs(&ids)
-            .expect("read")
+        let now: Vec<Option<String>> = read(&store, &ids)
             .iter()
             .map(|j| input(j).map(str::to_string))
             .collect();
@@ -685,7 +704,7 @@ mod tests {
             .insert(id.to_be_bytes(), old.encode_to_vec())
             .expect("insert");
         assert_eq!(input(&store.job(id).expect("read")), Some("old"));
-        let got = store.jobs(&[id - 1, id, id + 1]).expect("read");
+        let got = read(&store, &[id - 1, id, id + 1]);
         assert_eq!(
             got.iter().map(input).collect::<Vec<_>>(),
             [None, Some("old"), None]
