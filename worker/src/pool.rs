@@ -45,13 +45,20 @@ pub struct Finished {
 /// A map keyed by job id, hashed with foldhash (these maps change once or more per job).
 pub type JobMap<V> = HashMap<u64, V, foldhash::fast::RandomState>;
 
-/// State shared between the pool handle and its threads.
+/// A job in the pool, as the pool handle and its threads share it.
+struct InPool {
+    /// Set to stop the job.
+    cancel: Arc<AtomicBool>,
+    /// Its progress; None while it waits for a thread.
+    progress: Option<Progress>,
+}
+
+/// State shared between the pool handle and its threads: every job in the pool (queued or
+/// running), under one lock, which a search thread takes twice per job (to start it and to
+/// finish it) and once per progress report.
 #[derive(Default)]
 struct Shared {
-    /// Cancellation flag of every job in the pool (queued or running).
-    cancel: Mutex<JobMap<Arc<AtomicBool>>>,
-    /// Progress of running jobs.
-    progress: Mutex<JobMap<Progress>>,
+    jobs: Mutex<JobMap<InPool>>,
 }
 
 /// A fixed set of search threads over shared tables.
@@ -92,7 +99,13 @@ impl Pool {
 
     /// Queues a job; it starts when a thread is free.
     pub fn submit(&self, job: Job) {
-        lock(&self.shared.cancel).insert(job.id, Arc::new(AtomicBool::new(false)));
+        lock(&self.shared.jobs).insert(
+            job.id,
+            InPool {
+                cancel: Arc::new(AtomicBool::new(false)),
+                progress: None,
+            },
+        );
         if let Some(tx) = &self.jobs {
             // the threads only stop after `shutdown`, so the receiver is alive
             let _ = tx.send(job);
@@ -101,26 +114,29 @@ impl Pool {
 
     /// Cancels a queued or running job; it finishes with status `cancelled`.
     pub fn cancel(&self, id: u64) {
-        if let Some(flag) = lock(&self.shared.cancel).get(&id) {
-            flag.store(true, Ordering::Relaxed);
+        if let Some(job) = lock(&self.shared.jobs).get(&id) {
+            job.cancel.store(true, Ordering::Relaxed);
         }
     }
 
     /// Cancels every job in the pool.
     pub fn cancel_all(&self) {
-        for flag in lock(&self.shared.cancel).values() {
-            flag.store(true, Ordering::Relaxed);
+        for job in lock(&self.shared.jobs).values() {
+            job.cancel.store(true, Ordering::Relaxed);
         }
     }
 
     /// Progress of the jobs currently running.
     pub fn progress(&self) -> JobMap<Progress> {
-        lock(&self.shared.progress).clone()
+        lock(&self.shared.jobs)
+            .iter()
+            .filter_map(|(&id, job)| Some((id, job.progress?)))
+            .collect()
     }
 
     /// Number of jobs queued or running.
     pub fn in_flight(&self) -> usize {
-        lock(&self.shared.cancel).len()
+        lock(&self.shared.jobs).len()
     }
 
     /// Stops taking jobs and waits for the threads to finish what they have.
@@ -150,7 +166,15 @@ fn search_thread(
             Ok(job) => job,
             Err(_) => return,
         };
-        let Some(flag) = lock(&shared.cancel).get(&job.id).cloned() else {
+        // the job starts: its progress is known from now on
+        let flag = lock(&shared.jobs).get_mut(&job.id).map(|j| {
+            j.progress = Some(Progress {
+                lower_bound: job.start_lower_bound,
+                nodes: 0,
+            });
+            j.cancel.clone()
+        });
+        let Some(flag) = flag else {
             continue;
         };
         let start = Instant::now();
@@ -158,24 +182,18 @@ fn search_thread(
             deadline: job.timeout.map(|t| start + t),
             cancel: Some(flag),
         };
-        lock(&shared.progress).insert(
-            job.id,
-            Progress {
-                lower_bound: job.start_lower_bound,
-                nodes: 0,
-            },
-        );
         let outcome = solver.solve(
             &job.cube,
             &job.mode,
             job.start_lower_bound,
             &budget,
             &mut |p| {
-                lock(&shared.progress).insert(job.id, p);
+                if let Some(j) = lock(&shared.jobs).get_mut(&job.id) {
+                    j.progress = Some(p);
+                }
             },
         );
-        lock(&shared.progress).remove(&job.id);
-        lock(&shared.cancel).remove(&job.id);
+        lock(&shared.jobs).remove(&job.id);
         done(Finished {
             id: job.id,
             outcome,

@@ -187,9 +187,12 @@ impl Mailbox {
         }
     }
 
-    /// Everything waiting.
+    /// Everything waiting. What waits next starts in room for as many (the groups are alike),
+    /// so the search threads do not grow it step by step.
     fn take(&self) -> Vec<Finished> {
-        std::mem::take(&mut *lock(&self.jobs))
+        let mut jobs = lock(&self.jobs);
+        let room = Vec::with_capacity(jobs.len());
+        std::mem::replace(&mut *jobs, room)
     }
 }
 
