@@ -197,3 +197,62 @@ fn kept_canonical(canonical: &[u8], sym: u32) -> Option<Canonical> {
         inverted: sym % 2 == 1,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cubefleet_tables::FaceletCube;
+    use prost::Message;
+    use rand::SeedableRng;
+
+    /// A lease reads, from the stored bytes, the same state, lower bound and position as the
+    /// whole record gives: of lean records (canonical key and symmetry) and of records of
+    /// earlier versions (facelets), and none for an invalid line.
+    #[test]
+    fn the_lease_view_reads_what_the_whole_record_gives() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mut records = Vec::new();
+        for i in 0..50 {
+            let cube = CubieCube::random(&mut rng);
+            let canonical = cube.canonical();
+            let result = JobResult {
+                input: format!("line {i}"),
+                state: JobState::Queued as i32,
+                status: "queued".into(),
+                lower_bound: i % 7,
+                ..JobResult::default()
+            };
+            records.push(JobRecord {
+                result: Some(Box::new(result.clone())),
+                canonical: canonical.cube.key().to_vec(),
+                sym: u32::from(canonical.sym) * 2 + u32::from(canonical.inverted),
+            });
+            records.push(JobRecord {
+                result: Some(Box::new(JobResult {
+                    facelets: FaceletCube::from_cubie(&cube).to_string(),
+                    state: JobState::Done as i32,
+                    ..result
+                })),
+                canonical: Vec::new(),
+                sym: 0,
+            });
+        }
+        records.push(JobRecord {
+            result: Some(Box::new(JobResult {
+                input: "not a cube".into(),
+                state: JobState::Invalid as i32,
+                ..JobResult::default()
+            })),
+            canonical: Vec::new(),
+            sym: 0,
+        });
+        for record in &records {
+            let view = LeaseView::decode(&record.encode_to_vec()[..]).expect("decodes");
+            assert_eq!(view.state(), record.state());
+            assert_eq!(view.lower_bound(), record.r().lower_bound);
+            assert_eq!(view.cube(), record.cube());
+        }
+        assert!(records[0].cube().is_some() && records[1].cube() == records[0].cube());
+        assert!(records.last().and_then(JobRecord::cube).is_none());
+    }
+}
