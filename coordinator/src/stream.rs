@@ -15,7 +15,7 @@ use tonic::Status;
 
 use crate::core::Core;
 use crate::error::Error;
-use crate::record::BatchRecord;
+use crate::record::{BatchRecord, JobRecord};
 
 /// Runs blocking coordinator work off the async runtime.
 pub(crate) async fn blocking<T: Send + 'static>(
@@ -137,7 +137,7 @@ async fn prepare(
     batch: &BatchRecord,
     first: u64,
     lines: Vec<String>,
-) -> Result<Vec<(u64, crate::record::JobRecord)>, Status> {
+) -> Result<Vec<(u64, JobRecord)>, Status> {
     let total = lines.len();
     let parts = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
