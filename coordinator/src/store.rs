@@ -52,7 +52,8 @@ pub(crate) trait Store: Send + Sync + 'static {
         Ok(self.cas_jobs(&[(id, &old.encode_to_vec(), new)])?[0])
     }
     /// [`Store::cas_job`] for each `(id, old, new)`, `old` given encoded (as
-    /// [`Store::jobs_encoded`] reads it): whether each change was made. Each
+    /// [`Store::jobs_encoded`] reads it, or as a decoded copy encodes again, which a record
+    /// of an earlier version may not be byte for byte): whether each change was made. Each
     /// change is made or not on its own (of two changes of one job from the same `old`, the
     /// first given wins); the group only shares the writes.
     fn cas_jobs(&self, changes: &[(u64, &[u8], &JobRecord)]) -> Result<Vec<bool>, Error>;
@@ -215,11 +216,19 @@ impl Store for SledStore {
 
 impl SledStore {
     /// Compare-and-swap of a record under the job's own id (stores of earlier versions);
-    /// `old` encoded.
+    /// `old` encoded. The swap is made against the record as stored once it is `old`
+    /// ([`same_record`]).
     fn cas_own(&self, id: u64, old: &[u8], new: &JobRecord) -> Result<bool, Error> {
+        let key = id.to_be_bytes();
+        let Some(stored) = self.jobs.get(key)? else {
+            return Ok(false);
+        };
+        if !same_record(&stored, old) {
+            return Ok(false);
+        }
         Ok(self
             .jobs
-            .compare_and_swap(id.to_be_bytes(), Some(old), Some(new.encode_to_vec()))?
+            .compare_and_swap(key, Some(stored), Some(new.encode_to_vec()))?
             .is_ok())
     }
 
@@ -284,7 +293,7 @@ impl SledStore {
             let mut any = false;
             for (i, old, new) in &in_block {
                 let at = (changes[*i].0 - start) as usize;
-                made[*i] = records[at] == *old;
+                made[*i] = same_record(records[at], old);
                 if made[*i] {
                     records[at] = new;
                     any = true;
@@ -361,6 +370,14 @@ impl SledStore {
         }
         Ok(())
     }
+}
+
+/// Whether the stored record `stored` is the record `old`, given encoded as read or as this
+/// version encodes a decoded copy: equal bytes, or equal once decoded and encoded again. (A
+/// record an earlier version wrote may carry retired fields, a lease holder or an attempt
+/// count, which a decoded copy has dropped; compared as bytes only, it would never match.)
+fn same_record(stored: &[u8], old: &[u8]) -> bool {
+    stored == old || JobRecord::decode(stored).is_ok_and(|r| r.encode_to_vec() == old)
 }
 
 /// What [`Store::scan_jobs`] calls for each job: its id and record; false stops the scan.
@@ -714,6 +731,29 @@ mod tests {
         let mut n = 0;
         store.for_each_job(&mut |_, _| n += 1).expect("scan");
         assert_eq!(n, 161);
+    }
+
+    /// A record with a field this version retired (tag 2, an earlier version's lease holder)
+    /// changes by swap from its decoded copy, which has dropped that field, and not from a
+    /// record it is not.
+    #[test]
+    fn a_record_with_retired_fields_changes_from_its_decoded_copy() {
+        let (_dir, store) = filled();
+        let id = job_id(5, 9);
+        let mut leased = record("leased", JobState::Leased).encode_to_vec();
+        leased.extend_from_slice(&[2 << 3 | 2, 2, b'w', b'1']);
+        store.jobs.insert(id.to_be_bytes(), leased).expect("insert");
+        let read_back = store.job(id).expect("read").expect("stored");
+        assert_eq!(read_back.r().input, "leased");
+        let queued = record("leased", JobState::Queued);
+        assert!(!store
+            .cas_job(id, &record("other", JobState::Leased), &queued)
+            .expect("cas"));
+        assert!(store.cas_job(id, &read_back, &queued).expect("cas"));
+        assert_eq!(
+            store.job(id).expect("read").map(|j| j.state()),
+            Some(JobState::Queued)
+        );
     }
 
     #[test]
