@@ -1052,11 +1052,9 @@ impl Core {
                 match self.complete_one(worker, c, old, mode)? {
                     // a verified result always has the record it was checked against
                     Completed::Verified(v) => {
-                        if let Some(i) = at {
-                            if let (Some(old), Some(bytes)) = (records[i].take(), encoded[i].take())
-                            {
-                                verified.push((c, bytes, v.apply(old)));
-                            }
+                        let taken = at.and_then(|i| records[i].take().zip(encoded[i].take()));
+                        if let Some((old, bytes)) = taken {
+                            verified.push((c, bytes, v.apply(old)));
                         }
                     }
                     Completed::Before => accepted += 1,
