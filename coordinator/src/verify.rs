@@ -34,8 +34,9 @@ pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
     }
 }
 
-/// A result that passed [`verify`]: what the job's record stores of it.
-#[derive(Debug, PartialEq)]
+/// A result that passed [`verify`]: what the job's record stores of it (the default: no
+/// solution).
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Checked {
     /// The solution's length in the mode's metric (0 without one).
     pub(crate) length: u32,
@@ -52,15 +53,11 @@ pub(crate) fn verify(
     mode: &Mode,
     c: &Completion,
 ) -> Result<Checked, String> {
-    let none = || Checked {
-        length: 0,
-        solution: String::new(),
-    };
     let metric = metric_of(mode);
     if c.status == "none_within" {
         return match &mode.kind {
             Some(mode::Kind::DepthLimited(d)) if !c.has_solution && c.lower_bound > d.max_depth => {
-                Ok(none())
+                Ok(Checked::default())
             }
             Some(mode::Kind::DepthLimited(_)) => {
                 Err("none_within needs a lower bound above the depth limit".into())
@@ -70,7 +67,7 @@ pub(crate) fn verify(
     }
     if !c.has_solution {
         return if c.status == "timeout" {
-            Ok(none())
+            Ok(Checked::default())
         } else {
             Err(format!("status {} without a solution", c.status))
         };
