@@ -354,6 +354,11 @@ impl<W: Write> ResultsWriter<W> {
         Ok(())
     }
 
+    /// The number of results written so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.written
+    }
+
     /// Passes what is buffered on (so that a reader sees the lines written so far).
     pub(crate) fn flush(&mut self) -> anyhow::Result<()> {
         Ok(self.out.flush()?)

@@ -135,37 +135,38 @@ async fn export_following(
     };
     let mut feed = core.follow(&batch)?;
     let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
-    // results that arrived before the lines ahead of them were written, by line index
+    // lines go out in order, so the next to write is line `w.written()`; results that
+    // arrived before the lines ahead of them wait here, by line index
     let mut waiting: BTreeMap<u64, Box<JobResult>> = BTreeMap::new();
-    let (mut next, mut read_at, mut fed) = (0, None, true);
-    while next < total {
-        while let Some(r) = waiting.remove(&next) {
+    let (mut read_at, mut fed) = (None, true);
+    while w.written() < total {
+        while let Some(r) = waiting.remove(&w.written()) {
             w.write(*r)?;
-            next += 1;
         }
         // the line is not among the results sent: read the store from it, once per line the
         // export stops at (a page short of PAGE ends at a line then unfinished, which the
         // follower sends when it finishes)
+        let next = w.written();
         if next < total && read_at != Some(next) {
             let page = read(next).await?;
             let full = page.len() == PAGE;
             for r in page {
                 w.write(r)?;
-                next += 1;
             }
-            waiting = waiting.split_off(&next);
+            waiting = waiting.split_off(&w.written());
             if full {
                 continue;
             }
-            read_at = Some(next);
+            read_at = Some(w.written());
         }
-        if next >= total {
+        if w.written() >= total {
             break;
         }
         w.flush()?;
         tokio::select! {
             results = feed.recv(), if fed => match results {
                 Some(results) => {
+                    let next = w.written();
                     for r in results.into_iter().filter(|r| r.index >= next) {
                         waiting.insert(r.index, r);
                     }
@@ -177,14 +178,14 @@ async fn export_following(
         }
     }
     // every job finished: the rest is in the store
-    while next < total {
-        let page = read(next).await?;
+    while w.written() < total {
+        let page = read(w.written()).await?;
         if page.is_empty() {
+            let next = w.written();
             anyhow::bail!("line {next} of the batch has no result after all jobs finished");
         }
         for r in page {
             w.write(r)?;
-            next += 1;
         }
     }
     w.finish()
