@@ -13,8 +13,6 @@ use std::sync::Arc;
 
 use memmap2::{Mmap, MmapMut};
 
-use crate::movetable::SymCoord;
-
 /// Element types whose every byte is initialised data (no padding), so a [`Lookup`] of them
 /// can be copied as bytes.
 ///
@@ -27,8 +25,6 @@ pub unsafe trait Plain: Copy + Send + Sync + 'static {}
 unsafe impl Plain for u16 {}
 // SAFETY: integers have no padding.
 unsafe impl Plain for u32 {}
-// SAFETY: a `u32` in a one-field struct, no padding.
-unsafe impl Plain for SymCoord {}
 
 /// What keeps a [`Lookup`]'s elements alive.
 enum Owner<T> {
@@ -154,11 +150,18 @@ pub fn relocate(lookups: &mut [&mut dyn Relocate]) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// A one-field struct like the tables' packed sym-coordinates.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Packed(u32);
+
+    // SAFETY: a `u32` in a one-field struct, no padding.
+    unsafe impl Plain for Packed {}
+
     #[test]
     fn relocated_lookups_read_the_same() {
         let a: Vec<u16> = (0..5000).map(|i| (i * 7) as u16).collect();
         let b: Vec<u32> = (0..333).map(|i| i * 1_000_003).collect();
-        let c: Vec<SymCoord> = (0..17).map(SymCoord).collect();
+        let c: Vec<Packed> = (0..17).map(Packed).collect();
         let (mut la, mut lb, mut lc) = (
             Lookup::from(a.clone()),
             Lookup::from(b.clone()),

@@ -23,6 +23,9 @@ pub const fn is_phase2_move(m: usize) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SymCoord(pub u32);
 
+// SAFETY: a `u32` in a one-field struct, no padding.
+unsafe impl lookup::Plain for SymCoord {}
+
 impl SymCoord {
     /// The equivalence class.
     #[inline]

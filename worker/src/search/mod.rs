@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use cubefleet_tables::{CubieCube, MoveSeq, Tables};
 
+pub mod metric;
 pub mod optimal;
 pub mod symmetric;
 pub mod twophase;

@@ -1,0 +1,252 @@
+//! The lower bounds an optimal search reads: the phase-1 table, or a mod-3 table (huge or giant),
+//! on three axes of the position and of its inverse.
+
+use cubefleet_tables::coord::{raw_flipslice, N_FLIP};
+use cubefleet_tables::file::TableKind;
+use cubefleet_tables::huge::{giant_index, next_depth, Mod3Coords, Mod3Table};
+use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
+use cubefleet_tables::{CubieCube, Tables};
+
+use crate::search::prefetch;
+
+/// The three axes: identity, `S_URF3` (UD -> RL), `S_URF3^2` (UD -> FB).
+pub(super) const AXIS_SYM: [usize; 3] = [0, SYM_URF3, 2 * SYM_URF3];
+
+/// One axis's coordinates of a search node. Ranges: `slice_sorted < 11880`, `flip < 2048`,
+/// `twist < 2187`, `ud_corners < 70`; `depth` is the exact depth of this axis in the table the
+/// bound is read from (the mod-3 table, huge or giant, else phase 1).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Axis {
+    pub(super) slice_sorted: u16,
+    pub(super) flip: u16,
+    pub(super) twist: u16,
+    pub(super) ud_corners: u8,
+    pub(super) depth: u8,
+}
+
+impl Axis {
+    /// The raw FlipUDSlice (phase 1's coordinate before its symmetry reduction).
+    #[inline]
+    pub(super) fn flipslice(&self) -> usize {
+        raw_flipslice(self.slice_sorted as usize, self.flip as usize)
+    }
+
+    /// The coordinates a mod-3 table is read by.
+    #[inline]
+    fn mod3_coords(&self) -> Mod3Coords {
+        Mod3Coords {
+            slice_sorted: self.slice_sorted as usize,
+            flip: self.flip as usize,
+            twist: self.twist as usize,
+            ud_corners: self.ud_corners as usize,
+        }
+    }
+}
+
+/// A search node: the coordinates on the three axes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Node {
+    pub(super) axes: [Axis; 3],
+}
+
+/// The tables an optimal search reads, borrowed for the searcher's lifetime.
+#[derive(Clone, Copy)]
+pub struct OptimalTables<'a> {
+    /// Move tables and the phase-1 pruning table.
+    pub tables: &'a Tables,
+    /// The mod-3 table, huge or giant, when one is built and loaded; used instead of phase 1
+    /// for the bound.
+    pub bound: Option<&'a Mod3Table>,
+    /// True when `bound` is the giant table, which reads UDCorners: the coordinate is tracked
+    /// only then (0 otherwise).
+    pub(super) reads_ud_corners: bool,
+}
+
+impl<'a> OptimalTables<'a> {
+    /// The phase-1 tables only.
+    pub fn new(tables: &'a Tables) -> Self {
+        OptimalTables::with_bound(tables, None)
+    }
+
+    /// With the mod-3 table loaded in `tables` (the giant table, else the huge one), if any.
+    pub fn with_loaded_bound(tables: &'a Tables) -> Self {
+        OptimalTables::with_bound(tables, tables.optimal_bound.as_ref())
+    }
+
+    /// With a mod-3 table, the huge or the giant one (when `bound` is `Some`).
+    pub fn with_bound(tables: &'a Tables, bound: Option<&'a Mod3Table>) -> Self {
+        OptimalTables {
+            tables,
+            bound,
+            reads_ud_corners: bound.is_some_and(|h| h.kind() == TableKind::Giant),
+        }
+    }
+
+    /// The node of `cube`: its coordinates on the three axes (and their table depths).
+    pub(super) fn root(&self, cube: &CubieCube) -> Node {
+        let mut node = Node::default();
+        for (a, &s) in AXIS_SYM.iter().enumerate() {
+            let x = Mod3Coords::of(&SYMMETRIES.conjugate(cube, s));
+            let axis = &mut node.axes[a];
+            *axis = Axis {
+                slice_sorted: x.slice_sorted as u16,
+                flip: x.flip as u16,
+                twist: x.twist as u16,
+                ud_corners: x.ud_corners as u8,
+                depth: 0,
+            };
+            axis.depth = match self.bound {
+                Some(h) => h.depth(&self.tables.coords, &x),
+                None => self.phase1(axis),
+            } as u8;
+        }
+        node
+    }
+
+    /// Phase-1 depth (`0..=12`) of one axis.
+    #[inline]
+    pub(super) fn phase1(&self, a: &Axis) -> u32 {
+        self.tables.phase1.payload()[self.phase1_entry(a)] as u32
+    }
+
+    /// The index of an axis's entry in the phase-1 table (one byte each).
+    #[inline]
+    fn phase1_entry(&self, a: &Axis) -> usize {
+        self.tables
+            .coords
+            .phase1_index(a.flipslice(), a.twist as usize)
+            .0
+    }
+
+    /// The index of the mod-3 table's entry of these coordinates, whose loading has been
+    /// started.
+    #[inline]
+    fn mod3_entry_prefetched(&self, h: &Mod3Table, x: &Mod3Coords) -> usize {
+        let e = h.index(&self.tables.coords, x);
+        prefetch(h.payload(), e / 4);
+        e
+    }
+
+    /// Starts loading the FlipUDSlice sym-coordinate an axis's giant-table index needs (a 4 MB
+    /// table), so that [`OptimalTables::entry_prefetched`] does not wait for it.
+    #[inline]
+    pub(super) fn prefetch_sym(&self, a: &Axis) {
+        prefetch(&self.tables.coords.flipslice.sym, a.flipslice());
+    }
+
+    /// The index of an axis's entry in the table the bound is read from (the mod-3 table when
+    /// present, else phase 1), and a hint to the CPU to start loading it.
+    #[inline]
+    pub(super) fn entry_prefetched(&self, a: &Axis) -> usize {
+        match self.bound {
+            None => {
+                let e = self.phase1_entry(a);
+                prefetch(self.tables.phase1.payload(), e);
+                e
+            }
+            Some(h) => self.mod3_entry_prefetched(h, &a.mod3_coords()),
+        }
+    }
+
+    /// The lower bound of one axis of `child`, whose parent axis is `parent`, from its table
+    /// entry `entry` (see [`OptimalTables::entry_prefetched`]); fills in the child's table depth.
+    #[inline]
+    pub(super) fn axis_bound(&self, entry: usize, parent: &Axis, child: &mut Axis) -> u32 {
+        let d = match self.bound {
+            None => self.tables.phase1.payload()[entry] as u32,
+            Some(h) => next_depth(parent.depth as u32, h.mod3(entry)),
+        };
+        child.depth = d as u8;
+        d
+    }
+
+    /// The first stage of reading the inverse `y` of an axis's position: its raw FlipUDSlice
+    /// (whose sym-coordinate is prefetched), its twist, its UDCorners (0 unless the giant table
+    /// reads it) and its huge-table entry (prefetched; 0 without the huge table or with the
+    /// giant one). The phase-1 and giant entries need the sym-coordinate, so they are a second
+    /// stage ([`OptimalTables::inverse_phase1`], [`OptimalTables::inverse_giant`]), run once
+    /// the loads of every child are under way.
+    #[inline]
+    pub(super) fn inverse_first(&self, y: &CubieCube) -> (u32, u16, u8, usize) {
+        let x = Mod3Coords {
+            slice_sorted: y.slice_sorted(),
+            flip: y.flip(),
+            twist: y.twist(),
+            ud_corners: if self.reads_ud_corners {
+                y.ud_corners()
+            } else {
+                0
+            },
+        };
+        let coords = &self.tables.coords;
+        let flipslice = raw_flipslice(x.slice_sorted, x.flip);
+        prefetch(&coords.flipslice.sym, flipslice);
+        let mod3 = match self.bound {
+            Some(h) if !self.reads_ud_corners => self.mod3_entry_prefetched(h, &x),
+            _ => 0,
+        };
+        (flipslice as u32, x.twist as u16, x.ud_corners as u8, mod3)
+    }
+
+    /// The giant-table entry of raw FlipUDSlice `flipslice`, twist and UDCorners, prefetched
+    /// (0 unless the giant table is the bound).
+    #[inline]
+    pub(super) fn inverse_giant(&self, flipslice: u32, twist: u16, ud_corners: u8) -> usize {
+        match self.bound {
+            Some(h) if self.reads_ud_corners => {
+                let (fs, coords) = (flipslice as usize, &self.tables.coords);
+                let e = giant_index(
+                    coords,
+                    fs / N_FLIP,
+                    fs % N_FLIP,
+                    twist.into(),
+                    ud_corners.into(),
+                );
+                prefetch(h.payload(), e / 4);
+                e
+            }
+            _ => 0,
+        }
+    }
+
+    /// The phase-1 entry of raw FlipUDSlice `flipslice` and twist `twist`, prefetched.
+    #[inline]
+    pub(super) fn inverse_phase1(&self, flipslice: u32, twist: u16) -> usize {
+        let (p1, _) = self
+            .tables
+            .coords
+            .phase1_index(flipslice as usize, twist as usize);
+        prefetch(self.tables.phase1.payload(), p1);
+        p1
+    }
+
+    /// A lower bound of the table depth (the phase-1 depth without a mod-3 table) from the
+    /// entries of [`OptimalTables::inverse_phase1`] and [`OptimalTables::inverse_first`]: the
+    /// table's goal lies inside phase 1's, so its depth is at least the phase-1 depth `p`, and
+    /// it is `mod3` modulo 3; the least such number.
+    #[inline]
+    pub(super) fn inverse_bound(&self, phase1: usize, mod3: usize) -> u32 {
+        let p = self.tables.phase1.payload()[phase1] as u32;
+        match self.bound {
+            None => p,
+            Some(h) => p + (h.mod3(mod3) as u32 + 3 - p % 3) % 3,
+        }
+    }
+}
+
+/// The inverse of `cube` seen on each axis (`S c^-1 S^-1` for the axis symmetry `S`).
+pub(super) fn inverse_axes(cube: &CubieCube) -> [CubieCube; 3] {
+    let inv = cube.inverse();
+    AXIS_SYM.map(|s| SYMMETRIES.conjugate(&inv, s))
+}
+
+/// `max(bounds)`, raised to `min + 1` for a position known not to be solved.
+#[inline]
+pub(super) fn combine(bounds: [u32; 3], unsolved: bool) -> u32 {
+    let max = bounds[0].max(bounds[1]).max(bounds[2]);
+    if unsolved {
+        max.max(bounds[0].min(bounds[1]).min(bounds[2]) + 1)
+    } else {
+        max
+    }
+}

@@ -1,0 +1,88 @@
+//! Optimal and depth-limited search: IDA* over the 18 face turns (seed 001, section 12; seed 002).
+//!
+//! The lower bound of a position is taken on three axes at once: the phase-1 table (distance to
+//! `G1 = <U, D, R2, L2, F2, B2>`) is looked up for the cube itself and for its conjugates by
+//! `S_URF3` and `S_URF3^2`, which measure the distance to the same subgroup turned to the RL and
+//! FB axes. The bound is the largest of the three, raised to `min + 1` when the position is not
+//! solved: the last move of any solution is a turn of one face, which lies in the goal of that
+//! face's axis, so the position before it is in some axis goal and every axis goal is at least
+//! `min` away (when all three are equal and non-zero this is the "+1" of Michiel de Bondt). When
+//! a mod-3 table is present it replaces the phase-1 table: the giant table (goal: phase 1's with
+//! the D-layer corners in the D layer) or else the huge table (slice edges home in order,
+//! everything oriented). Both goals are inside phase 1's, contain every turn of their axis's U
+//! and D faces, and are left alone by those turns multiplied on the left, so the arguments here
+//! and below hold for either.
+//!
+//! The inverse of a position has the same optimal length, so the bound of the inverse (on its
+//! three axes, combined the same way) bounds the position too. The node at path `p` from cube
+//! `c` is `c p`; its inverse `p^-1 c^-1` changes by a move multiplied on the left, which
+//! coordinate move tables cannot follow, so each node carries the inverse of each axis's
+//! position at the cubie level (`m^-1 * y`, 20 lookups per axis) and the coordinates are read
+//! from it. The mod-3 tables' 2-bit entries need a neighbour's exact depth, which the inverse
+//! does not have; the phase-1 table gives the exact depth `p` of a larger goal, and the table's
+//! depth is the least number `>= p` with the right residue mod 3 (a lower bound in every case).
+//! The inverse is read only for children whose own bound is within one of what is left: it
+//! halves the nodes of 16-move searches. It also bars moves: a U or D turn `g` (a move of the
+//! axis's goal) multiplied on the left changes none of an axis's coordinates, so when the
+//! inverse is `remaining` or more away on an axis, no move that the axis sees as a U or D turn
+//! can start a solution (the child's inverse is `g^-1` times the node's, just as far); a third
+//! fewer nodes again.
+//!
+//! The quarter-turn metric uses the same tree: half turns cost 2. A quarter-turn solution never
+//! turns one face twice in a row (two quarter turns make a half turn of the same cost), so the
+//! move pruning of the half-turn metric loses nothing; and since every quarter turn is an odd
+//! corner permutation, only lengths of the corner parity are searched. Half-turn bounds are
+//! lower bounds of quarter-turn lengths.
+//!
+//! Move pruning: never the same face twice in a row, and of two opposite faces (which commute)
+//! only the order U before D, R before L, F before B.
+//!
+//! Symmetry pruning (see [`super::symmetric`]): when symmetries of the 48 fix the position, a
+//! move is expanded only when it is the least of its orbit under the symmetries that fix the
+//! position and the moves before it. Each node carries that group; once it is the identity
+//! alone (at once for a position without symmetry) nothing more is pruned and the search is
+//! the plain one. The superflip, fixed by all 48, has 2 first moves to expand instead of 18.
+//! The superflip also commutes with every move and is its own inverse, so in the half-turn
+//! metric its solutions are closed under rotation and inversion too: [`CyclicWindows`](super::symmetric::CyclicWindows) prunes
+//! prefixes with a run of adjacent moves smaller than the run of the same length at the start.
+//!
+//! Files: `bounds` (the tables' lower bounds on three axes and on the inverse), `ida` (the
+//! single-threaded IDA* searcher), `parallel` (one position on several threads), `bench` (the
+//! figures of `cubefleet bench optimal`).
+
+mod bench;
+mod bounds;
+mod ida;
+mod parallel;
+
+pub use super::metric::Metric;
+pub use bench::{bench_optimal, BenchStats};
+pub use bounds::OptimalTables;
+pub use ida::OptimalSearcher;
+pub use parallel::solve_parallel;
+
+/// What to search for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OptimalOptions {
+    /// The metric lengths are counted in.
+    pub metric: Metric,
+    /// Depth-limited search: give up with [`Status::NoneWithin`] when no solution of at most
+    /// this length exists. `None`: search until the optimum is found (or the budget runs out).
+    pub max_depth: Option<u32>,
+    /// Resume: every solution shorter than this is already known not to exist (a lower bound
+    /// reported by an earlier run of the same position); those lengths are not searched again.
+    pub start_lower_bound: u32,
+    /// Do not prune by the position's symmetries, nor by the rotations and inversion of the
+    /// superflip's solutions (for comparisons: the lengths found and the lower bounds proven
+    /// are the same either way, only the work differs).
+    pub no_symmetry: bool,
+}
+
+/// Reported after each completed depth: no solution shorter than `lower_bound` exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Every solution shorter than this has been ruled out (in the search's metric).
+    pub lower_bound: u32,
+    /// Search nodes visited so far (all threads).
+    pub nodes: u64,
+}
