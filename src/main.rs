@@ -106,24 +106,14 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         // the reader of the output went away (`cubefleet solve ... | head`): nothing is wrong,
-        // and everything a command stores was stored before it was printed
-        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
+        // and everything a command stores was stored before it was printed. (Only a write to
+        // standard output says so: a broken pipe to a coordinator is a failure.)
+        Err(_) if output::stdout_closed() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }
-}
-
-/// True when `e` comes from writing to a pipe whose reader has closed it.
-fn broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        let kind = c
-            .downcast_ref::<std::io::Error>()
-            .map(std::io::Error::kind)
-            .or_else(|| c.downcast_ref::<serde_json::Error>()?.io_error_kind());
-        kind == Some(std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 #[cfg(test)]

@@ -6,11 +6,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{assert_solves, cubefleet, free_port, wait_for, Proc};
+use common::{
+    assert_solves, client, client_output, coordinator, count, cubefleet, free_port,
+    short_scrambles, status, wait_for, worker, Proc,
+};
 
 /// Lines that are no position, each with a word its reason must contain.
 const INVALID: [(&str, &str); 3] = [
@@ -21,64 +23,6 @@ const INVALID: [(&str, &str); 3] = [
     ),
     ("hello there", "hello"),
 ];
-
-/// A coordinator process on `port` over the store in `data`.
-fn coordinator(port: u16, data: &Path) -> Proc {
-    let mut c = cubefleet();
-    c.args(["coordinator", "--listen", &format!("127.0.0.1:{port}")])
-        .arg("--data")
-        .arg(data)
-        .args(["--lease", "3"]);
-    Proc::spawn("coordinator", c)
-}
-
-/// A one-thread worker process joining the coordinator at `url`.
-fn worker(name: &str, url: &str) -> Proc {
-    let mut c = cubefleet();
-    c.args([
-        "worker",
-        "--coordinator",
-        url,
-        "--threads",
-        "1",
-        "--no-build",
-        "--grace",
-        "5",
-        "--name",
-        name,
-    ]);
-    Proc::spawn(name, c)
-}
-
-/// Runs a client command against `url`; returns stdout, panicking on failure.
-fn client(url: &str, args: &[&str]) -> String {
-    client_output(url, args).unwrap_or_else(|e| panic!("cubefleet {args:?}: {e}"))
-}
-
-fn client_output(url: &str, args: &[&str]) -> Result<String, String> {
-    let out = cubefleet()
-        .args(args)
-        .args(["--coordinator", url])
-        .output()
-        .expect("runs");
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
-}
-
-/// `status BATCH --json`, or `None` while the coordinator is unreachable.
-fn status(url: &str, batch: &str) -> Option<serde_json::Value> {
-    let out = client_output(url, &["status", batch, "--json"]).ok()?;
-    Some(serde_json::from_str(out.trim()).expect("one JSON object"))
-}
-
-fn count(s: &serde_json::Value, field: &str) -> u64 {
-    s[field]
-        .as_u64()
-        .unwrap_or_else(|| panic!("{field} in {s}"))
-}
 
 /// The test's batch: random states, random-state scrambles, and a few invalid lines.
 fn batch_lines() -> Vec<String> {
@@ -100,25 +44,6 @@ fn batch_lines() -> Vec<String> {
 
 /// Lines in the second batch: enough for several store groups.
 const SECOND_LINES: usize = 12_000;
-
-/// `n` scrambles of 8 random face turns (a fixed pseudo-random sequence; cheap to solve).
-fn short_scrambles(n: usize) -> Vec<String> {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..n)
-        .map(|_| {
-            (0..8)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    let m = (x % 18) as usize;
-                    format!("{}{}", &"URFDLB"[m / 3..m / 3 + 1], ["", "2", "'"][m % 3])
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
-}
 
 /// Reads the exported results and checks every line of `lines` has exactly one, verified.
 fn check_results(url: &str, batch: &str, lines: &[String]) -> BTreeMap<usize, serde_json::Value> {

@@ -393,9 +393,15 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             mode: Some(mode_to_proto(&args.mode.mode(), timeout)),
             priority: args.priority,
         };
-        let r = submit_file(&client, &args.file, spec).await?;
-        println!("{}", r.batch_id);
-        std::io::stdout().flush()?;
+        let r = submit_file(&client, &args.file, spec).await.map_err(|e| {
+            e.context(
+                "the submission was not acknowledged (part of it may be stored): \
+                 submit the file again with the same --batch-id to continue the batch",
+            )
+        })?;
+        let mut out = crate::output::Stdout::new();
+        writeln!(out, "{}", r.batch_id)?;
+        out.flush()?;
         eprintln!(
             "stored {} lines ({} invalid, {} answered from the store)",
             r.total, r.invalid, r.from_store
@@ -445,8 +451,7 @@ pub(crate) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
 pub(crate) fn results(args: ResultsArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async move {
         let client = args.connect.connect().await?;
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
+        let mut out = std::io::BufWriter::new(crate::output::Stdout::new());
         export(
             &client,
             &args.batch,

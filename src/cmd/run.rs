@@ -284,7 +284,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         // the results go out as they finish, in line order
         let out: Box<dyn Write + Send> = match &args.out {
             Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
-            None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+            None => Box::new(std::io::BufWriter::new(crate::output::Stdout::new())),
         };
         let all_finished = CancellationToken::new();
         let exporter = tokio::spawn(export_following(

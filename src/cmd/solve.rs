@@ -204,7 +204,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         // thread) nor writes once per position
         let mut pending = BTreeMap::new();
         let (mut printed, mut received) = (0, 0);
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut out = std::io::BufWriter::new(crate::output::Stdout::new());
         while let Ok((pos, line)) = rx.recv() {
             pending.insert(pos, line);
             received += 1;

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -118,4 +118,83 @@ pub(crate) fn assert_solves(input: &str, solution: &str, length: u64) {
         "{solution:?} does not solve {input:?}"
     );
     assert_eq!(sol.len() as u64, length, "length of {solution:?}");
+}
+
+/// A coordinator process on `port` over the store in `data`.
+pub(crate) fn coordinator(port: u16, data: &Path) -> Proc {
+    let mut c = cubefleet();
+    c.args(["coordinator", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--data")
+        .arg(data)
+        .args(["--lease", "3"]);
+    Proc::spawn("coordinator", c)
+}
+
+/// A one-thread worker process joining the coordinator at `url`.
+pub(crate) fn worker(name: &str, url: &str) -> Proc {
+    let mut c = cubefleet();
+    c.args([
+        "worker",
+        "--coordinator",
+        url,
+        "--threads",
+        "1",
+        "--no-build",
+        "--grace",
+        "5",
+        "--name",
+        name,
+    ]);
+    Proc::spawn(name, c)
+}
+
+/// Runs a client command against `url`; returns stdout, panicking on failure.
+pub(crate) fn client(url: &str, args: &[&str]) -> String {
+    client_output(url, args).unwrap_or_else(|e| panic!("cubefleet {args:?}: {e}"))
+}
+
+/// Runs a client command against `url`: its stdout, or its stderr when it fails.
+pub(crate) fn client_output(url: &str, args: &[&str]) -> Result<String, String> {
+    let out = cubefleet()
+        .args(args)
+        .args(["--coordinator", url])
+        .output()
+        .expect("runs");
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// `status BATCH --json`, or `None` while the coordinator is unreachable.
+pub(crate) fn status(url: &str, batch: &str) -> Option<serde_json::Value> {
+    let out = client_output(url, &["status", batch, "--json"]).ok()?;
+    Some(serde_json::from_str(out.trim()).expect("one JSON object"))
+}
+
+/// A count field of a `status --json` object.
+pub(crate) fn count(s: &serde_json::Value, field: &str) -> u64 {
+    s[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{field} in {s}"))
+}
+
+/// `n` scrambles of 8 random face turns (a fixed pseudo-random sequence; cheap to solve).
+pub(crate) fn short_scrambles(n: usize) -> Vec<String> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..n)
+        .map(|_| {
+            (0..8)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let m = (x % 18) as usize;
+                    format!("{}{}", &"URFDLB"[m / 3..m / 3 + 1], ["", "2", "'"][m % 3])
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
 }
