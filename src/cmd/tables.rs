@@ -61,7 +61,9 @@ fn dir_or_default(dir: Option<PathBuf>) -> PathBuf {
 }
 
 fn kinds(huge: bool, giant: bool) -> Vec<TableKind> {
+    // the coordinate tables too: without their file, the first load computes and writes it
     let mut k = TWO_PHASE_TABLES.to_vec();
+    k.push(TableKind::Coords);
     if huge {
         k.push(TableKind::Huge);
     }
@@ -103,7 +105,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 if !path.exists() {
                     continue;
                 }
-                let t = Table::open(&dir, kind);
+                let t = Table::open_verified(&dir, kind);
                 let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
                 let (entries, checksum_ok, distribution) = match &t {
                     Ok(t) => (
@@ -156,7 +158,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 if !required && !dir.join(kind.file_name()).exists() {
                     continue;
                 }
-                match Table::open(&dir, kind) {
+                match Table::open_verified(&dir, kind) {
                     Ok(_) => {
                         found += 1;
                         println!("{}: ok", kind.name());

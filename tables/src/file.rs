@@ -11,14 +11,24 @@
 //! | 16 | 8 | number of entries |
 //! | 24 | 8 | payload length in bytes |
 //! | 32 | 4 | CRC-32 of the payload |
-//! | 36 | 4 | entry encoding: bits per entry (8: the depth itself; 2: depth mod 3) |
+//! | 36 | 4 | entry encoding: bits per entry (8: the depth itself; 2: depth mod 3; 40: phase-1 move deltas; 0: no entries, the coordinate tables) |
 //! | 40 | 4 | endianness check `0x01020304` |
 //! | 44 | 16 | reserved, zero |
 //! | 60 | 4 | CRC-32 of bytes 0..60 |
 //!
 //! Files are written to `NAME.tmp`, synced, renamed over `NAME`, and the directory synced, so a
-//! crash never leaves a half-written file under the real name. Loading checks every field and the
-//! payload checksum and refuses anything that does not match.
+//! crash never leaves a half-written file under the real name. Loading checks every field and
+//! refuses anything that does not match.
+//!
+//! The payload checksum (a second of CPU for the ~1 GB of tables) is computed in full by
+//! `tables verify`, `tables info` and the first load of a file; a load that found it right
+//! leaves a *stamp* beside the file (`NAME.verified`: the file's device, inode, size,
+//! modification and status-change times, and its header checksum). A later load whose file
+//! still matches its stamp skips the payload checksum: any write, truncation, rename or
+//! replacement of the file changes one of those, and then the checksum runs again (a
+//! mismatch is refused with "rebuild"). Timestamps are coarse (a few milliseconds), so a stamp
+//! is written only for a file last modified more than [`STAMP_SETTLE`] before: a change within
+//! the same tick as the verified contents could not be told apart.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -35,6 +45,9 @@ pub const FORMAT_VERSION: u32 = 1;
 /// Size of the header; the payload starts here.
 pub const HEADER_LEN: usize = 64;
 const ENDIAN_CHECK: u32 = 0x0102_0304;
+/// How long ago a file must have been modified for its verified stamp to be written (far
+/// more than a filesystem timestamp's granularity).
+pub const STAMP_SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The tables cubefleet stores in files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -53,17 +66,22 @@ pub enum TableKind {
     Phase1Moves = 5,
     /// Optimal solver: FlipUDSlice class x UDCorners x twist, 9,863,588,700 entries.
     Giant = 6,
+    /// The coordinate tables (move, conjugation and sym-reduction tables, ~15 MB), computed
+    /// at load when the file is missing and kept here so the next start maps them instead
+    /// ([`crate::CoordTables::from_table`]).
+    Coords = 7,
 }
 
 impl TableKind {
     /// Every kind, in build order.
-    pub const ALL: [TableKind; 6] = [
+    pub const ALL: [TableKind; 7] = [
         TableKind::Phase1,
         TableKind::Phase1Moves,
         TableKind::Phase2,
         TableKind::Phase2Slice,
         TableKind::Huge,
         TableKind::Giant,
+        TableKind::Coords,
     ];
 
     /// The name used in file names, `tables info` and JSON.
@@ -75,6 +93,7 @@ impl TableKind {
             TableKind::Huge => "huge",
             TableKind::Giant => "giant",
             TableKind::Phase1Moves => "phase1_moves",
+            TableKind::Coords => "coords",
         }
     }
 
@@ -177,6 +196,11 @@ impl<B: AsRef<[u8]>> Table<B> {
     pub fn payload(&self) -> &[u8] {
         &self.bytes.as_ref()[self.offset..]
     }
+
+    /// The bytes of the whole file and the payload's offset in them (a multiple of 64).
+    pub fn into_parts(self) -> (B, usize) {
+        (self.bytes, self.offset)
+    }
 }
 
 impl Table<Vec<u8>> {
@@ -233,8 +257,19 @@ impl Table<Vec<u8>> {
 }
 
 impl Table<Mmap> {
-    /// Maps `dir/<kind>.cft` read-only and checks header, size and payload checksum.
+    /// Maps `dir/<kind>.cft` read-only and checks header and size, and the payload checksum
+    /// unless the file still matches the stamp an earlier full check left (module doc).
     pub fn open(dir: &Path, kind: TableKind) -> Result<Table<Mmap>, Error> {
+        Self::open_checking(dir, kind, false)
+    }
+
+    /// [`Table::open`] with the payload checksum computed whatever the stamp says (`tables
+    /// verify`, `tables info`); a file found right gets its stamp renewed.
+    pub fn open_verified(dir: &Path, kind: TableKind) -> Result<Table<Mmap>, Error> {
+        Self::open_checking(dir, kind, true)
+    }
+
+    fn open_checking(dir: &Path, kind: TableKind, full: bool) -> Result<Table<Mmap>, Error> {
         let path = dir.join(kind.file_name());
         let f = File::open(&path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -255,7 +290,16 @@ impl Table<Mmap> {
             // a hint, and pages already cached keep their size
             let _ = map.advise(memmap2::Advice::HugePage);
         }
-        let table = Self::check(map, &path, kind, true)?;
+        let table = Self::check(map, &path, kind, false)?;
+        let stamp = Stamp::of(&f, &table.header);
+        let stamped = stamp.as_ref().is_some_and(|s| !full && s.is_stored(&path));
+        if !stamped {
+            table.verify_payload(&path)?;
+            if let Some(s) = stamp {
+                // only a hint for the next load: without it, the next load checks in full
+                let _ = s.store(&path);
+            }
+        }
         Ok(table)
     }
 
@@ -325,14 +369,83 @@ impl<B: AsRef<[u8]>> Table<B> {
                 header.payload_len
             )));
         }
-        if verify_checksum && parallel_crc32(&data[HEADER_LEN..]) != header.checksum {
-            return Err(bad("payload checksum mismatch (corrupted)".into()));
-        }
-        Ok(Table {
+        let table = Table {
             header,
             bytes,
             offset: HEADER_LEN,
-        })
+        };
+        if verify_checksum {
+            table.verify_payload(path)?;
+        }
+        Ok(table)
+    }
+
+    /// Checks the payload against the header's checksum (on all cores).
+    pub fn verify_payload(&self, path: &Path) -> Result<(), Error> {
+        if parallel_crc32(self.payload()) != self.header.checksum {
+            return Err(Error::BadTable {
+                path: path.to_path_buf(),
+                reason: "payload checksum mismatch (corrupted)".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What identifies a table file's contents as verified without reading them (module doc): its
+/// device and inode, size, modification and status-change times (nanoseconds), and header
+/// checksum, as one line of text.
+struct Stamp(String);
+
+impl Stamp {
+    /// The stamp of the open file `f` with header `header`; `None` where file metadata does not
+    /// tell (not Unix), or when the file was modified less than [`STAMP_SETTLE`] ago.
+    #[cfg(unix)]
+    fn of(f: &File, header: &Header) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = f.metadata().ok()?;
+        let age = m.modified().ok()?.elapsed().ok()?;
+        if age < STAMP_SETTLE {
+            return None;
+        }
+        Some(Stamp(format!(
+            "cubefleet table stamp 1: dev {} ino {} size {} mtime {}.{:09} ctime {}.{:09} crc {:08x}\n",
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+            header.checksum
+        )))
+    }
+
+    #[cfg(not(unix))]
+    fn of(_: &File, _: &Header) -> Option<Stamp> {
+        None
+    }
+
+    /// Where the stamp of the table file `path` is kept.
+    fn path(table: &Path) -> PathBuf {
+        let mut p = table.as_os_str().to_owned();
+        p.push(".verified");
+        PathBuf::from(p)
+    }
+
+    /// True when the stamp stored beside `table` is this one.
+    fn is_stored(&self, table: &Path) -> bool {
+        fs::read(Stamp::path(table)).is_ok_and(|s| s == self.0.as_bytes())
+    }
+
+    /// Stores this stamp beside `table` (written to a temporary file and renamed, so a reader
+    /// never sees half a stamp).
+    fn store(&self, table: &Path) -> std::io::Result<()> {
+        let path = Stamp::path(table);
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(format!(".{}.tmp", std::process::id()));
+        fs::write(&tmp, &self.0)?;
+        fs::rename(&tmp, &path)
     }
 }
 
@@ -412,6 +525,48 @@ mod tests {
         assert_eq!(t.payload(), (0..100u8).collect::<Vec<_>>().as_slice());
         let leftovers = fs::read_dir(dir.path()).expect("dir").count();
         assert_eq!(leftovers, 1, "only the table file remains");
+    }
+
+    /// A file verified once is stamped, and later loads trust the stamp; a change of the file
+    /// (here: one payload byte, same size, its modification time put back) no longer matches
+    /// it, so the checksum runs again and refuses the file.
+    #[test]
+    fn a_verified_file_is_stamped_and_a_changed_one_checked_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write_sample(dir.path());
+        let settle = |path: &Path| {
+            let old = std::time::SystemTime::now() - 2 * STAMP_SETTLE;
+            let f = File::options().write(true).open(path).expect("open");
+            f.set_modified(old).expect("set mtime");
+        };
+        // a fresh file is checked in full and not stamped: its timestamp is too recent
+        Table::open(dir.path(), TableKind::Phase2Slice).expect("opens");
+        assert!(!Stamp::path(&path).exists());
+        settle(&path);
+        let t = Table::open(dir.path(), TableKind::Phase2Slice).expect("opens");
+        let f = File::open(&path).expect("open");
+        let stamp = Stamp::of(&f, t.header()).expect("a settled file has a stamp");
+        assert!(stamp.is_stored(&path));
+        drop(t);
+        let mut bytes = fs::read(&path).expect("read");
+        bytes[HEADER_LEN + 7] ^= 1;
+        fs::write(&path, &bytes).expect("write");
+        settle(&path);
+        let f = File::open(&path).expect("open");
+        let header = Table::check(
+            fs::read(&path).expect("read"),
+            &path,
+            TableKind::Phase2Slice,
+            false,
+        )
+        .expect("the header is intact")
+        .header;
+        assert!(!Stamp::of(&f, &header).expect("settled").is_stored(&path));
+        let e = Table::open(dir.path(), TableKind::Phase2Slice)
+            .err()
+            .expect("corrupted");
+        assert!(e.to_string().contains("rebuild"), "{e}");
+        assert!(Table::open_verified(dir.path(), TableKind::Phase2Slice).is_err());
     }
 
     #[test]

@@ -71,6 +71,22 @@ pub struct Tables {
     pub optimal_bound: Option<huge::Mod3Table>,
 }
 
+/// The coordinate tables of `dir`'s file ([`TableKind::Coords`]), mapped; computed when the file
+/// is missing or bad, and then written there for the next start (when the directory allows:
+/// the file is only a cache, everything works without it).
+fn load_coords(dir: &Path) -> CoordTables {
+    match Table::open(dir, TableKind::Coords).and_then(CoordTables::from_table) {
+        Ok(coords) => coords,
+        Err(_) => {
+            let coords = CoordTables::compute();
+            let payload = coords.file_payload();
+            let entries = payload.len() as u64;
+            let _ = Table::in_memory(TableKind::Coords, entries, 0, payload).write_to(dir);
+            coords
+        }
+    }
+}
+
 /// The two-phase tables, in build order.
 pub const TWO_PHASE_TABLES: [TableKind; 4] = [
     TableKind::Phase1,
@@ -94,8 +110,9 @@ impl Tables {
         // busy only part of the time (the longest reduction runs alone at its end)
         let (coords, files) = std::thread::scope(|s| {
             let coords = s.spawn(|| {
-                let mut coords = CoordTables::compute();
-                // only faster lookups: when no memory can be mapped, the tables stay on the heap
+                let mut coords = load_coords(dir);
+                // only faster lookups: when no memory can be mapped, the tables stay where
+                // they are
                 let _ = coords.move_to_huge_pages();
                 coords
             });
@@ -153,6 +170,7 @@ impl Tables {
                 TableKind::Phase1 => (prune::build_phase1(&coords, progress), None, 8),
                 TableKind::Phase2 => (prune::build_phase2(&coords, progress), None, 8),
                 TableKind::Phase2Slice => (prune::build_phase2_slice(&coords, progress), None, 8),
+                TableKind::Coords => (coords.file_payload(), None, 0),
                 TableKind::Phase1Moves => {
                     // derived from the phase-1 depths, which are built first
                     let phase1 = Table::open(dir, TableKind::Phase1)?;

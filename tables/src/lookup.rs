@@ -63,6 +63,13 @@ impl<T: Plain> From<Vec<T>> for Lookup<T> {
     }
 }
 
+impl<T: Plain> Default for Lookup<T> {
+    /// An empty lookup.
+    fn default() -> Self {
+        Vec::new().into()
+    }
+}
+
 impl<T: Plain> Deref for Lookup<T> {
     type Target = [T];
 
@@ -86,13 +93,14 @@ pub trait Relocate {
     fn byte_len(&self) -> usize;
     /// The elements as bytes.
     fn bytes(&self) -> &[u8];
-    /// Points at `map[offset..]` from now on (where [`Relocate::bytes`] were copied), which
-    /// `map` keeps alive.
+    /// Points at the `byte_len` bytes at `map[offset..]` from now on (where [`Relocate::bytes`]
+    /// were copied, or a file holds them), which `map` keeps alive. Refused (false, nothing
+    /// changed) when those bytes are not inside `map` or are no whole number of elements, or
+    /// `offset` is not a multiple of [`ALIGN`].
     ///
     /// # Safety
-    /// `map[offset..offset + byte_len]` must hold a copy of [`Relocate::bytes`], and `offset`
-    /// must be a multiple of the element alignment.
-    unsafe fn point_at(&mut self, map: Arc<Mmap>, offset: usize);
+    /// Nothing may write `map[offset..offset + byte_len]` while the lookup lives.
+    unsafe fn point_at(&mut self, map: Arc<Mmap>, offset: usize, byte_len: usize) -> bool;
 }
 
 impl<T: Plain> Relocate for Lookup<T> {
@@ -106,28 +114,51 @@ impl<T: Plain> Relocate for Lookup<T> {
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>(), self.byte_len()) }
     }
 
-    unsafe fn point_at(&mut self, map: Arc<Mmap>, offset: usize) {
-        // SAFETY: the caller guarantees the copy and the alignment; the mapping's base is
-        // page-aligned and `map` is kept in `owner`, so the elements live as long as `self`.
+    unsafe fn point_at(&mut self, map: Arc<Mmap>, offset: usize, byte_len: usize) -> bool {
+        let size = std::mem::size_of::<T>();
+        let inside = offset
+            .checked_add(byte_len)
+            .is_some_and(|end| end <= map.len());
+        if !inside || !byte_len.is_multiple_of(size) || !offset.is_multiple_of(ALIGN) {
+            return false;
+        }
+        // SAFETY: `offset` is inside the mapping (checked above).
         let ptr = unsafe { map.as_ptr().add(offset) }.cast::<T>().cast_mut();
-        self.ptr = NonNull::new(ptr).expect("a mapping's address is not null");
+        let Some(ptr) = NonNull::new(ptr) else {
+            return false;
+        };
+        // the mapping's base is page-aligned and `offset` a multiple of ALIGN, which every
+        // `Plain` element's alignment divides; any bit pattern is a valid `T`; `map` is kept
+        // in `owner`, so the elements live as long as `self`, and the caller vouches that
+        // nothing writes them
+        self.ptr = ptr;
+        self.len = byte_len / size;
         self.owner = Owner::Mapped { _map: map };
+        true
     }
 }
 
 /// Each lookup starts at a multiple of this (a cache line), which also aligns every element.
-const ALIGN: usize = 64;
+pub const ALIGN: usize = 64;
+
+/// Where each of lookups of `byte_lens` bytes starts when they are laid out one after another
+/// from `base` (a multiple of [`ALIGN`]), each at a multiple of [`ALIGN`]; and where the last
+/// one ends, rounded up to [`ALIGN`].
+pub fn layout(base: usize, byte_lens: impl IntoIterator<Item = usize>) -> (Vec<usize>, usize) {
+    let mut offsets = Vec::new();
+    let mut total = base;
+    for len in byte_lens {
+        offsets.push(total);
+        total += len.div_ceil(ALIGN) * ALIGN;
+    }
+    (offsets, total)
+}
 
 /// Copies `lookups` into one anonymous mapping advised for transparent huge pages (one hint
 /// before the first write, so the kernel hands out 2 MB pages where it can) and points them
 /// there; their heap copies are freed. Without huge pages the copy works the same.
 pub fn relocate(lookups: &mut [&mut dyn Relocate]) -> std::io::Result<()> {
-    let mut offsets = Vec::with_capacity(lookups.len());
-    let mut total = 0;
-    for l in lookups.iter() {
-        offsets.push(total);
-        total += l.byte_len().div_ceil(ALIGN) * ALIGN;
-    }
+    let (offsets, total) = layout(0, lookups.iter().map(|l| l.byte_len()));
     let mut map = MmapMut::map_anon(total.max(1))?;
     #[cfg(target_os = "linux")]
     {
@@ -139,9 +170,13 @@ pub fn relocate(lookups: &mut [&mut dyn Relocate]) -> std::io::Result<()> {
     }
     let map = Arc::new(map.make_read_only()?);
     for (l, &at) in lookups.iter_mut().zip(&offsets) {
-        // SAFETY: the bytes were copied to `at` just above, and `at` is a multiple of ALIGN,
-        // which every `Plain` element's alignment divides.
-        unsafe { l.point_at(map.clone(), at) };
+        let len = l.byte_len();
+        // SAFETY: the mapping is read-only from now on.
+        let moved = unsafe { l.point_at(map.clone(), at, len) };
+        debug_assert!(
+            moved,
+            "a lookup's place in its own layout is inside the mapping"
+        );
     }
     Ok(())
 }

@@ -5,9 +5,14 @@
 //! coordinate `x` of `S_s * c * S_s^-1`. Sym-coordinates are packed `class << 4 | sym` (see
 //! [`SymCoord`]) where `S_sym * raw * S_sym^-1 = representative(class)`.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use crate::coord::*;
 use crate::cubie::CubieCube;
-use crate::lookup::{self, Lookup};
+use crate::error::Error;
+use crate::file::{Table, TableKind};
+use crate::lookup::{self, Lookup, Relocate};
 use crate::moves::{Move, N_MOVE};
 use crate::symmetry::{Symmetries, N_SYM_D4H, SYMMETRIES};
 
@@ -41,6 +46,7 @@ impl SymCoord {
 
 /// A coordinate reduced by the 16 symmetries of D4h: for each raw value its class and symmetry,
 /// for each class its representative and the symmetries that fix it.
+#[derive(Default)]
 pub struct SymReduction {
     /// Indexed by raw coordinate.
     pub sym: Lookup<SymCoord>,
@@ -90,7 +96,46 @@ impl SymReduction {
     }
 }
 
+/// Bytes of the coordinate file's count and lengths of `n` lookups, rounded up to
+/// [`lookup::ALIGN`] (where the first lookup starts).
+fn lengths_len(n: usize) -> usize {
+    (8 + 8 * n).div_ceil(lookup::ALIGN) * lookup::ALIGN
+}
+
+/// Every lookup of a [`CoordTables`] `$t`, in the coordinate file's order, as an array of
+/// `$borrow dyn Relocate` (`&` or `&mut`).
+macro_rules! lookups {
+    ($t:expr, $($borrow:tt)+) => {
+        [
+            $($borrow)+ $t.twist_move as $($borrow)+ dyn Relocate,
+            $($borrow)+ $t.flip_move,
+            $($borrow)+ $t.slice_sorted_move,
+            $($borrow)+ $t.u_edges_move,
+            $($borrow)+ $t.d_edges_move,
+            $($borrow)+ $t.corners_move,
+            $($borrow)+ $t.ud_edges_move,
+            $($borrow)+ $t.twist_conj,
+            $($borrow)+ $t.ud_edges_conj,
+            $($borrow)+ $t.ud_corners_move,
+            $($borrow)+ $t.ud_corners_conj,
+            $($borrow)+ $t.flipslice.sym,
+            $($borrow)+ $t.flipslice.rep,
+            $($borrow)+ $t.flipslice.self_sym,
+            $($borrow)+ $t.flipslice_class_move,
+            $($borrow)+ $t.corners_sym.sym,
+            $($borrow)+ $t.corners_sym.rep,
+            $($borrow)+ $t.corners_sym.self_sym,
+            $($borrow)+ $t.corners_class_move,
+            $($borrow)+ $t.slice_sorted_sym.sym,
+            $($borrow)+ $t.slice_sorted_sym.rep,
+            $($borrow)+ $t.slice_sorted_sym.self_sym,
+            $($borrow)+ $t.ud_edges_from_ud,
+        ]
+    };
+}
+
 /// All move, conjugation and sym-reduction tables (about 15 MB, built in well under a second).
+#[derive(Default)]
 pub struct CoordTables {
     /// `twist_move[18 * twist + m]`.
     pub twist_move: Lookup<u16>,
@@ -351,31 +396,59 @@ impl CoordTables {
     /// ([`lookup::relocate`]): searches look them up at random, and on 4 KB pages most of those
     /// lookups would miss the TLB. The contents do not change.
     pub fn move_to_huge_pages(&mut self) -> std::io::Result<()> {
-        lookup::relocate(&mut [
-            &mut self.twist_move,
-            &mut self.flip_move,
-            &mut self.slice_sorted_move,
-            &mut self.u_edges_move,
-            &mut self.d_edges_move,
-            &mut self.corners_move,
-            &mut self.ud_edges_move,
-            &mut self.twist_conj,
-            &mut self.ud_edges_conj,
-            &mut self.ud_corners_move,
-            &mut self.ud_corners_conj,
-            &mut self.flipslice.sym,
-            &mut self.flipslice.rep,
-            &mut self.flipslice.self_sym,
-            &mut self.flipslice_class_move,
-            &mut self.corners_sym.sym,
-            &mut self.corners_sym.rep,
-            &mut self.corners_sym.self_sym,
-            &mut self.corners_class_move,
-            &mut self.slice_sorted_sym.sym,
-            &mut self.slice_sorted_sym.rep,
-            &mut self.slice_sorted_sym.self_sym,
-            &mut self.ud_edges_from_ud,
-        ])
+        lookup::relocate(&mut lookups!(self, &mut))
+    }
+
+    /// The payload of the coordinate table file ([`TableKind::Coords`]): the number of lookups
+    /// `n` (u64, little-endian), their lengths in bytes (`n` u64s), then each lookup's bytes,
+    /// every part starting at a multiple of [`lookup::ALIGN`] from the payload's start.
+    pub fn file_payload(&self) -> Vec<u8> {
+        let all = lookups!(self, &);
+        let (offsets, end) =
+            lookup::layout(lengths_len(all.len()), all.iter().map(|l| l.byte_len()));
+        let mut out = vec![0u8; end];
+        out[..8].copy_from_slice(&(all.len() as u64).to_le_bytes());
+        for (i, (l, &at)) in all.iter().zip(&offsets).enumerate() {
+            out[8 + 8 * i..16 + 8 * i].copy_from_slice(&(l.byte_len() as u64).to_le_bytes());
+            out[at..at + l.byte_len()].copy_from_slice(l.bytes());
+        }
+        out
+    }
+
+    /// The coordinate tables read from their file (see [`CoordTables::file_payload`]),
+    /// checked as [`Table::open`] checks every table; the lookups point into the mapping.
+    pub fn from_table(table: Table) -> Result<CoordTables, Error> {
+        let bad = |reason: &str| Error::BadTable {
+            path: PathBuf::from(TableKind::Coords.file_name()),
+            reason: reason.into(),
+        };
+        let payload = table.payload();
+        let word = |i: usize| -> Option<usize> {
+            let b = payload.get(8 * i..8 * i + 8)?;
+            usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok()
+        };
+        let mut coords = CoordTables::default();
+        let n = lookups!(coords, &mut).len();
+        if word(0) != Some(n) {
+            return Err(bad("holds another set of coordinate tables"));
+        }
+        let lens: Vec<usize> = (1..=n)
+            .map(word)
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("lengths cut short"))?;
+        let (map, base) = table.into_parts();
+        let (offsets, end) = lookup::layout(base + lengths_len(n), lens.iter().copied());
+        if end > map.len() {
+            return Err(bad("lookups past the end of the file"));
+        }
+        let map = Arc::new(map);
+        for ((l, &at), &len) in lookups!(coords, &mut).into_iter().zip(&offsets).zip(&lens) {
+            // SAFETY: table files are never written in place (see `Table::open`).
+            if !unsafe { l.point_at(map.clone(), at, len) } {
+                return Err(bad("a lookup outside the file or of a broken length"));
+            }
+        }
+        Ok(coords)
     }
 
     /// The phase-1 sym-coordinate of a cube given its raw slice (0..495) and flip.
@@ -401,6 +474,35 @@ mod tests {
     use std::sync::LazyLock;
 
     static T: LazyLock<CoordTables> = LazyLock::new(CoordTables::compute);
+
+    /// The coordinate file's tables read back exactly as computed; a file of another shape
+    /// is refused.
+    #[test]
+    fn the_coordinate_file_reads_back_as_computed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let payload = T.file_payload();
+        let entries = payload.len() as u64;
+        Table::in_memory(TableKind::Coords, entries, 0, payload)
+            .write_to(dir.path())
+            .expect("write");
+        let read =
+            CoordTables::from_table(Table::open(dir.path(), TableKind::Coords).expect("open"))
+                .expect("reads");
+        let (want, got) = (lookups!(T, &), lookups!(read, &));
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            assert_eq!(w.bytes(), g.bytes(), "lookup {i}");
+        }
+        assert_eq!(read.flipslice.classes(), 64430);
+        // a count that is not this build's
+        let mut other = T.file_payload();
+        other[0] = 7;
+        let entries = other.len() as u64;
+        Table::in_memory(TableKind::Coords, entries, 0, other)
+            .write_to(dir.path())
+            .expect("write");
+        let table = Table::open(dir.path(), TableKind::Coords).expect("open");
+        assert!(CoordTables::from_table(table).is_err());
+    }
 
     #[test]
     fn class_counts_are_the_published_ones() {
