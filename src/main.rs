@@ -76,6 +76,10 @@ enum Command {
     Cancel(cmd::client::BatchArgs),
     /// Look a position up in the store (any batch, any symmetric copy).
     Lookup(cmd::client::LookupArgs),
+    /// Print the state index of positions (a number below 43,252,003,274,489,856,000).
+    Index(cmd::index::IndexArgs),
+    /// Print the position (facelet string) with each state index.
+    Position(cmd::index::PositionArgs),
 }
 
 fn main() -> ExitCode {
@@ -102,6 +106,8 @@ fn main() -> ExitCode {
         Command::Results(a) => cmd::client::results(a),
         Command::Cancel(a) => cmd::client::cancel(a),
         Command::Lookup(a) => cmd::client::lookup(a),
+        Command::Index(a) => cmd::index::index(a),
+        Command::Position(a) => cmd::index::position(a),
     };
     match result {
         Ok(code) => code,

@@ -5,6 +5,7 @@ pub(crate) mod bench_coordinator;
 pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod coordinator;
+pub(crate) mod index;
 pub(crate) mod run;
 pub(crate) mod scramble;
 pub(crate) mod solve;

@@ -100,6 +100,9 @@ pub enum Error {
     /// A table that is needed has not been built.
     #[error("table file {0} is missing; build it with `cubefleet tables build`")]
     MissingTable(PathBuf),
+    /// A state index that is no number, or not below the number of states.
+    #[error("state index `{0}`: {1}")]
+    BadStateIndex(String, &'static str),
 }
 
 impl Error {

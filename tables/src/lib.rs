@@ -5,6 +5,7 @@
 //! - [`moves`]: the 18 face turns and Singmaster notation;
 //! - [`cubie`]: permutation and orientation of the 8 corners and 12 edges, multiplication;
 //! - [`symmetry`]: the 48 symmetries, conjugation, canonical forms for deduplication;
+//! - [`index`]: the state index, a number for each of the 43,252,003,274,489,856,000 states;
 //! - [`coord`]: coordinates (numbers describing parts of the state) and their ranges;
 //! - [`movetable`]: move, conjugation and sym-reduction tables over the coordinates;
 //! - [`lookup`]: the arrays those tables are held in, movable into huge-page memory;
@@ -21,6 +22,7 @@ mod error;
 pub mod facelet;
 pub mod file;
 pub mod huge;
+pub mod index;
 pub mod lookup;
 pub mod moves;
 pub mod movetable;
