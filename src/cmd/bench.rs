@@ -21,6 +21,9 @@ pub(crate) enum Command {
     Optimal(OptimalArgs),
     /// The job system alone: submit, lease, complete (verified) and store, over loopback gRPC.
     Coordinator(super::bench_coordinator::CoordinatorArgs),
+    /// The state index: a range's states decoded one by one against the walk, with and
+    /// without a two-phase solve of each.
+    Walk(super::bench_walk::WalkArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -145,6 +148,7 @@ fn mean(v: &[f64]) -> f64 {
 pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Coordinator(a) => super::bench_coordinator::run(a),
+        Command::Walk(a) => super::bench_walk::run(a),
         Command::Optimal(a) => {
             let tables = a.tables.load()?;
             let cubes = read_positions(&a.file, Some(a.skip + a.count))?;

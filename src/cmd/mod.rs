@@ -2,6 +2,7 @@
 
 pub(crate) mod bench;
 pub(crate) mod bench_coordinator;
+pub(crate) mod bench_walk;
 pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod coordinator;
