@@ -1598,6 +1598,46 @@ mod tests {
         batch
     }
 
+    /// A resubmission under an existing id is refused when its content hash differs from the
+    /// batch's, or (hash or not) when a line already stored differs from the stored line; the
+    /// same lines continue the batch.
+    #[test]
+    fn a_resubmission_with_other_lines_is_refused() {
+        let (_dir, core, _) = fresh_core();
+        let spec = |hash: &[u8]| BatchSpec {
+            batch_id: "same".into(),
+            mode: Some(Mode {
+                kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
+                ..Mode::default()
+            }),
+            content_hash: hash.to_vec(),
+            ..BatchSpec::default()
+        };
+        let mut b = core.begin_submit(spec(&[1; 32])).expect("begin");
+        let lines = |l: &[&str]| l.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+        let jobs = core
+            .prepare_chunk(&b, 0, lines(&["R U", "F D2"]))
+            .expect("prepare");
+        core.store_chunk(&mut b, jobs).expect("store");
+        core.end_submit("same");
+        let e = core.begin_submit(spec(&[2; 32])).expect_err("another hash");
+        assert!(matches!(e, Error::ContentDiffers { .. }), "{e}");
+        assert!(e.to_string().contains("another batch id"), "{e}");
+        // refused, the batch is free for the next submitter
+        let b = core.begin_submit(spec(&[])).expect("no hash");
+        let e = core
+            .prepare_chunk(&b, 0, lines(&["R U", "F D'"]))
+            .expect_err("line 1 differs");
+        assert!(e.to_string().contains("line 1"), "{e}");
+        let more = core
+            .prepare_chunk(&b, 0, lines(&["R U", "F D2", "L"]))
+            .expect("the same lines, and one more");
+        assert_eq!(more.len(), 1);
+        assert_eq!(line_index(more[0].0), 2);
+        core.end_submit("same");
+        assert!(core.begin_submit(spec(&[1; 32])).is_ok(), "the same hash");
+    }
+
     /// A core on a fresh store (in the returned directory) with a registered worker.
     fn fresh_core() -> (tempfile::TempDir, Arc<Core>, String) {
         let dir = tempfile::tempdir().expect("temp dir");

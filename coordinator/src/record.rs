@@ -242,6 +242,58 @@ mod tests {
     use prost::Message;
     use rand::SeedableRng;
 
+    /// The key encoding, over random and edge pairs: ids round-trip, order follows (batch,
+    /// line) order (so no two pairs share an id), a batch's ids end below the next batch's,
+    /// and pairs out of range are refused.
+    #[test]
+    fn job_ids_are_distinct_ordered_and_bounded() {
+        use rand::Rng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+        let seqs = [1, 2, MAX_BATCH_SEQ - 1, MAX_BATCH_SEQ];
+        let indices = [0, 1, MAX_LINES / 2, MAX_LINES - 2, MAX_LINES - 1];
+        let mut pairs: Vec<(u32, u64)> = seqs
+            .iter()
+            .flat_map(|&s| indices.iter().map(move |&i| (s, i)))
+            .collect();
+        for _ in 0..2000 {
+            let seq = rng.random_range(1..=MAX_BATCH_SEQ);
+            let index = match rng.random_range(0..3) {
+                0 => rng.random_range(0..MAX_LINES),
+                1 => rng.random_range(0..1000),
+                _ => MAX_LINES - 1 - rng.random_range(0..1000),
+            };
+            pairs.push((seq, index));
+            // a neighbour in the same batch, so equal batches are compared too
+            pairs.push((seq, index ^ 1));
+        }
+        let ids: Vec<u64> = pairs
+            .iter()
+            .map(|&(s, i)| checked_job_id(s, i).expect("in range"))
+            .collect();
+        for (&(s, i), &id) in pairs.iter().zip(&ids) {
+            assert_eq!((batch_seq(id), line_index(id)), (s, i));
+            assert_eq!(job_id(s, i), id);
+            // the exclusive end of the batch's ids is above every one of them
+            assert!(id < job_id(s, MAX_LINES));
+            assert_eq!(job_id(s, MAX_LINES), job_id(s + 1, 0));
+        }
+        for (a, ida) in pairs.iter().zip(&ids).step_by(7) {
+            for (b, idb) in pairs.iter().zip(&ids) {
+                assert_eq!(a.cmp(b), ida.cmp(idb), "{a:?} {b:?}");
+            }
+        }
+        for (s, i) in [
+            (0, 0),
+            (MAX_BATCH_SEQ + 1, 0),
+            (u32::MAX, 5),
+            (1, MAX_LINES),
+            (MAX_BATCH_SEQ, u64::MAX),
+        ] {
+            let e = checked_job_id(s, i).expect_err("out of range");
+            assert!(matches!(e, Error::Full(_)), "{e}");
+        }
+    }
+
     /// A lease reads, from the stored bytes, the same state, lower bound and position as the
     /// whole record gives: of lean records (canonical key and symmetry) and of records of
     /// earlier versions (facelets), and none for an invalid line.

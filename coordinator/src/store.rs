@@ -897,6 +897,153 @@ mod tests {
         );
     }
 
+    /// A batch record as the caller gives it to [`Store::create_batch`] (number not set).
+    fn batch(id: &str) -> BatchRecord {
+        BatchRecord {
+            batch_id: id.into(),
+            ..BatchRecord::default()
+        }
+    }
+
+    /// The store's format version key, read with sled directly.
+    fn version_in(dir: &Path) -> Option<u32> {
+        let db = sled::open(dir).expect("open");
+        let meta = db.open_tree("meta").expect("tree");
+        let v = meta.get(VERSION_KEY).expect("get")?;
+        Some(be_u32(&v, "version").expect("4 bytes"))
+    }
+
+    /// What an earlier version (format 1) wrote: batch records numbered `seqs` (by sled's id
+    /// generator) with two jobs each in one block, and no `meta` tree entries.
+    fn old_store(seqs: &[u32]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = sled::open(dir.path()).expect("open");
+        let batches = db.open_tree("batches").expect("tree");
+        let blocks = db.open_tree("job_blocks").expect("tree");
+        for (k, &seq) in seqs.iter().enumerate() {
+            let b = BatchRecord {
+                batch_id: format!("old{k}"),
+                seq,
+                total: 2,
+                ..BatchRecord::default()
+            };
+            batches
+                .insert(b.batch_id.as_bytes(), b.encode_to_vec())
+                .expect("insert");
+            // the old key: (seq as u64) << 40, whatever bits fall off
+            let first = u64::from(seq) << 40;
+            let jobs: Vec<(u64, JobRecord)> = (0..2)
+                .map(|i| (first + i, record(&format!("old{k} {i}"), JobState::Queued)))
+                .collect();
+            blocks
+                .insert(first.to_be_bytes(), Block::encode(&jobs))
+                .expect("insert");
+        }
+        db.flush().expect("flush");
+        dir
+    }
+
+    /// Batch numbers are dense and survive reopening: no jump, no reuse (sled's id generator,
+    /// used before, jumped by about a million at every reopen).
+    #[test]
+    fn batch_numbers_are_dense_across_reopens() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut seqs = Vec::new();
+        for round in 0..30 {
+            let store = SledStore::open(dir.path()).expect("open");
+            for k in 0..2 {
+                let b = store
+                    .create_batch(&batch(&format!("r{round} {k}")))
+                    .expect("create");
+                seqs.push(b.seq);
+                assert_eq!(store.batch(&b.batch_id).expect("read"), Some(b));
+            }
+        }
+        assert_eq!(seqs, (1..=60).collect::<Vec<u32>>());
+        assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
+    }
+
+    /// The last batch number is handed out; past it a batch is refused, never wrapped.
+    #[test]
+    fn a_batch_past_the_last_number_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("open");
+        store
+            .meta
+            .insert(NEXT_SEQ_KEY, &(MAX_BATCH_SEQ - 1).to_be_bytes())
+            .expect("insert");
+        assert_eq!(store.create_batch(&batch("a")).expect("a").seq, MAX_BATCH_SEQ - 1);
+        assert_eq!(store.create_batch(&batch("b")).expect("b").seq, MAX_BATCH_SEQ);
+        let e = store.create_batch(&batch("c")).expect_err("past the last");
+        assert!(matches!(e, Error::Full(_)), "{e}");
+        assert!(e.to_string().contains("another --data directory"), "{e}");
+        assert!(store.batch("c").expect("read").is_none());
+        assert_eq!(store.batches().expect("list").len(), 2);
+    }
+
+    /// A store of format 1 whose batch numbers are distinct and below 2^24 is migrated: its
+    /// jobs read as before, the version is written, and new batches number on after its
+    /// highest.
+    #[test]
+    fn an_earlier_store_with_safe_numbers_is_migrated() {
+        let dir = old_store(&[1, 1_000_002, 2_000_003]);
+        assert_eq!(version_in(dir.path()), None);
+        let store = SledStore::open(dir.path()).expect("migrated");
+        let b = store.create_batch(&batch("new")).expect("create");
+        assert_eq!(b.seq, 2_000_004);
+        assert_eq!(
+            input(&store.job(job_id(1_000_002, 1)).expect("read")),
+            Some("old1 1")
+        );
+        drop(store);
+        assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
+        // reopened, it is a store of this version: numbers go on from the counter
+        let store = SledStore::open(dir.path()).expect("reopen");
+        assert_eq!(store.create_batch(&batch("newer")).expect("create").seq, 2_000_005);
+    }
+
+    /// A store of format 1 with a batch number past 24 bits (its jobs' keys wrapped onto
+    /// another batch's) or two batches sharing a number is refused with what to do, and left
+    /// as it was.
+    #[test]
+    fn an_earlier_store_whose_numbers_overflowed_is_refused() {
+        for seqs in [
+            vec![1, 9_000_010, 17_000_011],
+            vec![5, 5],
+            vec![3, u32::MAX],
+        ] {
+            let dir = old_store(&seqs);
+            let e = SledStore::open(dir.path())
+                .err()
+                .unwrap_or_else(|| panic!("{seqs:?} opened"));
+            assert!(matches!(e, Error::AliasedStore { .. }), "{e}");
+            let text = e.to_string();
+            assert!(text.contains("move the directory away"), "{text}");
+            assert!(text.contains("cannot be trusted"), "{text}");
+            assert_eq!(version_in(dir.path()), None, "left as it was");
+        }
+    }
+
+    /// A store of a newer format is refused, naming both versions.
+    #[test]
+    fn a_store_of_a_newer_format_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        drop(SledStore::open(dir.path()).expect("new store"));
+        {
+            let db = sled::open(dir.path()).expect("open");
+            let meta = db.open_tree("meta").expect("tree");
+            meta.insert(VERSION_KEY, &(FORMAT_VERSION + 1).to_be_bytes())
+                .expect("insert");
+            db.flush().expect("flush");
+        }
+        let e = SledStore::open(dir.path()).err().expect("refused");
+        assert!(
+            matches!(e, Error::NewerStore { found, known, .. } if found == FORMAT_VERSION + 1 && known == FORMAT_VERSION),
+            "{e}"
+        );
+        assert!(e.to_string().contains("newer cubefleet"), "{e}");
+    }
+
     #[test]
     fn a_malformed_block_is_an_error_not_a_panic() {
         assert!(Block::parse(&[]).is_err());
