@@ -134,7 +134,11 @@ fn submit_to_an_existing_batch_id_with_other_lines_is_refused() {
     let submit = |file: &Path, stdin: Option<&Path>| {
         let mut c = cubefleet();
         c.arg("submit")
-            .arg(if stdin.is_some() { Path::new("-") } else { file })
+            .arg(if stdin.is_some() {
+                Path::new("-")
+            } else {
+                file
+            })
             .args(["--batch-id", "shared", "--coordinator", &url]);
         if let Some(f) = stdin {
             c.stdin(std::fs::File::open(f).expect("open"));
@@ -157,7 +161,11 @@ fn submit_to_an_existing_batch_id_with_other_lines_is_refused() {
         assert!(stderr.contains("another batch id"), "{stderr}");
     }
     let out = submit(&first, None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("stored 2 lines"), "{stderr}");
 }

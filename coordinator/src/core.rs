@@ -534,7 +534,13 @@ impl Core {
                 "batch {id} is being submitted by another client"
             )));
         }
-        let opened = self.open_batch(id.clone(), spec.name, mode, spec.priority, spec.content_hash);
+        let opened = self.open_batch(
+            id.clone(),
+            spec.name,
+            mode,
+            spec.priority,
+            spec.content_hash,
+        );
         if opened.is_err() {
             self.end_submit(&id);
         }

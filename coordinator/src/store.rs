@@ -260,7 +260,11 @@ impl Store for SledStore {
             let abort = ConflictableTransactionError::Abort;
             let next = match meta.get(NEXT_SEQ_KEY)? {
                 Some(v) => be_u32(&v, "batch counter").map_err(abort)?,
-                None => return Err(abort(Error::Internal("the batch counter is missing".into()))),
+                None => {
+                    return Err(abort(Error::Internal(
+                        "the batch counter is missing".into(),
+                    )))
+                }
             };
             if next > MAX_BATCH_SEQ {
                 return Err(abort(Error::Full(format!(
@@ -972,8 +976,14 @@ mod tests {
             .meta
             .insert(NEXT_SEQ_KEY, &(MAX_BATCH_SEQ - 1).to_be_bytes())
             .expect("insert");
-        assert_eq!(store.create_batch(&batch("a")).expect("a").seq, MAX_BATCH_SEQ - 1);
-        assert_eq!(store.create_batch(&batch("b")).expect("b").seq, MAX_BATCH_SEQ);
+        assert_eq!(
+            store.create_batch(&batch("a")).expect("a").seq,
+            MAX_BATCH_SEQ - 1
+        );
+        assert_eq!(
+            store.create_batch(&batch("b")).expect("b").seq,
+            MAX_BATCH_SEQ
+        );
         let e = store.create_batch(&batch("c")).expect_err("past the last");
         assert!(matches!(e, Error::Full(_)), "{e}");
         assert!(e.to_string().contains("another --data directory"), "{e}");
@@ -999,7 +1009,10 @@ mod tests {
         assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
         // reopened, it is a store of this version: numbers go on from the counter
         let store = SledStore::open(dir.path()).expect("reopen");
-        assert_eq!(store.create_batch(&batch("newer")).expect("create").seq, 2_000_005);
+        assert_eq!(
+            store.create_batch(&batch("newer")).expect("create").seq,
+            2_000_005
+        );
     }
 
     /// A store of format 1 with a batch number past 24 bits (its jobs' keys wrapped onto

@@ -10,8 +10,8 @@ use rand::{Rng, SeedableRng};
 
 /// Face turns of the standard notation.
 const TURNS: [&str; 18] = [
-    "U", "U2", "U'", "R", "R2", "R'", "F", "F2", "F'", "D", "D2", "D'", "L", "L2", "L'", "B",
-    "B2", "B'",
+    "U", "U2", "U'", "R", "R2", "R'", "F", "F2", "F'", "D", "D2", "D'", "L", "L2", "L'", "B", "B2",
+    "B'",
 ];
 
 /// A random sequence of `n` turns (no face twice in a row) and its inverse sequence.
@@ -24,7 +24,11 @@ fn scramble(rng: &mut impl Rng, n: usize) -> (String, String) {
         }
     }
     let line: Vec<&str> = turns.iter().map(|&t| TURNS[t]).collect();
-    let inverse: Vec<&str> = turns.iter().rev().map(|&t| TURNS[t / 3 * 3 + 2 - t % 3]).collect();
+    let inverse: Vec<&str> = turns
+        .iter()
+        .rev()
+        .map(|&t| TURNS[t / 3 * 3 + 2 - t % 3])
+        .collect();
     (line.join(" "), inverse.join(" "))
 }
 
@@ -116,7 +120,10 @@ fn check_all(core: &cubefleet_coordinator::Core, batches: &[(String, Vec<(String
         let (results, _) = core.results(id, 0, 1000, "", false).expect("results");
         let inputs: Vec<&str> = results.iter().map(|r| r.input.as_str()).collect();
         let want: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
-        assert_eq!(inputs, want, "batch {id} answers with another batch's lines");
+        assert_eq!(
+            inputs, want,
+            "batch {id} answers with another batch's lines"
+        );
         for r in &results {
             assert_eq!(r.status, "solved", "batch {id} line {}: {r:?}", r.index);
             let after = cube(&format!("{} {}", r.input, r.solution));
