@@ -31,7 +31,9 @@ use prost::Message;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use crate::record::{batch_seq, job_id, line_index, BatchRecord, JobRecord, LeaseView, INDEX_BITS};
+use crate::record::{
+    batch_seq, checked_job_id, job_id, line_index, BatchRecord, JobRecord, LeaseView, MAX_LINES,
+};
 use crate::store::Store;
 use crate::verify::{mode_key, normalize_mode, verify, Checked};
 
@@ -292,6 +294,25 @@ pub struct Core {
 /// Where [`Core::follow`] sends the results of a batch.
 type Follower = tokio::sync::mpsc::UnboundedSender<Vec<Box<JobResult>>>;
 
+/// What the store keeps of a submitted line as its `input`: the line, cut to its first
+/// `MAX_LINE_LEN` characters (a line of at most `MAX_LINE_LEN` bytes has at most that many
+/// characters: kept whole).
+fn kept_input(line: String) -> String {
+    if line.len() <= MAX_LINE_LEN {
+        line
+    } else {
+        line.chars().take(MAX_LINE_LEN).collect()
+    }
+}
+
+/// `text` for an error message: its first 60 characters, and "..." when there were more.
+fn shortened(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -513,26 +534,62 @@ impl Core {
                 "batch {id} is being submitted by another client"
             )));
         }
+        let opened = self.open_batch(
+            id.clone(),
+            spec.name,
+            mode,
+            spec.priority,
+            spec.content_hash,
+        );
+        if opened.is_err() {
+            self.end_submit(&id);
+        }
+        opened
+    }
+
+    /// The batch `id` a submission continues, checked against the submission's mode and
+    /// content hash (when both it and the batch have one); or a new batch with these.
+    fn open_batch(
+        &self,
+        id: String,
+        name: String,
+        mode: Mode,
+        priority: i32,
+        content_hash: Vec<u8>,
+    ) -> Result<BatchRecord, Error> {
         if let Some(b) = self.store.batch(&id)? {
             if b.mode.as_ref() != Some(&mode) {
-                self.end_submit(&id);
                 return Err(Error::InvalidArgument(format!(
                     "batch {id} exists with another mode"
                 )));
             }
+            if !content_hash.is_empty()
+                && !b.content_hash.is_empty()
+                && content_hash != b.content_hash
+            {
+                return Err(Error::ContentDiffers {
+                    batch: id,
+                    what: "their content hash is not the one it was created with".into(),
+                });
+            }
             return Ok(b);
         }
-        let b = BatchRecord {
+        if content_hash.len() > 64 {
+            return Err(Error::InvalidArgument(
+                "content hash longer than 64 bytes".into(),
+            ));
+        }
+        let b = self.store.create_batch(&BatchRecord {
             batch_id: id,
-            seq: self.store.next_batch_seq()?,
-            name: spec.name,
+            seq: 0,
+            name,
             mode: Some(mode),
-            priority: spec.priority,
+            priority,
             total: 0,
             created_unix_ms: now_ms(),
             cancelled: false,
-        };
-        self.store.put_batch(&b)?;
+            content_hash,
+        })?;
         let mut st = self.lock();
         let m = st.batch(b.seq);
         m.id = b.batch_id.clone();
@@ -560,9 +617,13 @@ impl Core {
         lines: Vec<String>,
     ) -> Result<Vec<(u64, JobRecord)>, Error> {
         let skip = batch.total.saturating_sub(first).min(lines.len() as u64) as usize;
-        if first + lines.len() as u64 > 1 << INDEX_BITS {
-            return Err(Error::InvalidArgument("batch too large".into()));
+        if first + lines.len() as u64 > MAX_LINES {
+            return Err(Error::Full(format!(
+                "batch {} would have more than {MAX_LINES} lines; split the file",
+                batch.batch_id
+            )));
         }
+        self.check_stored_lines(batch, first, &lines[..skip])?;
         let mkey = mode_key(&batch.mode.unwrap_or_default());
         lines
             .into_iter()
@@ -570,6 +631,38 @@ impl Core {
             .skip(skip)
             .map(|(i, line)| self.prepare_line(batch, &mkey, first + i as u64, line))
             .collect()
+    }
+
+    /// Checks that `lines`, resubmitted as lines `first..` of `batch`, are the lines stored
+    /// there (as [`kept_input`] keeps them): a client that sends no content hash cannot make
+    /// a batch answer for other lines than its own. A line with no stored job is not checked.
+    fn check_stored_lines(
+        &self,
+        batch: &BatchRecord,
+        first: u64,
+        lines: &[String],
+    ) -> Result<(), Error> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<u64> = (first..first + lines.len() as u64)
+            .map(|i| job_id(batch.seq, i))
+            .collect();
+        for ((index, line), stored) in (first..).zip(lines).zip(self.store.jobs_encoded(&ids)?) {
+            let Some(stored) = stored else { continue };
+            let stored = JobRecord::decode(&*stored)?;
+            if stored.r().input != kept_input(line.clone()) {
+                return Err(Error::ContentDiffers {
+                    batch: batch.batch_id.clone(),
+                    what: format!(
+                        "line {index} is {:?}, the stored line {:?}",
+                        shortened(line),
+                        shortened(&stored.r().input)
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Stores the jobs [`Core::prepare_chunk`] made of the batch's next lines in one atomic
@@ -620,18 +713,13 @@ impl Core {
         index: u64,
         line: String,
     ) -> Result<(u64, JobRecord), Error> {
-        let id = job_id(batch.seq, index);
+        let id = checked_job_id(batch.seq, index)?;
         let parsed = if line.len() > MAX_LINE_LEN {
             Err(format!("line longer than {MAX_LINE_LEN} characters"))
         } else {
             parse_position(&line, InputFormat::Auto).map_err(|e| e.to_string())
         };
-        // a line of at most MAX_LINE_LEN bytes has at most that many characters: kept whole
-        let input = if line.len() <= MAX_LINE_LEN {
-            line
-        } else {
-            line.chars().take(MAX_LINE_LEN).collect()
-        };
+        let input = kept_input(line);
         let mut r = JobResult {
             input,
             ..JobResult::default()
@@ -1506,6 +1594,7 @@ mod tests {
                     ..Mode::default()
                 }),
                 priority: 0,
+                ..BatchSpec::default()
             })
             .expect("begin");
         let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
@@ -1513,6 +1602,46 @@ mod tests {
         core.store_chunk(&mut batch, jobs).expect("store");
         core.end_submit(id);
         batch
+    }
+
+    /// A resubmission under an existing id is refused when its content hash differs from the
+    /// batch's, or (hash or not) when a line already stored differs from the stored line; the
+    /// same lines continue the batch.
+    #[test]
+    fn a_resubmission_with_other_lines_is_refused() {
+        let (_dir, core, _) = fresh_core();
+        let spec = |hash: &[u8]| BatchSpec {
+            batch_id: "same".into(),
+            mode: Some(Mode {
+                kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
+                ..Mode::default()
+            }),
+            content_hash: hash.to_vec(),
+            ..BatchSpec::default()
+        };
+        let mut b = core.begin_submit(spec(&[1; 32])).expect("begin");
+        let lines = |l: &[&str]| l.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+        let jobs = core
+            .prepare_chunk(&b, 0, lines(&["R U", "F D2"]))
+            .expect("prepare");
+        core.store_chunk(&mut b, jobs).expect("store");
+        core.end_submit("same");
+        let e = core.begin_submit(spec(&[2; 32])).expect_err("another hash");
+        assert!(matches!(e, Error::ContentDiffers { .. }), "{e}");
+        assert!(e.to_string().contains("another batch id"), "{e}");
+        // refused, the batch is free for the next submitter
+        let b = core.begin_submit(spec(&[])).expect("no hash");
+        let e = core
+            .prepare_chunk(&b, 0, lines(&["R U", "F D'"]))
+            .expect_err("line 1 differs");
+        assert!(e.to_string().contains("line 1"), "{e}");
+        let more = core
+            .prepare_chunk(&b, 0, lines(&["R U", "F D2", "L"]))
+            .expect("the same lines, and one more");
+        assert_eq!(more.len(), 1);
+        assert_eq!(line_index(more[0].0), 2);
+        core.end_submit("same");
+        assert!(core.begin_submit(spec(&[1; 32])).is_ok(), "the same hash");
     }
 
     /// A core on a fresh store (in the returned directory) with a registered worker.

@@ -21,6 +21,36 @@ pub enum Error {
     /// Reading certificates or binding failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// A limit of the store's key space was reached (batch numbers, lines of a batch).
+    #[error("the store is full: {0}")]
+    Full(String),
+    /// A submission under an existing batch id whose lines are not the batch's.
+    #[error("batch {batch} exists with other lines: {what}; submit these lines under another batch id (or none: a new one is made)")]
+    ContentDiffers {
+        /// The batch id.
+        batch: String,
+        /// What differs.
+        what: String,
+    },
+    /// The store was written by a newer cubefleet, in a format this one does not know.
+    #[error("the store in {dir} has format version {found}; this cubefleet reads versions up to {known}: open it with a newer cubefleet, or use another --data directory")]
+    NewerStore {
+        /// The store's directory.
+        dir: String,
+        /// Its format version.
+        found: u32,
+        /// The newest version this build reads.
+        known: u32,
+    },
+    /// A store of an earlier version (format 1) whose batch numbers overflowed their 24 bits:
+    /// jobs of different batches may have shared keys, so its results are not trusted.
+    #[error("the store in {dir} was written by an earlier cubefleet whose batch numbers overflowed ({why}), so jobs of different batches may have overwritten each other and its results cannot be trusted: move the directory away (or use another --data directory) and submit the files again")]
+    AliasedStore {
+        /// The store's directory.
+        dir: String,
+        /// Which batch showed it.
+        why: String,
+    },
     /// A blocking task panicked or was cancelled.
     #[error("internal: {0}")]
     Internal(String),
@@ -31,6 +61,8 @@ impl From<Error> for tonic::Status {
         match e {
             Error::InvalidArgument(m) => tonic::Status::invalid_argument(m),
             Error::NotFound(m) => tonic::Status::not_found(format!("{m} not found")),
+            e @ Error::Full(_) => tonic::Status::resource_exhausted(e.to_string()),
+            e @ Error::ContentDiffers { .. } => tonic::Status::failed_precondition(e.to_string()),
             other => tonic::Status::internal(other.to_string()),
         }
     }

@@ -2,19 +2,51 @@
 //! in a block of up to 64 jobs with consecutive ids; see `store`).
 //!
 //! Keys: a job's id is `batch_seq << 40 | index` (big-endian in the store), so the jobs of a
-//! batch are contiguous and in line order. The symmetry index (in memory) is rebuilt from the
-//! canonical keys the records carry.
+//! batch are contiguous and in line order. Batch sequence numbers are `1..=`[`MAX_BATCH_SEQ`]
+//! and line indices `0..`[`MAX_LINES`] (both checked by [`checked_job_id`]), so every pair has
+//! its own id, the ids of a batch's lines never reach the next batch's, and even the end of the
+//! last batch's lines (`job_id(seq, total)`, an exclusive bound) is a `u64`. The symmetry index
+//! (in memory) is rebuilt from the canonical keys the records carry.
 
 use cubefleet_proto::{JobResult, JobState, Mode};
 use cubefleet_tables::symmetry::Canonical;
 use cubefleet_tables::{parse_position, CubieCube, InputFormat};
 
+use crate::error::Error;
+
 /// Bits of a job id that hold the line index.
 pub(crate) const INDEX_BITS: u32 = 40;
 
-/// The id of line `index` of batch `seq`.
+/// Most lines a batch holds: line indices are `0..MAX_LINES` (`2^40`).
+pub(crate) const MAX_LINES: u64 = 1 << INDEX_BITS;
+
+/// The highest batch sequence number: `2^24 - 2`. The 24 bits above the index could hold
+/// `2^24 - 1` too, but then the exclusive end of that batch's ids would not be a `u64`.
+pub(crate) const MAX_BATCH_SEQ: u32 = (1 << (64 - INDEX_BITS)) - 2;
+
+/// The id of line `index` of batch `seq`, for `seq <= MAX_BATCH_SEQ` and `index <= MAX_LINES`
+/// (`index == MAX_LINES`, like `job_id(seq + 1, 0)`, only as the exclusive end of the batch's
+/// ids). Ids of new jobs are made with [`checked_job_id`].
 pub(crate) fn job_id(seq: u32, index: u64) -> u64 {
-    (seq as u64) << INDEX_BITS | index
+    debug_assert!(seq <= MAX_BATCH_SEQ + 1 && index <= MAX_LINES);
+    ((seq as u64) << INDEX_BITS) + index
+}
+
+/// The id of line `index` of batch `seq`, or an error naming the limit when either is out of
+/// range (never a wrapped id that could be another job's).
+pub(crate) fn checked_job_id(seq: u32, index: u64) -> Result<u64, Error> {
+    if seq == 0 || seq > MAX_BATCH_SEQ {
+        return Err(Error::Full(format!(
+            "batch number {seq} is outside 1..={MAX_BATCH_SEQ}"
+        )));
+    }
+    if index >= MAX_LINES {
+        return Err(Error::Full(format!(
+            "line index {index} is past the last a batch can hold ({})",
+            MAX_LINES - 1
+        )));
+    }
+    Ok(job_id(seq, index))
 }
 
 /// The batch sequence number of a job id.
@@ -24,7 +56,7 @@ pub(crate) fn batch_seq(job_id: u64) -> u32 {
 
 /// The line index (in its batch) of a job id.
 pub(crate) fn line_index(job_id: u64) -> u64 {
-    job_id & ((1 << INDEX_BITS) - 1)
+    job_id & (MAX_LINES - 1)
 }
 
 /// A stored batch.
@@ -54,6 +86,11 @@ pub(crate) struct BatchRecord {
     /// Cancelled by a client.
     #[prost(bool, tag = "8")]
     pub(crate) cancelled: bool,
+    /// The content hash the first submission gave (`BatchSpec.content_hash`: SHA-256 of its
+    /// lines); empty when it gave none, and in batches of earlier versions. A submission
+    /// under this id with another hash is refused.
+    #[prost(bytes = "vec", tag = "9")]
+    pub(crate) content_hash: Vec<u8>,
 }
 
 /// A stored job: its line, its state, and its result once it has one. Tags 2 and 3 (the
@@ -204,6 +241,58 @@ mod tests {
     use cubefleet_tables::FaceletCube;
     use prost::Message;
     use rand::SeedableRng;
+
+    /// The key encoding, over random and edge pairs: ids round-trip, order follows (batch,
+    /// line) order (so no two pairs share an id), a batch's ids end below the next batch's,
+    /// and pairs out of range are refused.
+    #[test]
+    fn job_ids_are_distinct_ordered_and_bounded() {
+        use rand::Rng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+        let seqs = [1, 2, MAX_BATCH_SEQ - 1, MAX_BATCH_SEQ];
+        let indices = [0, 1, MAX_LINES / 2, MAX_LINES - 2, MAX_LINES - 1];
+        let mut pairs: Vec<(u32, u64)> = seqs
+            .iter()
+            .flat_map(|&s| indices.iter().map(move |&i| (s, i)))
+            .collect();
+        for _ in 0..2000 {
+            let seq = rng.random_range(1..=MAX_BATCH_SEQ);
+            let index = match rng.random_range(0..3) {
+                0 => rng.random_range(0..MAX_LINES),
+                1 => rng.random_range(0..1000),
+                _ => MAX_LINES - 1 - rng.random_range(0..1000),
+            };
+            pairs.push((seq, index));
+            // a neighbour in the same batch, so equal batches are compared too
+            pairs.push((seq, index ^ 1));
+        }
+        let ids: Vec<u64> = pairs
+            .iter()
+            .map(|&(s, i)| checked_job_id(s, i).expect("in range"))
+            .collect();
+        for (&(s, i), &id) in pairs.iter().zip(&ids) {
+            assert_eq!((batch_seq(id), line_index(id)), (s, i));
+            assert_eq!(job_id(s, i), id);
+            // the exclusive end of the batch's ids is above every one of them
+            assert!(id < job_id(s, MAX_LINES));
+            assert_eq!(job_id(s, MAX_LINES), job_id(s + 1, 0));
+        }
+        for (a, ida) in pairs.iter().zip(&ids).step_by(7) {
+            for (b, idb) in pairs.iter().zip(&ids) {
+                assert_eq!(a.cmp(b), ida.cmp(idb), "{a:?} {b:?}");
+            }
+        }
+        for (s, i) in [
+            (0, 0),
+            (MAX_BATCH_SEQ + 1, 0),
+            (u32::MAX, 5),
+            (1, MAX_LINES),
+            (MAX_BATCH_SEQ, u64::MAX),
+        ] {
+            let e = checked_job_id(s, i).expect_err("out of range");
+            assert!(matches!(e, Error::Full(_)), "{e}");
+        }
+    }
 
     /// A lease reads, from the stored bytes, the same state, lower bound and position as the
     /// whole record gives: of lean records (canonical key and symmetry) and of records of

@@ -14,13 +14,41 @@
 //! Records under a job's own id (tree `jobs`) exist only in stores of earlier versions (which
 //! held every job there, or wrote a job's first change there): they take precedence over the
 //! block's copy and are changed in place.
+//!
+//! Batch numbers (a job's id is `batch_seq << 40 | index`, see `record`) come from a dense
+//! counter in tree `meta` (key `next_batch_seq`), which is read, checked against
+//! [`MAX_BATCH_SEQ`] and advanced in one sled transaction with the new batch's record
+//! ([`Store::create_batch`]): no number of restarts or crashes hands a number out twice or
+//! skips past the limit, and a batch past it is refused, never wrapped into another's ids.
+//!
+//! Format versions (key `format_version` in `meta`, a big-endian u32):
+//! - 1 (no key): stores of earlier versions, numbered by sled's id generator, which jumped by
+//!   about a million at every reopen, so after some reopens numbers passed 24 bits and batches
+//!   shared job ids. Opened, such a store is migrated to version 2 (counter set past its
+//!   highest batch number, in one transaction with the version) when every batch number is
+//!   distinct and below `2^24`, so no two jobs can have shared a key; else it is refused
+//!   ([`Error::AliasedStore`]) with what to do.
+//! - 2: this version: the counter in `meta`; batch records may carry a content hash.
+//!
+//! A store with a version newer than [`FORMAT_VERSION`] is refused ([`Error::NewerStore`]).
 
 use std::path::Path;
 
 use prost::Message;
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+use sled::Transactional;
 
 use crate::error::Error;
-use crate::record::{BatchRecord, JobRecord};
+use crate::record::{BatchRecord, JobRecord, MAX_BATCH_SEQ};
+
+/// The store format this version writes (see the module doc for what each version is).
+pub(crate) const FORMAT_VERSION: u32 = 2;
+
+/// Key in `meta` of the store's format version (a big-endian u32; absent: version 1).
+const VERSION_KEY: &[u8] = b"format_version";
+
+/// Key in `meta` of the next batch sequence number to hand out (a big-endian u32).
+const NEXT_SEQ_KEY: &[u8] = b"next_batch_seq";
 
 /// Most jobs in one block.
 pub(crate) const BLOCK_JOBS: usize = 64;
@@ -29,12 +57,14 @@ pub(crate) const BLOCK_JOBS: usize = 64;
 pub(crate) trait Store: Send + Sync + 'static {
     /// A batch by id.
     fn batch(&self, id: &str) -> Result<Option<BatchRecord>, Error>;
-    /// Writes a batch record.
+    /// Writes a batch record (of a batch [`Store::create_batch`] made).
     fn put_batch(&self, b: &BatchRecord) -> Result<(), Error>;
+    /// Writes the record of a new batch, `b` with its sequence number set to the next one
+    /// (never handed out before, at most [`MAX_BATCH_SEQ`]; [`Error::Full`] past it), in one
+    /// atomic step with advancing the counter. Returns the record as written.
+    fn create_batch(&self, b: &BatchRecord) -> Result<BatchRecord, Error>;
     /// Every batch.
     fn batches(&self) -> Result<Vec<BatchRecord>, Error>;
-    /// A fresh batch sequence number (never reused).
-    fn next_batch_seq(&self) -> Result<u32, Error>;
     /// A job by id.
     fn job(&self, id: u64) -> Result<Option<JobRecord>, Error>;
     /// The records of the jobs with ids `ids` as stored, encoded (in that order; None for a
@@ -81,30 +111,124 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn flush(&self) -> Result<(), Error>;
 }
 
-/// The sled store: trees `batches`, `job_blocks` (jobs as submitted) and `jobs` (jobs changed
-/// since). (Stores of earlier versions also hold a tree `canonical`, which is no longer read:
-/// the symmetry index is rebuilt in memory.)
+/// The sled store: trees `batches`, `job_blocks` (jobs as submitted), `jobs` (jobs changed
+/// since, in stores of earlier versions) and `meta` (format version, batch counter). (Stores
+/// of earlier versions also hold a tree `canonical`, which is no longer read: the symmetry
+/// index is rebuilt in memory.)
 pub(crate) struct SledStore {
     db: sled::Db,
     batches: sled::Tree,
     blocks: sled::Tree,
     jobs: sled::Tree,
+    meta: sled::Tree,
 }
 
 impl SledStore {
-    /// Opens (or creates) the store in `dir`.
+    /// Opens (or creates) the store in `dir`: a new store gets [`FORMAT_VERSION`], a store of
+    /// version 1 is migrated or refused, a newer one refused (see the module doc).
     pub(crate) fn open(dir: &Path) -> Result<SledStore, Error> {
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(64 << 20)
             .open()?;
-        Ok(SledStore {
+        let store = SledStore {
             batches: db.open_tree("batches")?,
             blocks: db.open_tree("job_blocks")?,
             jobs: db.open_tree("jobs")?,
+            meta: db.open_tree("meta")?,
             db,
-        })
+        };
+        store.check_format(dir)?;
+        Ok(store)
     }
+
+    /// Checks the store's format version, migrating a store of version 1 (or a new, empty
+    /// store) to [`FORMAT_VERSION`] when that is safe.
+    fn check_format(&self, dir: &Path) -> Result<(), Error> {
+        match self.meta.get(VERSION_KEY)? {
+            Some(v) => {
+                let found = be_u32(&v, "format version")?;
+                if found > FORMAT_VERSION {
+                    return Err(Error::NewerStore {
+                        dir: dir.display().to_string(),
+                        found,
+                        known: FORMAT_VERSION,
+                    });
+                }
+                if found < FORMAT_VERSION {
+                    // versions with a key start at 2: a smaller one is no store this wrote
+                    return Err(Error::Internal(format!(
+                        "the store in {} has an unknown format version {found}",
+                        dir.display()
+                    )));
+                }
+                Ok(())
+            }
+            None => self.migrate_from_v1(dir),
+        }
+    }
+
+    /// Version 1 (no version key; also a new, empty store) to [`FORMAT_VERSION`]: when every
+    /// batch number is distinct and below `2^24` (so no two jobs shared a key), the counter is
+    /// set past the highest and the version written, in one transaction; else the store is
+    /// refused.
+    fn migrate_from_v1(&self, dir: &Path) -> Result<(), Error> {
+        let aliased = |why: String| Error::AliasedStore {
+            dir: dir.display().to_string(),
+            why,
+        };
+        let mut seen = std::collections::HashMap::new();
+        for b in self.batches()? {
+            if b.seq == 0 || b.seq > MAX_BATCH_SEQ + 1 {
+                return Err(aliased(format!(
+                    "batch {} has number {}, past 24 bits",
+                    b.batch_id, b.seq
+                )));
+            }
+            if let Some(other) = seen.insert(b.seq, b.batch_id.clone()) {
+                return Err(aliased(format!(
+                    "batches {other} and {} have the same number {}",
+                    b.batch_id, b.seq
+                )));
+            }
+        }
+        let next = seen.keys().max().map_or(1, |&s| s + 1);
+        transaction(&self.meta, |meta| {
+            meta.insert(NEXT_SEQ_KEY, &next.to_be_bytes())?;
+            meta.insert(VERSION_KEY, &FORMAT_VERSION.to_be_bytes())?;
+            Ok(())
+        })?;
+        self.db.flush()?;
+        if !seen.is_empty() {
+            tracing::info!(
+                batches = seen.len(),
+                version = FORMAT_VERSION,
+                "store of an earlier version migrated"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Runs `f` as a sled transaction over `trees`, its [`Error`]s (aborts) passed on as they are.
+fn transaction<T, R>(
+    trees: T,
+    f: impl Fn(&T::View) -> Result<R, ConflictableTransactionError<Error>>,
+) -> Result<R, Error>
+where
+    T: Transactional<Error>,
+{
+    trees.transaction(f).map_err(|e| match e {
+        TransactionError::Abort(e) => e,
+        TransactionError::Storage(e) => Error::Store(e),
+    })
+}
+
+/// A big-endian u32 stored in `meta` (`what` names it in the error).
+fn be_u32(v: &[u8], what: &str) -> Result<u32, Error> {
+    Ok(u32::from_be_bytes(v.try_into().map_err(|_| {
+        Error::Internal(format!("the store's {what} is not 4 bytes"))
+    })?))
 }
 
 impl Store for SledStore {
@@ -131,9 +255,30 @@ impl Store for SledStore {
         Ok(out)
     }
 
-    fn next_batch_seq(&self) -> Result<u32, Error> {
-        // sled's id generator is durable and monotonic; sequence 0 is never handed out
-        Ok(self.db.generate_id()? as u32 + 1)
+    fn create_batch(&self, b: &BatchRecord) -> Result<BatchRecord, Error> {
+        transaction((&self.batches, &self.meta), |(batches, meta)| {
+            let abort = ConflictableTransactionError::Abort;
+            let next = match meta.get(NEXT_SEQ_KEY)? {
+                Some(v) => be_u32(&v, "batch counter").map_err(abort)?,
+                None => {
+                    return Err(abort(Error::Internal(
+                        "the batch counter is missing".into(),
+                    )))
+                }
+            };
+            if next > MAX_BATCH_SEQ {
+                return Err(abort(Error::Full(format!(
+                    "all {MAX_BATCH_SEQ} batch numbers are used; start a new store (another --data directory)"
+                ))));
+            }
+            let b = BatchRecord {
+                seq: next,
+                ..b.clone()
+            };
+            batches.insert(b.batch_id.as_bytes(), b.encode_to_vec())?;
+            meta.insert(NEXT_SEQ_KEY, &(next + 1).to_be_bytes())?;
+            Ok(b)
+        })
     }
 
     fn job(&self, id: u64) -> Result<Option<JobRecord>, Error> {
@@ -754,6 +899,162 @@ mod tests {
             store.job(id).expect("read").map(|j| j.state()),
             Some(JobState::Queued)
         );
+    }
+
+    /// A batch record as the caller gives it to [`Store::create_batch`] (number not set).
+    fn batch(id: &str) -> BatchRecord {
+        BatchRecord {
+            batch_id: id.into(),
+            ..BatchRecord::default()
+        }
+    }
+
+    /// The store's format version key, read with sled directly.
+    fn version_in(dir: &Path) -> Option<u32> {
+        let db = sled::open(dir).expect("open");
+        let meta = db.open_tree("meta").expect("tree");
+        let v = meta.get(VERSION_KEY).expect("get")?;
+        Some(be_u32(&v, "version").expect("4 bytes"))
+    }
+
+    /// What an earlier version (format 1) wrote: batch records numbered `seqs` (by sled's id
+    /// generator) with two jobs each in one block, and no `meta` tree entries.
+    fn old_store(seqs: &[u32]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = sled::open(dir.path()).expect("open");
+        let batches = db.open_tree("batches").expect("tree");
+        let blocks = db.open_tree("job_blocks").expect("tree");
+        for (k, &seq) in seqs.iter().enumerate() {
+            let b = BatchRecord {
+                batch_id: format!("old{k}"),
+                seq,
+                total: 2,
+                ..BatchRecord::default()
+            };
+            batches
+                .insert(b.batch_id.as_bytes(), b.encode_to_vec())
+                .expect("insert");
+            // the old key: (seq as u64) << 40, whatever bits fall off
+            let first = u64::from(seq) << 40;
+            let jobs: Vec<(u64, JobRecord)> = (0..2)
+                .map(|i| (first + i, record(&format!("old{k} {i}"), JobState::Queued)))
+                .collect();
+            blocks
+                .insert(first.to_be_bytes(), Block::encode(&jobs))
+                .expect("insert");
+        }
+        db.flush().expect("flush");
+        dir
+    }
+
+    /// Batch numbers are dense and survive reopening: no jump, no reuse (sled's id generator,
+    /// used before, jumped by about a million at every reopen).
+    #[test]
+    fn batch_numbers_are_dense_across_reopens() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut seqs = Vec::new();
+        for round in 0..30 {
+            let store = SledStore::open(dir.path()).expect("open");
+            for k in 0..2 {
+                let b = store
+                    .create_batch(&batch(&format!("r{round} {k}")))
+                    .expect("create");
+                seqs.push(b.seq);
+                assert_eq!(store.batch(&b.batch_id).expect("read"), Some(b));
+            }
+        }
+        assert_eq!(seqs, (1..=60).collect::<Vec<u32>>());
+        assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
+    }
+
+    /// The last batch number is handed out; past it a batch is refused, never wrapped.
+    #[test]
+    fn a_batch_past_the_last_number_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("open");
+        store
+            .meta
+            .insert(NEXT_SEQ_KEY, &(MAX_BATCH_SEQ - 1).to_be_bytes())
+            .expect("insert");
+        assert_eq!(
+            store.create_batch(&batch("a")).expect("a").seq,
+            MAX_BATCH_SEQ - 1
+        );
+        assert_eq!(
+            store.create_batch(&batch("b")).expect("b").seq,
+            MAX_BATCH_SEQ
+        );
+        let e = store.create_batch(&batch("c")).expect_err("past the last");
+        assert!(matches!(e, Error::Full(_)), "{e}");
+        assert!(e.to_string().contains("another --data directory"), "{e}");
+        assert!(store.batch("c").expect("read").is_none());
+        assert_eq!(store.batches().expect("list").len(), 2);
+    }
+
+    /// A store of format 1 whose batch numbers are distinct and below 2^24 is migrated: its
+    /// jobs read as before, the version is written, and new batches number on after its
+    /// highest.
+    #[test]
+    fn an_earlier_store_with_safe_numbers_is_migrated() {
+        let dir = old_store(&[1, 1_000_002, 2_000_003]);
+        assert_eq!(version_in(dir.path()), None);
+        let store = SledStore::open(dir.path()).expect("migrated");
+        let b = store.create_batch(&batch("new")).expect("create");
+        assert_eq!(b.seq, 2_000_004);
+        assert_eq!(
+            input(&store.job(job_id(1_000_002, 1)).expect("read")),
+            Some("old1 1")
+        );
+        drop(store);
+        assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
+        // reopened, it is a store of this version: numbers go on from the counter
+        let store = SledStore::open(dir.path()).expect("reopen");
+        assert_eq!(
+            store.create_batch(&batch("newer")).expect("create").seq,
+            2_000_005
+        );
+    }
+
+    /// A store of format 1 with a batch number past 24 bits (its jobs' keys wrapped onto
+    /// another batch's) or two batches sharing a number is refused with what to do, and left
+    /// as it was.
+    #[test]
+    fn an_earlier_store_whose_numbers_overflowed_is_refused() {
+        for seqs in [
+            vec![1, 9_000_010, 17_000_011],
+            vec![5, 5],
+            vec![3, u32::MAX],
+        ] {
+            let dir = old_store(&seqs);
+            let e = SledStore::open(dir.path())
+                .err()
+                .unwrap_or_else(|| panic!("{seqs:?} opened"));
+            assert!(matches!(e, Error::AliasedStore { .. }), "{e}");
+            let text = e.to_string();
+            assert!(text.contains("move the directory away"), "{text}");
+            assert!(text.contains("cannot be trusted"), "{text}");
+            assert_eq!(version_in(dir.path()), None, "left as it was");
+        }
+    }
+
+    /// A store of a newer format is refused, naming both versions.
+    #[test]
+    fn a_store_of_a_newer_format_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        drop(SledStore::open(dir.path()).expect("new store"));
+        {
+            let db = sled::open(dir.path()).expect("open");
+            let meta = db.open_tree("meta").expect("tree");
+            meta.insert(VERSION_KEY, &(FORMAT_VERSION + 1).to_be_bytes())
+                .expect("insert");
+            db.flush().expect("flush");
+        }
+        let e = SledStore::open(dir.path()).err().expect("refused");
+        assert!(
+            matches!(e, Error::NewerStore { found, known, .. } if found == FORMAT_VERSION + 1 && known == FORMAT_VERSION),
+            "{e}"
+        );
+        assert!(e.to_string().contains("newer cubefleet"), "{e}");
     }
 
     #[test]

@@ -180,6 +180,7 @@ async fn submit(
         name: format!("test batch {id}"),
         mode: Some(mode),
         priority: 0,
+        ..BatchSpec::default()
     };
     submit_stream(client, submission(Some(spec), lines, chunk)).await
 }
@@ -891,6 +892,7 @@ async fn higher_priority_first_and_released_jobs_keep_their_progress() {
         name: "urgent".into(),
         mode: Some(optimal()),
         priority: 5,
+        ..BatchSpec::default()
     };
     submit_stream(&mut c, submission(Some(spec), &["L B", "U2 R"], 10))
         .await

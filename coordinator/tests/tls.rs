@@ -94,6 +94,7 @@ async fn submit_and_get(client: &mut Client, id: &str) -> Result<(u64, u64), Str
             timeout_seconds: 0.0,
         }),
         priority: 0,
+        ..BatchSpec::default()
     };
     let msgs = vec![
         SubmitRequest {

@@ -135,6 +135,7 @@ async fn measure(
         name: "bench coordinator".into(),
         mode: Some(mode_to_proto(&Mode::TwoPhase { max_length: 20 }, None)),
         priority: 0,
+        ..BatchSpec::default()
     };
     let mut msgs = vec![SubmitRequest {
         part: Some(submit_request::Part::Spec(spec)),

@@ -146,6 +146,25 @@ pub(crate) fn read_chunks(
     (ReceiverStream::new(rx), reader)
 }
 
+/// The content hash of `file` as a submission sends it: SHA-256 over its lines, each trimmed
+/// (as [`read_chunks`] trims them) and followed by a newline; None for stdin (`-`), which
+/// cannot be read twice. Same lines, same hash; a different line or count, another hash.
+pub(crate) fn content_hash(file: &Path) -> anyhow::Result<Option<[u8; 32]>> {
+    use sha2::Digest;
+    if file.as_os_str() == "-" {
+        return Ok(None);
+    }
+    let f = std::fs::File::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let mut h = sha2::Sha256::new();
+    let (mut input, mut line) = (std::io::BufReader::new(f), String::new());
+    while input.read_line(&mut line)? > 0 {
+        h.update(line.trim().as_bytes());
+        h.update(b"\n");
+        line.clear();
+    }
+    Ok(Some(h.finalize().into()))
+}
+
 /// Streams `file` to the coordinator as a batch (constant memory); returns the batch id.
 pub(crate) async fn submit_file(
     client: &Client,
@@ -392,6 +411,8 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|| args.file.display().to_string()),
             mode: Some(mode_to_proto(&args.mode.mode(), timeout)),
             priority: args.priority,
+            // checked against the batch's when --batch-id names one that exists
+            content_hash: content_hash(&args.file)?.map_or_else(Vec::new, Vec::from),
         };
         let r = submit_file(&client, &args.file, spec).await.map_err(|e| {
             e.context(

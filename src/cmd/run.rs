@@ -8,7 +8,7 @@
 //! running the same file again resumes from the store instead of starting over.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ use cubefleet_worker::search::Progress;
 use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{read_chunks, show_progress, ResultsFormat, ResultsWriter};
+use super::client::{content_hash, read_chunks, show_progress, ResultsFormat, ResultsWriter};
 use super::connect::{runtime, shutdown_signal};
 use super::{ModeArgs, TablesArgs};
 
@@ -191,27 +191,19 @@ async fn export_following(
     w.finish()
 }
 
-/// A batch id naming this file's contents and mode: the same file and mode give the same id.
-fn batch_id(args: &Args, mode: &cubefleet_proto::Mode) -> anyhow::Result<String> {
-    let f = std::fs::File::open(&args.file)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
-    let mut h = crc32fast::Hasher::new();
-    let mut lines = 0u64;
-    let (mut input, mut line) = (std::io::BufReader::new(f), String::new());
-    // each line trimmed (which also drops its end of line), then a newline
-    while input.read_line(&mut line)? > 0 {
-        h.update(line.trim().as_bytes());
-        h.update(b"\n");
-        lines += 1;
-        line.clear();
-    }
-    h.update(&prost_mode_bytes(mode));
-    Ok(format!("run-{:08x}-{lines}", h.finalize()))
-}
-
-fn prost_mode_bytes(mode: &cubefleet_proto::Mode) -> Vec<u8> {
+/// A batch id naming this file's contents and mode: the same lines and mode give the same id,
+/// other lines or another mode (but for a SHA-256 collision) another. `content` is the file's
+/// [`content_hash`]; the id is `run-` and the first 128 bits of SHA-256 over it and the mode
+/// (prost-encoded), in hex.
+fn batch_id(content: &[u8; 32], mode: &cubefleet_proto::Mode) -> String {
     use prost::Message;
-    mode.encode_to_vec()
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(content);
+    h.update(mode.encode_to_vec());
+    let digest = h.finalize();
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("run-{hex}")
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -225,7 +217,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mode = mode_to_proto(&args.mode.mode(), args.timeout.map(Duration::from_secs_f64));
-    let id = batch_id(&args, &mode)?;
+    let content = content_hash(&args.file)?
+        .ok_or_else(|| anyhow::anyhow!("run reads a file, not stdin: save the lines to a file"))?;
+    let id = batch_id(&content, &mode);
     runtime()?.block_on(async move {
         let core =
             cubefleet_coordinator::open(&cubefleet_coordinator::Config::new(&args.data)).await?;
@@ -237,6 +231,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             name: args.file.display().to_string(),
             mode: Some(mode),
             priority: 0,
+            content_hash: content.to_vec(),
         };
         let submission = {
             let (core, file) = (core.clone(), args.file.clone());
