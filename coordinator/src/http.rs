@@ -426,8 +426,13 @@ const SCRIPT: &str = r#"
 (function () {
   var live = document.getElementById('live');
   var stamp = document.getElementById('updated');
+  // the page's address without the user name and password a login may have put in it (a
+  // fetch of an address with credentials fails); the browser sends the login it keeps
+  var url = new URL('fragment', document.baseURI);
+  url.username = '';
+  url.password = '';
   function refresh() {
-    fetch('fragment', { cache: 'no-store' })
+    fetch(url.href, { cache: 'no-store', credentials: 'same-origin' })
       .then(function (r) { if (!r.ok) { throw new Error('HTTP ' + r.status); } return r.text(); })
       .then(function (html) {
         live.innerHTML = html;

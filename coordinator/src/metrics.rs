@@ -167,17 +167,33 @@ fn counter(e: &mut DescriptorEncoder<'_>, name: &str, help: &str, v: u64) -> fmt
         .encode_counter::<NoLabelSet, u64, u64>(&v, None)
 }
 
+/// A sample's value: a count (written as an integer) or a real number.
+#[derive(Clone, Copy)]
+enum Value {
+    /// A number of things.
+    Count(u64),
+    /// A measure (seconds).
+    Real(f64),
+}
+
+/// A per-worker figure.
+type PerWorker = fn(&crate::core::WorkerInfo) -> Value;
+
 /// One sample of a labelled family: a gauge or a counter (as `family` was described).
 fn sample(
     family: &mut MetricEncoder<'_>,
     labels: &impl EncodeLabelSet,
     kind: MetricType,
-    v: f64,
+    v: Value,
 ) -> fmt::Result {
     let mut m = family.encode_family(labels)?;
-    match kind {
-        MetricType::Counter => m.encode_counter::<NoLabelSet, f64, f64>(&v, None),
-        _ => m.encode_gauge(&v),
+    match (kind, v) {
+        (MetricType::Counter, Value::Count(n)) => {
+            m.encode_counter::<NoLabelSet, u64, u64>(&n, None)
+        }
+        (MetricType::Counter, Value::Real(x)) => m.encode_counter::<NoLabelSet, f64, f64>(&x, None),
+        (_, Value::Count(n)) => m.encode_gauge(&n),
+        (_, Value::Real(x)) => m.encode_gauge(&x),
     }
 }
 
@@ -209,7 +225,12 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
         MetricType::Gauge,
     )?;
     for (state, n) in snap.jobs_by_state() {
-        sample(&mut jobs, &[("state", state)], MetricType::Gauge, n as f64)?;
+        sample(
+            &mut jobs,
+            &[("state", state)],
+            MetricType::Gauge,
+            Value::Count(n),
+        )?;
     }
     let mut batches = e.encode_descriptor(
         "cubefleet_batches",
@@ -219,7 +240,7 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
     )?;
     for (state, n) in snap.batches_by_state() {
         let labels = [("state", state.name())];
-        sample(&mut batches, &labels, MetricType::Gauge, n as f64)?;
+        sample(&mut batches, &labels, MetricType::Gauge, Value::Count(n))?;
     }
 
     let counters: [(&str, &str, u64); 6] = [
@@ -284,31 +305,30 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
     )?;
 
     // one family per worker figure, one sample per registered worker
-    type PerWorker = fn(&crate::core::WorkerInfo) -> f64;
     let per_worker: [(&str, MetricType, &str, PerWorker); 4] = [
         (
             "cubefleet_worker_threads",
             MetricType::Gauge,
             "Search threads of a registered worker.",
-            |w| f64::from(w.threads),
+            |w| Value::Count(u64::from(w.threads)),
         ),
         (
             "cubefleet_worker_completed",
             MetricType::Counter,
             "Results of a worker accepted; rate() is its throughput.",
-            |w| w.completed as f64,
+            |w| Value::Count(w.completed),
         ),
         (
             "cubefleet_worker_rejected",
             MetricType::Counter,
             "Results of a worker refused by verification.",
-            |w| w.rejected as f64,
+            |w| Value::Count(w.rejected),
         ),
         (
             "cubefleet_worker_last_seen_seconds",
             MetricType::Gauge,
             "Seconds since a worker last called the coordinator.",
-            |w| w.last_seen.elapsed().as_secs_f64(),
+            |w| Value::Real(w.last_seen.elapsed().as_secs_f64()),
         ),
     ];
     for (name, kind, help, value) in per_worker {
