@@ -531,13 +531,24 @@ mod tests {
         let mut w = ResultsWriter::new(ResultsFormat::Csv, &mut out).expect("header");
         w.write(awkward(0)).expect("row");
         w.write(awkward(1)).expect("row");
-        assert_eq!(w.finish().expect("flush"), 2);
+        // a carriage return alone: the field needs quotes all the same
+        w.write(JobResult {
+            index: 2,
+            input: "R U\rF".into(),
+            status: "invalid".into(),
+            error: "cr\r".into(),
+            ..JobResult::default()
+        })
+        .expect("row");
+        assert_eq!(w.finish().expect("flush"), 3);
         let mut reader = csv::ReaderBuilder::new().from_reader(out.as_slice());
         let header = reader.headers().expect("header").clone();
         assert_eq!(header.iter().collect::<Vec<_>>(), CSV_HEADER);
         let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
-        assert_eq!(rows.len(), 2, "{}", String::from_utf8_lossy(&out));
-        for (i, row) in rows.iter().enumerate() {
+        assert_eq!(rows.len(), 3, "{}", String::from_utf8_lossy(&out));
+        assert_eq!(&rows[2][1], "R U\rF");
+        assert_eq!(&rows[2][6], "cr\r");
+        for (i, row) in rows.iter().take(2).enumerate() {
             assert_eq!(&row[0], i.to_string());
             assert_eq!(&row[1], "R U,\"x\"\r\nF");
             assert_eq!(&row[2], "invalid");
@@ -547,5 +558,6 @@ mod tests {
         // record's end or inside quotes
         let text = String::from_utf8(out).expect("utf-8");
         assert!(text.contains("\"R U,\"\"x\"\"\r\nF\""), "{text}");
+        assert!(text.contains("\n2,\"R U\rF\",invalid,"), "{text:?}");
     }
 }
