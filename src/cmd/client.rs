@@ -316,8 +316,9 @@ enum Sink<W: Write> {
     /// many small writes of a serialiser stay in memory (the output is often a `dyn Write`).
     Jsonl { out: W, line: Vec<u8> },
     /// RFC 4180 CSV (a field with `,`, `"`, `\r` or `\n` is quoted, `"` doubled), `\n` after
-    /// each record; the encoder buffers and writes whole chunks.
-    Csv(csv::Writer<W>),
+    /// each record; the encoder buffers and writes whole chunks (boxed: it holds its buffer
+    /// state inline, and a writer is made once per export).
+    Csv(Box<csv::Writer<W>>),
 }
 
 impl<W: Write> ResultsWriter<W> {
@@ -333,7 +334,7 @@ impl<W: Write> ResultsWriter<W> {
                     .terminator(csv::Terminator::Any(b'\n'))
                     .from_writer(out);
                 csv.write_record(CSV_HEADER)?;
-                Sink::Csv(csv)
+                Sink::Csv(Box::new(csv))
             }
         };
         Ok(ResultsWriter { sink, written: 0 })
