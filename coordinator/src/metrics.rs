@@ -423,38 +423,29 @@ mod tests {
     #[test]
     fn a_scrape_encodes_the_snapshot_under_the_documented_names() {
         let text = Metrics::new(|| Ok(snapshot())).render().expect("render");
-        assert_eq!(value(&text, "cubefleet_jobs{state=\"queued\"}"), 6.0);
-        assert_eq!(value(&text, "cubefleet_jobs{state=\"done\"}"), 4.0);
-        assert_eq!(value(&text, "cubefleet_batches{state=\"running\"}"), 1.0);
-        assert_eq!(value(&text, "cubefleet_jobs_submitted_total"), 10.0);
-        assert_eq!(value(&text, "cubefleet_jobs_completed_total"), 4.0);
-        assert_eq!(value(&text, "cubefleet_results_verified_total"), 3.0);
-        assert_eq!(value(&text, "cubefleet_queue_depth"), 6.0);
-        assert_eq!(value(&text, "cubefleet_workers"), 1.0);
         let w = "{worker=\"w1\",name=\"host \\\"a\\\"\\\\b\"}";
-        assert_eq!(value(&text, &format!("cubefleet_worker_threads{w}")), 4.0);
-        assert_eq!(
-            value(&text, &format!("cubefleet_worker_rejected_total{w}")),
-            1.0
-        );
-        assert_eq!(value(&text, "cubefleet_solve_seconds_count"), 2.0);
-        assert_eq!(
-            value(&text, "cubefleet_solve_seconds_bucket{le=\"0.005\"}"),
-            1.0
-        );
-        assert_eq!(
-            value(&text, "cubefleet_solve_seconds_bucket{le=\"+Inf\"}"),
-            2.0
-        );
-        assert_eq!(
-            value(&text, "cubefleet_solution_length_bucket{le=\"2.0\"}"),
-            1.0
-        );
-        assert_eq!(
-            value(&text, "cubefleet_solution_length_bucket{le=\"+Inf\"}"),
-            4.0
-        );
-        assert_eq!(value(&text, "cubefleet_solution_length_sum"), 11.0);
+        let expected: [(String, f64); 17] = [
+            ("cubefleet_jobs{state=\"queued\"}".into(), 6.0),
+            ("cubefleet_jobs{state=\"done\"}".into(), 4.0),
+            ("cubefleet_batches{state=\"running\"}".into(), 1.0),
+            ("cubefleet_jobs_submitted_total".into(), 10.0),
+            ("cubefleet_jobs_completed_total".into(), 4.0),
+            ("cubefleet_results_verified_total".into(), 3.0),
+            ("cubefleet_queue_depth".into(), 6.0),
+            ("cubefleet_workers".into(), 1.0),
+            (format!("cubefleet_worker_threads{w}"), 4.0),
+            (format!("cubefleet_worker_rejected_total{w}"), 1.0),
+            ("cubefleet_solve_seconds_count".into(), 2.0),
+            ("cubefleet_solve_seconds_bucket{le=\"0.005\"}".into(), 1.0),
+            ("cubefleet_solve_seconds_bucket{le=\"+Inf\"}".into(), 2.0),
+            ("cubefleet_solution_length_bucket{le=\"2.0\"}".into(), 1.0),
+            ("cubefleet_solution_length_bucket{le=\"+Inf\"}".into(), 4.0),
+            ("cubefleet_solution_length_sum".into(), 11.0),
+            ("cubefleet_solution_length_count".into(), 4.0),
+        ];
+        for (series, want) in &expected {
+            assert_eq!(value(&text, series), *want, "{series}");
+        }
         assert!(text.ends_with("# EOF\n"), "{text}");
         // nothing of a batch's contents leaks
         assert!(!text.contains("secret-batch") && !text.contains("nobody else"));
