@@ -51,37 +51,9 @@ fn commands(readme: &str) -> Vec<Shown> {
     out
 }
 
-/// Splits a command line into words: whitespace-separated, with '...' and "..." quoting.
+/// Splits a command line into words as a POSIX shell would (quotes, escapes).
 fn words(command: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quote: Option<char> = None;
-    let mut started = false;
-    for ch in command.chars() {
-        match (quote, ch) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => word.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(ch);
-                started = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if started {
-                    words.push(std::mem::take(&mut word));
-                    started = false;
-                }
-            }
-            (None, c) => {
-                word.push(c);
-                started = true;
-            }
-        }
-    }
-    assert!(quote.is_none(), "unclosed quote in `{command}`");
-    if started {
-        words.push(word);
-    }
-    words
+    shlex::split(command).unwrap_or_else(|| panic!("unbalanced quotes in `{command}`"))
 }
 
 /// The exit code a comment states (`exit code N`), 0 when it states none.
