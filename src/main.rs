@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 /// The store (sled) and the gRPC stack allocate and free small blocks at a high rate; mimalloc
-/// serves them markedly faster than the system allocator (see BENCHMARKS.md, job system). It is
+/// serves them markedly faster than the system allocator (see docs/benchmarks-history.md, job system). It is
 /// built without transparent huge pages (`no_thp`): with them, every heap region first touched
 /// or purged and touched again cost the kernel a 2 MiB page clear, a third of `run`'s overhead.
 #[global_allocator]

@@ -29,11 +29,15 @@ fn cubefleet() -> Command {
     c
 }
 
-/// `GET path` over HTTP/1.0 (so the body ends with the connection): (status, content type, body).
+/// `GET path` over HTTP/1.0 (so the body ends with the connection), presenting the token:
+/// (status, content type, body).
 fn get(port: u16, path: &str) -> std::io::Result<(u16, String, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
     s.set_read_timeout(Some(Duration::from_secs(30)))?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n")?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+    )?;
     let mut raw = String::new();
     s.read_to_string(&mut raw)?;
     let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
@@ -66,7 +70,10 @@ fn sample(text: &str, series: &str) -> f64 {
 fn metrics(port: u16) -> String {
     let (status, ctype, body) = get(port, "/metrics").unwrap();
     assert_eq!(status, 200, "{body}");
-    assert!(ctype.starts_with("text/plain"), "content type {ctype}");
+    assert!(
+        ctype.starts_with("application/openmetrics-text"),
+        "content type {ctype}"
+    );
     body
 }
 
@@ -161,7 +168,7 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     assert_eq!(sample(&m, "cubefleet_solve_seconds_count"), 20.0);
     assert_eq!(sample(&m, "cubefleet_solution_length_count"), 20.0);
     assert_eq!(
-        sample(&m, "cubefleet_solution_length_bucket{le=\"20\"}"),
+        sample(&m, "cubefleet_solution_length_bucket{le=\"20.0\"}"),
         20.0,
         "two-phase solutions have at most 20 moves"
     );
@@ -329,7 +336,8 @@ fn browser_checks(http: u16, batch: &str) {
     let Some(browser) = chromium() else {
         return;
     };
-    let url = format!("http://127.0.0.1:{http}/");
+    // the token as the password of HTTP Basic credentials, as a user would log in
+    let url = format!("http://cubefleet:{TOKEN}@127.0.0.1:{http}/");
     let out = chromium_run(
         &browser,
         &["--virtual-time-budget=5000", "--dump-dom"],

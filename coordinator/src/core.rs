@@ -150,7 +150,7 @@ struct State {
     counters: Counters,
     next_worker: u64,
     /// Search times of accepted results, for metrics and the queued-work estimate.
-    solve_times: crate::metrics::SolveTimes,
+    solve_times: crate::solve_times::SolveTimes,
 }
 
 impl State {
@@ -1519,7 +1519,7 @@ impl Core {
     }
 
     /// Search times of the results accepted since start (histogram and recent mean).
-    pub fn solve_times(&self) -> crate::metrics::SolveTimes {
+    pub fn solve_times(&self) -> crate::solve_times::SolveTimes {
         self.lock().solve_times.clone()
     }
 }

@@ -1,34 +1,42 @@
 //! The coordinator's HTTP port (separate from gRPC): Prometheus metrics and the status page.
 //!
-//! | path | what |
-//! | --- | --- |
-//! | `GET /` | the status page: batches with progress, rate, ETA and length histogram; workers and their throughput. Server-rendered HTML; a few lines of JavaScript re-fetch `/fragment` every 2 s |
-//! | `GET /fragment` | the live part of the status page alone (what the page's script swaps in) |
-//! | `GET /api/status` | the same as JSON |
-//! | `GET /metrics` | Prometheus text format (see [`crate::metrics`]) |
-//! | `GET /healthz` | `ok` |
+//! | path | what | token |
+//! | --- | --- | --- |
+//! | `GET /` | the status page: batches with progress, rate, ETA and length histogram; workers and their throughput. Server-rendered HTML; a few lines of JavaScript re-fetch `/fragment` every 2 s | yes |
+//! | `GET /fragment` | the live part of the status page alone (what the page's script swaps in) | yes |
+//! | `GET /api/status` | the same as JSON | yes |
+//! | `GET /metrics` | OpenMetrics text (see [`crate::metrics`]): counts, states and worker names only, nothing of a batch's contents | no |
+//! | `GET /healthz` | `ok` | no |
 //!
-//! Every string that users chose (batch names and ids, worker names) is HTML-escaped.
-//! Reading the coordinator blocks on the store, so handlers read it on the blocking pool.
+//! With a token (the coordinator's `--token`), the paths marked "yes" answer 401 unless the
+//! request presents it: `Authorization: Bearer TOKEN`, or HTTP Basic credentials whose
+//! password is the token (any user name; a browser asks for them, since a 401 carries
+//! `WWW-Authenticate: Basic`).
+//!
+//! The HTML is built with maud templates, which escape every value spliced in (batch names
+//! and ids, worker names). Reading the coordinator blocks on the store, so handlers read it on
+//! the blocking pool.
 
 use std::collections::{HashMap, VecDeque};
-use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
+use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use cubefleet_proto::{mode, BatchStatus, Metric};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::Core;
-use crate::metrics::{batch_state, Snapshot};
+use crate::metrics::Metrics;
+use crate::snapshot::{BatchState, Snapshot};
 
-/// Content type of the Prometheus text format.
-pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// Content type of the metrics (OpenMetrics text).
+pub const METRICS_CONTENT_TYPE: &str = crate::metrics::CONTENT_TYPE;
 
 /// How often the background sampler reads the coordinator, so rates are known before anyone
 /// looks at the page.
@@ -40,6 +48,8 @@ const RATE_WINDOW: Duration = Duration::from_secs(60);
 /// What the handlers share.
 struct Http {
     core: Arc<Core>,
+    /// The registry `/metrics` encodes (its collector snapshots `core`).
+    metrics: Metrics,
     /// Per worker id: (time, results accepted) samples of the last [`RATE_WINDOW`].
     samples: Mutex<HashMap<String, VecDeque<(Instant, u64)>>>,
 }
@@ -77,34 +87,82 @@ impl Http {
     }
 }
 
-/// The router of the HTTP port over `core`.
-pub fn router(core: Arc<Core>) -> Router {
-    router_with(Arc::new(Http {
-        core,
-        samples: Mutex::default(),
-    }))
+impl Http {
+    /// The handlers' state over `core`.
+    fn new(core: Arc<Core>) -> Arc<Http> {
+        let source = core.clone();
+        Arc::new(Http {
+            core,
+            metrics: Metrics::new(move || Snapshot::take(&source)),
+            samples: Mutex::default(),
+        })
+    }
 }
 
-fn router_with(http: Arc<Http>) -> Router {
-    Router::new()
+/// The router of the HTTP port over `core`; with a `token` (empty counts as none), the status
+/// page and `/api/*` need it (see the module doc).
+pub fn router(core: Arc<Core>, token: Option<String>) -> Router {
+    router_with(Http::new(core), token)
+}
+
+fn router_with(http: Arc<Http>, token: Option<String>) -> Router {
+    let private = Router::new()
         .route("/", get(index))
         .route("/fragment", get(fragment))
-        .route("/api/status", get(api_status))
+        .route("/api/status", get(api_status));
+    let private = match token.filter(|t| !t.is_empty()) {
+        Some(t) => private.layer(axum::middleware::from_fn_with_state(
+            Arc::<[u8]>::from(t.into_bytes()),
+            require_token,
+        )),
+        None => private,
+    };
+    Router::new()
+        .merge(private)
         .route("/metrics", get(metrics))
         .route("/healthz", get(|| async { "ok\n" }))
         .with_state(http)
 }
 
-/// Serves the HTTP port on `listener` until `shutdown` is cancelled.
+/// Lets a request through when it presents the token; 401 (with a Basic challenge, so a
+/// browser asks) when not.
+async fn require_token(State(token): State<Arc<[u8]>>, req: Request, next: Next) -> Response {
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::auth::http_token);
+    match given {
+        Some(g) if crate::auth::token_matches(&g, &token) => next.run(req).await,
+        given => {
+            let why = if given.is_some() {
+                "wrong token\n"
+            } else {
+                "this coordinator needs its token (--token or CUBEFLEET_TOKEN): send \
+                 `Authorization: Bearer TOKEN`, or log in with any user name and the token as \
+                 password\n"
+            };
+            (
+                StatusCode::UNAUTHORIZED,
+                [(
+                    header::WWW_AUTHENTICATE,
+                    "Basic realm=\"cubefleet\", charset=\"UTF-8\"",
+                )],
+                why,
+            )
+                .into_response()
+        }
+    }
+}
+
+/// Serves the HTTP port on `listener` until `shutdown` is cancelled; `token` as in [`router`].
 pub async fn serve_http(
     core: Arc<Core>,
     listener: tokio::net::TcpListener,
+    token: Option<String>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let http = Arc::new(Http {
-        core,
-        samples: Mutex::default(),
-    });
+    let http = Http::new(core);
     // sample in the background, so batch and worker rates are known when the page is opened
     let sampler = {
         let (http, shutdown) = (http.clone(), shutdown.clone());
@@ -123,7 +181,7 @@ pub async fn serve_http(
             }
         })
     };
-    let result = axum::serve(listener, router_with(http))
+    let result = axum::serve(listener, router_with(http, token))
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await;
     sampler.abort();
@@ -161,19 +219,16 @@ async fn read(http: Arc<Http>) -> Result<(Snapshot, HashMap<String, f64>), Respo
 }
 
 async fn metrics(State(http): State<Arc<Http>>) -> Response {
-    match read(http).await {
-        Ok((snap, _)) => (
-            [(header::CONTENT_TYPE, METRICS_CONTENT_TYPE)],
-            snap.render(),
-        )
-            .into_response(),
-        Err(r) => r,
+    match tokio::task::spawn_blocking(move || http.metrics.render()).await {
+        Ok(Ok(text)) => ([(header::CONTENT_TYPE, METRICS_CONTENT_TYPE)], text).into_response(),
+        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
     }
 }
 
 async fn index(State(http): State<Arc<Http>>) -> Response {
     match read(http).await {
-        Ok((snap, rates)) => Html(page(&snap, &rates)).into_response(),
+        Ok((snap, rates)) => Html(page(&snap, &rates).into_string()).into_response(),
         Err(r) => r,
     }
 }
@@ -182,7 +237,7 @@ async fn fragment(State(http): State<Arc<Http>>) -> Response {
     match read(http).await {
         Ok((snap, rates)) => (
             [(header::CACHE_CONTROL, "no-store")],
-            Html(live(&snap, &rates)),
+            Html(live(&snap, &rates).into_string()),
         )
             .into_response(),
         Err(r) => r,
@@ -258,28 +313,12 @@ fn status_json(snap: &Snapshot, rates: &HashMap<String, f64>) -> serde_json::Val
 
 /// `running`, `finished` or `cancelled`.
 fn state_name(b: &BatchStatus) -> &'static str {
-    ["running", "finished", "cancelled"][usize::from(batch_state(b))]
+    BatchState::of(b).name()
 }
 
 /// Jobs of a batch that need no more work.
 fn finished(b: &BatchStatus) -> u64 {
     b.done + b.invalid + b.cancelled
-}
-
-/// `text` with `&`, `<`, `>`, `"` and `'` escaped, for HTML text and attribute values.
-pub fn escape_html(text: &str) -> String {
-    let mut s = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => s.push_str("&amp;"),
-            '<' => s.push_str("&lt;"),
-            '>' => s.push_str("&gt;"),
-            '"' => s.push_str("&quot;"),
-            '\'' => s.push_str("&#39;"),
-            c => s.push(c),
-        }
-    }
-    s
 }
 
 /// A batch's mode in words.
@@ -303,7 +342,7 @@ fn mode_text(b: &BatchStatus) -> String {
     };
     if let Some(t) = b.mode.as_ref().map(|m| m.timeout_seconds) {
         if t > 0.0 {
-            let _ = write!(s, ", {} s each", number(t));
+            s.push_str(&format!(", {} s each", number(t)));
         }
     }
     s
@@ -387,8 +426,13 @@ const SCRIPT: &str = r#"
 (function () {
   var live = document.getElementById('live');
   var stamp = document.getElementById('updated');
+  // the page's address without the user name and password a login may have put in it (a
+  // fetch of an address with credentials fails); the browser sends the login it keeps
+  var url = new URL('fragment', document.baseURI);
+  url.username = '';
+  url.password = '';
   function refresh() {
-    fetch('fragment', { cache: 'no-store' })
+    fetch(url.href, { cache: 'no-store', credentials: 'same-origin' })
       .then(function (r) { if (!r.ok) { throw new Error('HTTP ' + r.status); } return r.text(); })
       .then(function (html) {
         live.innerHTML = html;
@@ -403,28 +447,38 @@ const SCRIPT: &str = r#"
 "#;
 
 /// The whole status page.
-fn page(snap: &Snapshot, rates: &HashMap<String, f64>) -> String {
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>cubefleet status</title><style>{STYLE}</style></head>\
-         <body data-refreshed=\"0\"><header><h1>cubefleet</h1><span>coordinator status</span>\
-         <span class=\"updated\" id=\"updated\">server-rendered</span></header>\
-         <main id=\"live\">{}</main>\
-         <footer>Refreshes every 2 s · <a href=\"metrics\">/metrics</a> · \
-         <a href=\"api/status\">/api/status</a></footer>\
-         <script>{SCRIPT}</script></body></html>\n",
-        live(snap, rates)
-    )
+fn page(snap: &Snapshot, rates: &HashMap<String, f64>) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "cubefleet status" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body data-refreshed="0" {
+                header {
+                    h1 { "cubefleet" }
+                    span { "coordinator status" }
+                    span class="updated" id="updated" { "server-rendered" }
+                }
+                main id="live" { (live(snap, rates)) }
+                footer {
+                    "Refreshes every 2 s · " a href="metrics" { "/metrics" }
+                    " · " a href="api/status" { "/api/status" }
+                }
+                script { (PreEscaped(SCRIPT)) }
+            }
+        }
+    }
 }
 
 /// The part of the page that refreshes: totals, batches, workers.
-fn live(snap: &Snapshot, rates: &HashMap<String, f64>) -> String {
-    let mut h = String::new();
+fn live(snap: &Snapshot, rates: &HashMap<String, f64>) -> Markup {
     let jobs = snap.jobs_by_state();
-    let active = snap.batches.iter().filter(|b| batch_state(b) == 0).count();
+    let active = snap.batches_by_state()[0].1;
     let total_rate: f64 = rates.values().sum();
-    h.push_str("<section class=\"summary\" id=\"summary\">");
     let stats = [
         ("queue-depth", count(snap.queue_depth as u64), "jobs queued"),
         (
@@ -434,64 +488,64 @@ fn live(snap: &Snapshot, rates: &HashMap<String, f64>) -> String {
         ),
         ("leased", count(jobs[1].1), "jobs running"),
         ("done", count(jobs[2].1), "jobs done"),
-        ("active-batches", count(active as u64), "batches running"),
+        ("active-batches", count(active), "batches running"),
         ("workers", count(snap.workers.len() as u64), "workers"),
         ("throughput", format!("{}/s", number(total_rate)), "results"),
     ];
-    for (id, value, label) in stats {
-        let _ = write!(
-            h,
-            "<div class=\"stat\" id=\"stat-{id}\"><b>{}</b><span>{label}</span></div>",
-            escape_html(&value)
-        );
-    }
-    h.push_str("</section>");
-
-    h.push_str("<h2>Batches</h2><section id=\"batches\">");
-    if snap.batches.is_empty() {
-        h.push_str("<p class=\"empty\">No batches yet: <code>cubefleet submit FILE</code>.</p>");
-    }
-    // newest first: the batch being watched is usually the last one submitted
-    for b in snap.batches.iter().rev() {
-        batch_html(&mut h, b);
-    }
-    h.push_str("</section>");
-
-    h.push_str("<h2>Workers</h2><section id=\"workers\">");
-    if snap.workers.is_empty() {
-        h.push_str("<p class=\"empty\">No worker registered: <code>cubefleet worker --coordinator URL</code>.</p>");
-    } else {
-        h.push_str(
-            "<table class=\"workers\"><thead><tr><th>worker</th><th>name</th>\
-             <th class=\"num\">threads</th><th class=\"num\">results</th>\
-             <th class=\"num\">rejected</th><th class=\"num\">throughput</th>\
-             <th class=\"num\">last seen</th></tr></thead><tbody>",
-        );
-        for (id, w) in &snap.workers {
-            let rate = rates.get(id).copied().unwrap_or(0.0);
-            let _ = write!(
-                h,
-                "<tr class=\"worker\" data-worker=\"{id}\"><td>{id}</td><td>{name}</td>\
-                 <td class=\"num\">{}</td><td class=\"num completed\">{}</td>\
-                 <td class=\"num\">{}</td><td class=\"num rate\">{}/s</td>\
-                 <td class=\"num\">{} ago</td></tr>",
-                w.threads,
-                count(w.completed),
-                count(w.rejected),
-                number(rate),
-                duration_text(w.last_seen.elapsed().as_secs_f64()),
-                id = escape_html(id),
-                name = escape_html(&w.name),
-            );
+    html! {
+        section class="summary" id="summary" {
+            @for (id, value, label) in &stats {
+                div class="stat" id={ "stat-" (id) } { b { (value) } span { (label) } }
+            }
         }
-        h.push_str("</tbody></table>");
+        h2 { "Batches" }
+        section id="batches" {
+            @if snap.batches.is_empty() {
+                p class="empty" { "No batches yet: " code { "cubefleet submit FILE" } "." }
+            }
+            // newest first: the batch being watched is usually the last one submitted
+            @for b in snap.batches.iter().rev() { (batch_html(b)) }
+        }
+        h2 { "Workers" }
+        section id="workers" {
+            @if snap.workers.is_empty() {
+                p class="empty" {
+                    "No worker registered: " code { "cubefleet worker --coordinator URL" } "."
+                }
+            } @else {
+                table class="workers" {
+                    thead {
+                        tr {
+                            th { "worker" } th { "name" } th class="num" { "threads" }
+                            th class="num" { "results" } th class="num" { "rejected" }
+                            th class="num" { "throughput" } th class="num" { "last seen" }
+                        }
+                    }
+                    tbody {
+                        @for (id, w) in &snap.workers {
+                            tr class="worker" data-worker=(id) {
+                                td { (id) }
+                                td { (w.name) }
+                                td class="num" { (w.threads) }
+                                td class="num completed" { (count(w.completed)) }
+                                td class="num" { (count(w.rejected)) }
+                                td class="num rate" {
+                                    (number(rates.get(id).copied().unwrap_or(0.0))) "/s"
+                                }
+                                td class="num" {
+                                    (duration_text(w.last_seen.elapsed().as_secs_f64())) " ago"
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
-    h.push_str("</section>");
-    h
 }
 
 /// One batch: title, progress bar, counts, rate and ETA, length histogram.
-fn batch_html(h: &mut String, b: &BatchStatus) {
+fn batch_html(b: &BatchStatus) -> Markup {
     let state = state_name(b);
     let done = finished(b);
     let pct = if b.total > 0 {
@@ -499,11 +553,10 @@ fn batch_html(h: &mut String, b: &BatchStatus) {
     } else {
         0.0
     };
-    let id = escape_html(&b.batch_id);
     let name = if b.name.is_empty() {
-        id.clone()
+        &b.batch_id
     } else {
-        escape_html(&b.name)
+        &b.name
     };
     let eta = if state != "running" {
         "—".to_string()
@@ -512,62 +565,60 @@ fn batch_html(h: &mut String, b: &BatchStatus) {
     } else {
         "unknown (no rate yet)".to_string()
     };
-    let _ = write!(
-        h,
-        "<article class=\"batch {state}\" data-batch=\"{id}\">\
-         <h3>{name}<small>{id}</small><span class=\"badge {state}\">{state}</span></h3>\
-         <div class=\"left\">\
-         <progress class=\"batch-progress\" max=\"{total}\" value=\"{done}\">{pct:.1}%</progress>\
-         <p class=\"numbers\"><span class=\"pct\">{pct:.1}%</span> · \
-         <span class=\"finished\">{}</span> of <span class=\"total\">{}</span> finished \
-         ({} done, {} invalid, {} cancelled) · {} queued · {} running</p>\
-         <p class=\"numbers\">{mode} · priority {prio} · \
-         rate <span class=\"rate\">{}/s</span> · ETA <span class=\"eta\">{eta}</span></p>\
-         </div>",
-        count(done),
-        count(b.total),
-        count(b.done),
-        count(b.invalid),
-        count(b.cancelled),
-        count(b.queued),
-        count(b.leased),
-        number(b.rate),
-        total = b.total.max(1),
-        mode = escape_html(&mode_text(b)),
-        prio = b.priority,
-    );
-    histogram_html(h, &b.length_histogram);
-    h.push_str("</article>");
+    let pct = format!("{pct:.1}%");
+    html! {
+        article class={ "batch " (state) } data-batch=(b.batch_id) {
+            h3 {
+                (name) small { (b.batch_id) }
+                span class={ "badge " (state) } { (state) }
+            }
+            div class="left" {
+                progress class="batch-progress" max=(b.total.max(1)) value=(done) { (pct) }
+                p class="numbers" {
+                    span class="pct" { (pct) } " · "
+                    span class="finished" { (count(done)) } " of "
+                    span class="total" { (count(b.total)) } " finished ("
+                    (count(b.done)) " done, " (count(b.invalid)) " invalid, "
+                    (count(b.cancelled)) " cancelled) · " (count(b.queued)) " queued · "
+                    (count(b.leased)) " running"
+                }
+                p class="numbers" {
+                    (mode_text(b)) " · priority " (b.priority) " · rate "
+                    span class="rate" { (number(b.rate)) "/s" } " · ETA "
+                    span class="eta" { (eta) }
+                }
+            }
+            (histogram_html(&b.length_histogram))
+        }
+    }
 }
 
 /// A bar chart of solution lengths: one column per length from the shortest to the longest
 /// seen, bar heights relative to the tallest.
-fn histogram_html(h: &mut String, hist: &[u64]) {
+fn histogram_html(hist: &[u64]) -> Markup {
     let n: u64 = hist.iter().sum();
-    let _ = write!(
-        h,
-        "<div class=\"right\"><div class=\"hist-title\">solution lengths ({} solved)</div>\
-         <div class=\"histogram\" role=\"img\" aria-label=\"solution length histogram\">",
-        count(n)
-    );
     let first = hist.iter().position(|&c| c > 0);
     let last = hist.iter().rposition(|&c| c > 0);
-    match (first, last) {
-        (Some(first), Some(last)) => {
-            let max = hist.iter().copied().max().unwrap_or(1).max(1);
-            for (len, &c) in hist.iter().enumerate().take(last + 1).skip(first) {
-                let height = 100.0 * c as f64 / max as f64;
-                let _ = write!(
-                    h,
-                    "<div class=\"col\" title=\"{len} moves: {c}\" data-length=\"{len}\" data-count=\"{c}\">\
-                     <div class=\"bar\" style=\"height:{height:.1}%\"></div>\
-                     <span class=\"len\">{len}</span></div>"
-                );
+    let max = hist.iter().copied().max().unwrap_or(1).max(1);
+    html! {
+        div class="right" {
+            div class="hist-title" { "solution lengths (" (count(n)) " solved)" }
+            div class="histogram" role="img" aria-label="solution length histogram" {
+                @if let (Some(first), Some(last)) = (first, last) {
+                    @for (len, &c) in hist.iter().enumerate().take(last + 1).skip(first) {
+                        div class="col" title={ (len) " moves: " (c) } data-length=(len)
+                            data-count=(c) {
+                            div class="bar"
+                                style={ "height:" (format!("{:.1}", 100.0 * c as f64 / max as f64)) "%" } {}
+                            span class="len" { (len) }
+                        }
+                    }
+                } @else {
+                    span class="histogram-empty" { "no solutions yet" }
+                }
             }
         }
-        _ => h.push_str("<span class=\"histogram-empty\">no solutions yet</span>"),
     }
-    h.push_str("</div></div>");
 }
 
 #[cfg(test)]
@@ -575,32 +626,58 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_html() {
-        assert_eq!(
-            escape_html("<script>alert('x')</script> & \"q\""),
-            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
-        );
-    }
-
-    #[test]
     fn batch_names_are_escaped_and_histogram_drawn() {
         let b = BatchStatus {
-            batch_id: "b<1>".into(),
-            name: "<img src=x onerror=alert(1)>".into(),
+            batch_id: "b<1>\"".into(),
+            name: "<img src=x onerror=alert(1)> & 'q'".into(),
             total: 10,
             done: 4,
             queued: 6,
             length_histogram: vec![0, 0, 1, 3],
             ..BatchStatus::default()
         };
-        let mut h = String::new();
-        batch_html(&mut h, &b);
+        let h = batch_html(&b).into_string();
         assert!(!h.contains("<img"), "{h}");
-        assert!(h.contains("&lt;img src=x onerror=alert(1)&gt;"));
-        assert!(h.contains("data-batch=\"b&lt;1&gt;\""));
+        assert!(
+            h.contains("&lt;img src=x onerror=alert(1)&gt; &amp; 'q'"),
+            "{h}"
+        );
+        assert!(h.contains("data-batch=\"b&lt;1&gt;&quot;\""), "{h}");
         assert!(h.contains("<progress class=\"batch-progress\" max=\"10\" value=\"4\">"));
         assert_eq!(h.matches("class=\"col\"").count(), 2);
         assert!(h.contains("height:100.0%"));
+    }
+
+    #[test]
+    fn worker_names_are_escaped_on_the_page() {
+        let snap = Snapshot {
+            batches: Vec::new(),
+            counters: crate::core::Counters::default(),
+            queue_depth: 0,
+            workers: vec![(
+                "w\"1".into(),
+                crate::core::WorkerInfo {
+                    name: "</td><script>x()</script>".into(),
+                    threads: 2,
+                    fingerprint: String::new(),
+                    completed: 0,
+                    rejected: 0,
+                    last_seen: Instant::now(),
+                },
+            )],
+            solve_times: crate::solve_times::SolveTimes::default(),
+        };
+        let h = page(&snap, &HashMap::new()).into_string();
+        assert!(!h.contains("<script>x()"), "{h}");
+        assert!(
+            h.contains("&lt;/td&gt;&lt;script&gt;x()&lt;/script&gt;"),
+            "{h}"
+        );
+        assert!(h.contains("data-worker=\"w&quot;1\""), "{h}");
+        assert!(
+            h.starts_with("<!DOCTYPE html>") && h.ends_with("</html>"),
+            "{h}"
+        );
     }
 
     #[test]

@@ -3,14 +3,19 @@
 //!
 //! Module map: [`core`] holds the logic (batches, queue, leases, verification, dedup,
 //! progress) over the [`store`]; `service` adapts it to gRPC; [`serve`] runs it all on a
-//! listener until shut down; [`http`] serves the status page and [`metrics`] on a second port.
+//! listener until shut down; [`http`] serves the status page and [`metrics`] on a second port,
+//! both from a [`snapshot`] of the core (they never read the core themselves); [`solve_times`]
+//! keeps the search-time statistics; `auth` checks bearer tokens (gRPC and HTTP alike).
 
+mod auth;
 pub mod core;
 mod error;
 pub mod http;
 pub mod metrics;
 mod record;
 mod service;
+pub mod snapshot;
+pub mod solve_times;
 mod store;
 pub mod stream;
 mod verify;
@@ -32,7 +37,8 @@ pub const HEALTH_SERVICE: &str = "cubefleet.v1.Coordinator";
 pub struct Config {
     /// Directory of the sled store.
     pub data_dir: PathBuf,
-    /// Bearer token clients and workers must present; `None`: no authentication.
+    /// Bearer token clients and workers must present, and the HTTP port's status page and
+    /// `/api/*` too (see [`http`]); `None`: no authentication.
     pub token: Option<String>,
     /// TLS certificate and key (PEM files); `None`: plain HTTP/2.
     pub tls: Option<(PathBuf, PathBuf)>,

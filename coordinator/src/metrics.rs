@@ -1,6 +1,7 @@
-//! Prometheus metrics of the coordinator, rendered in the text exposition format (version
-//! 0.0.4) from snapshots of [`Core`]: no global registry, so a scrape always shows exactly what
-//! the coordinator knows at that moment.
+//! Prometheus metrics of the coordinator, encoded by `prometheus-client` (OpenMetrics text)
+//! from a registry this module owns. Its one collector takes a [`Snapshot`] at scrape time, so
+//! a scrape always shows exactly what the coordinator knows at that moment; nothing here reads
+//! the core.
 //!
 //! | metric | type | meaning |
 //! | --- | --- | --- |
@@ -22,456 +23,438 @@
 //! | `cubefleet_worker_last_seen_seconds{worker,name}` | gauge | seconds since the worker last called |
 //! | `cubefleet_solve_seconds` | histogram | search time of accepted results |
 //! | `cubefleet_solution_length` | histogram | length of the solutions in the store, all batches |
+//!
+//! The only labels are job and batch states, histogram bounds, and a worker's id and name:
+//! nothing of a batch's contents (names, lines, solutions) is exposed, so `/metrics` can stay
+//! open where the status page needs the token.
+//!
+//! Counters are registered without their `_total`: OpenMetrics adds it to the sample.
 
-use std::collections::VecDeque;
-use std::fmt::Write as _;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use cubefleet_proto::BatchStatus;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{
+    DescriptorEncoder, EncodeGaugeValue, EncodeLabelSet, EncodeLabelValue, LabelValueEncoder,
+    MetricEncoder, NoLabelSet,
+};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
 
-use crate::core::Core;
 use crate::error::Error;
+use crate::snapshot::Snapshot;
+use crate::solve_times::SolveTimes;
 
-/// Upper bounds (seconds) of the solve-time histogram buckets; `+Inf` follows.
-pub const SOLVE_BUCKETS: [f64; 16] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0,
-    7200.0,
-];
+pub use crate::solve_times::{DEFAULT_SOLVE_SECONDS, SOLVE_BUCKETS};
 
-/// Largest solution length with its own histogram bucket (`le="0"` .. `le="30"`, then `+Inf`).
+/// Content type of what [`Metrics::render`] and [`render`] return (OpenMetrics 1.0 text).
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Largest solution length with its own histogram bucket (`le="0.0"` .. `le="30.0"`, then
+/// `+Inf`).
 pub const MAX_LENGTH_BUCKET: usize = 30;
 
-/// Search time assumed per job before any result came in (seconds): the queued-work estimate
-/// must not be zero while jobs wait, or an autoscaler at zero workers would never start one.
-pub const DEFAULT_SOLVE_SECONDS: f64 = 1.0;
-
-/// How many recent results the mean search time is taken over.
-const RECENT: usize = 256;
-
-/// Search times of accepted results: a histogram since start and the most recent ones.
-#[derive(Clone, Debug, Default)]
-pub struct SolveTimes {
-    /// Per bucket of [`SOLVE_BUCKETS`] plus one for `+Inf`; not cumulative. Empty until the
-    /// first observation.
-    buckets: Vec<u64>,
-    /// Sum of all observations, seconds.
-    sum: f64,
-    /// Number of observations.
-    count: u64,
-    /// The last [`RECENT`] observations, seconds.
-    recent: VecDeque<f64>,
-}
-
-impl SolveTimes {
-    /// Records one search time, in milliseconds (negative or NaN count as 0).
-    pub fn observe(&mut self, millis: f64) {
-        let s = if millis.is_finite() && millis > 0.0 {
-            millis / 1000.0
-        } else {
-            0.0
-        };
-        if self.buckets.is_empty() {
-            self.buckets = vec![0; SOLVE_BUCKETS.len() + 1];
-        }
-        let i = SOLVE_BUCKETS
-            .iter()
-            .position(|&b| s <= b)
-            .unwrap_or(SOLVE_BUCKETS.len());
-        self.buckets[i] += 1;
-        self.sum += s;
-        self.count += 1;
-        if self.recent.len() == RECENT {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(s);
-    }
-
-    /// Number of observations since start.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// Mean of the recent observations, seconds; `None` before the first.
-    pub fn recent_mean(&self) -> Option<f64> {
-        if self.recent.is_empty() {
-            None
-        } else {
-            Some(self.recent.iter().sum::<f64>() / self.recent.len() as f64)
-        }
-    }
-
-    /// The mean search time the queued-work estimate uses: the recent mean, or
-    /// [`DEFAULT_SOLVE_SECONDS`] before any result.
-    pub fn estimate(&self) -> f64 {
-        self.recent_mean().unwrap_or(DEFAULT_SOLVE_SECONDS)
-    }
-
-    /// Cumulative counts per bucket bound (`+Inf` last, as `f64::INFINITY`).
-    fn cumulative(&self) -> Vec<(f64, u64)> {
-        let mut acc = 0;
-        SOLVE_BUCKETS
-            .iter()
-            .copied()
-            .chain(std::iter::once(f64::INFINITY))
-            .enumerate()
-            .map(|(i, le)| {
-                acc += self.buckets.get(i).copied().unwrap_or(0);
-                (le, acc)
-            })
-            .collect()
-    }
-}
-
-/// What one scrape shows, gathered from [`Core`] (blocks on the store: call it off the async
+/// Where the collector gets its snapshot from at each scrape (blocks: scrape off the async
 /// runtime).
-#[derive(Clone, Debug)]
-pub struct Snapshot {
-    /// Every batch's progress, oldest first.
-    pub batches: Vec<BatchStatus>,
-    /// Counters since start.
-    pub counters: crate::core::Counters,
-    /// Jobs queued.
-    pub queue_depth: usize,
-    /// Registered workers, by id.
-    pub workers: Vec<(String, crate::core::WorkerInfo)>,
-    /// Search times.
-    pub solve_times: SolveTimes,
+type Source = dyn Fn() -> Result<Snapshot, Error> + Send + Sync;
+
+/// The coordinator's registry: one collector over a snapshot source.
+#[derive(Debug)]
+pub struct Metrics {
+    /// Holds the collector (and nothing else).
+    registry: Registry,
+    /// The same collector, to read why a scrape failed.
+    collector: Arc<SnapshotCollector>,
 }
 
-impl Snapshot {
-    /// Reads the coordinator's state.
-    pub fn take(core: &Core) -> Result<Snapshot, Error> {
-        let batches = core.list()?;
-        let (counters, queue_depth) = core.counters();
-        Ok(Snapshot {
-            batches,
-            counters,
-            queue_depth,
-            workers: core.workers(),
-            solve_times: core.solve_times(),
+impl Metrics {
+    /// Metrics that take a snapshot with `source` at every scrape.
+    pub fn new(source: impl Fn() -> Result<Snapshot, Error> + Send + Sync + 'static) -> Metrics {
+        let collector = Arc::new(SnapshotCollector {
+            source: Box::new(source),
+            failure: Mutex::new(None),
+        });
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(collector.clone()));
+        Metrics {
+            registry,
+            collector,
+        }
+    }
+
+    /// One scrape: the OpenMetrics text of a fresh snapshot (blocks on the store).
+    pub fn render(&self) -> Result<String, Error> {
+        render(&self.registry).map_err(|e| {
+            let mut failure = self
+                .collector
+                .failure
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            failure.take().unwrap_or(e)
         })
     }
+}
 
-    /// Estimated thread-seconds of work queued: queue depth x mean search time.
-    pub fn queued_work_seconds(&self) -> f64 {
-        self.queue_depth as f64 * self.solve_times.estimate()
-    }
+/// The OpenMetrics text of `registry` (for processes with collectors of their own, such as a
+/// worker).
+pub fn render(registry: &Registry) -> Result<String, Error> {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry)
+        .map_err(|_| Error::Internal("a metrics collector failed".into()))?;
+    Ok(text)
+}
 
-    /// Jobs per state over all batches: queued, leased, done, invalid, cancelled.
-    pub fn jobs_by_state(&self) -> [(&'static str, u64); 5] {
-        let mut n = [0u64; 5];
-        for b in &self.batches {
-            for (i, v) in [b.queued, b.leased, b.done, b.invalid, b.cancelled]
-                .into_iter()
-                .enumerate()
-            {
-                n[i] += v;
-            }
-        }
-        [
-            ("queued", n[0]),
-            ("leased", n[1]),
-            ("done", n[2]),
-            ("invalid", n[3]),
-            ("cancelled", n[4]),
-        ]
-    }
+/// Encodes a snapshot taken at scrape time.
+struct SnapshotCollector {
+    /// Gives the snapshot.
+    source: Box<Source>,
+    /// Why the last scrape failed (taken by [`Metrics::render`]).
+    failure: Mutex<Option<Error>>,
+}
 
-    /// Solution lengths over all batches: count per length (index = length).
-    pub fn length_histogram(&self) -> Vec<u64> {
-        let mut h: Vec<u64> = Vec::new();
-        for b in &self.batches {
-            if h.len() < b.length_histogram.len() {
-                h.resize(b.length_histogram.len(), 0);
-            }
-            for (i, &c) in b.length_histogram.iter().enumerate() {
-                h[i] += c;
-            }
-        }
-        h
-    }
-
-    /// The Prometheus text exposition of this snapshot.
-    pub fn render(&self) -> String {
-        let mut t = Text::default();
-        let c = &self.counters;
-
-        t.family("cubefleet_jobs", "gauge", "Jobs per state, all batches.");
-        for (state, n) in self.jobs_by_state() {
-            t.sample("cubefleet_jobs", &[("state", state)], n as f64);
-        }
-        t.family(
-            "cubefleet_batches",
-            "gauge",
-            "Batches running, finished or cancelled.",
-        );
-        let mut per = [0u64; 3];
-        for b in &self.batches {
-            per[batch_state(b) as usize] += 1;
-        }
-        for (i, s) in ["running", "finished", "cancelled"].iter().enumerate() {
-            t.sample("cubefleet_batches", &[("state", s)], per[i] as f64);
-        }
-
-        let counters: [(&str, &str, u64); 6] = [
-            (
-                "cubefleet_jobs_submitted_total",
-                "Lines submitted since start.",
-                c.submitted,
-            ),
-            (
-                "cubefleet_jobs_completed_total",
-                "Jobs that became done since start (verified results and answers from the store).",
-                c.completed + c.from_store,
-            ),
-            (
-                "cubefleet_jobs_from_store_total",
-                "Lines answered from stored results at submission since start.",
-                c.from_store,
-            ),
-            (
-                "cubefleet_results_verified_total",
-                "Worker results that passed verification since start.",
-                c.completed,
-            ),
-            (
-                "cubefleet_results_rejected_total",
-                "Worker results refused by verification since start.",
-                c.rejected,
-            ),
-            (
-                "cubefleet_lease_expiries_total",
-                "Leases that expired since start (the job went back to the queue).",
-                c.lease_expiries,
-            ),
-        ];
-        for (name, help, v) in counters {
-            t.family(name, "counter", help);
-            t.sample(name, &[], v as f64);
-        }
-
-        t.family(
-            "cubefleet_queue_depth",
-            "gauge",
-            "Jobs queued (not leased).",
-        );
-        t.sample("cubefleet_queue_depth", &[], self.queue_depth as f64);
-        t.family(
-            "cubefleet_solve_mean_seconds",
-            "gauge",
-            "Mean search time of the recent results (a default of 1 s before any).",
-        );
-        t.sample(
-            "cubefleet_solve_mean_seconds",
-            &[],
-            self.solve_times.estimate(),
-        );
-        t.family(
-            "cubefleet_queued_work_seconds",
-            "gauge",
-            "Estimated thread-seconds of work queued: queue depth x mean search time.",
-        );
-        t.sample(
-            "cubefleet_queued_work_seconds",
-            &[],
-            self.queued_work_seconds(),
-        );
-
-        t.family("cubefleet_workers", "gauge", "Workers registered.");
-        t.sample("cubefleet_workers", &[], self.workers.len() as f64);
-        // one family per worker figure, one sample per registered worker
-        type PerWorker = fn(&crate::core::WorkerInfo) -> f64;
-        let per_worker: [(&str, &str, &str, PerWorker); 4] = [
-            (
-                "cubefleet_worker_threads",
-                "gauge",
-                "Search threads of a registered worker.",
-                |w| f64::from(w.threads),
-            ),
-            (
-                "cubefleet_worker_completed_total",
-                "counter",
-                "Results of a worker accepted; rate() is its throughput.",
-                |w| w.completed as f64,
-            ),
-            (
-                "cubefleet_worker_rejected_total",
-                "counter",
-                "Results of a worker refused by verification.",
-                |w| w.rejected as f64,
-            ),
-            (
-                "cubefleet_worker_last_seen_seconds",
-                "gauge",
-                "Seconds since a worker last called the coordinator.",
-                |w| w.last_seen.elapsed().as_secs_f64(),
-            ),
-        ];
-        for (name, kind, help, value) in per_worker {
-            t.family(name, kind, help);
-            for (id, w) in &self.workers {
-                let l = [("worker", id.as_str()), ("name", w.name.as_str())];
-                t.sample(name, &l, value(w));
-            }
-        }
-
-        let st = &self.solve_times;
-        t.histogram(
-            "cubefleet_solve_seconds",
-            "Search time of the results accepted since start.",
-            &st.cumulative(),
-            st.sum,
-            st.count,
-        );
-        let lengths = self.length_histogram();
-        let mut acc = 0;
-        let mut buckets: Vec<(f64, u64)> = (0..=MAX_LENGTH_BUCKET)
-            .map(|len| {
-                acc += lengths.get(len).copied().unwrap_or(0);
-                (len as f64, acc)
-            })
-            .collect();
-        let count: u64 = lengths.iter().sum();
-        buckets.push((f64::INFINITY, count));
-        let sum: u64 = lengths
-            .iter()
-            .enumerate()
-            .map(|(len, &n)| len as u64 * n)
-            .sum();
-        t.histogram(
-            "cubefleet_solution_length",
-            "Length of the stored solutions (moves in the batch's metric), all batches.",
-            &buckets,
-            sum as f64,
-            count,
-        );
-        t.0
+impl fmt::Debug for SnapshotCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SnapshotCollector").finish_non_exhaustive()
     }
 }
 
-/// Where a batch is: running (0), finished (1) or cancelled (2).
-pub fn batch_state(b: &BatchStatus) -> u8 {
-    if b.cancelled_batch {
-        2
-    } else if b.queued + b.leased == 0 {
-        1
-    } else {
-        0
-    }
-}
-
-/// A text exposition being written.
-#[derive(Default)]
-struct Text(String);
-
-impl Text {
-    fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let _ = writeln!(self.0, "# HELP {name} {help}");
-        let _ = writeln!(self.0, "# TYPE {name} {kind}");
-    }
-
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
-        self.0.push_str(name);
-        if !labels.is_empty() {
-            self.0.push('{');
-            for (i, (k, v)) in labels.iter().enumerate() {
-                if i > 0 {
-                    self.0.push(',');
-                }
-                let _ = write!(self.0, "{k}=\"{}\"", escape_label(v));
+impl Collector for SnapshotCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> fmt::Result {
+        match (self.source)() {
+            Ok(snap) => encode_snapshot(&snap, &mut encoder),
+            Err(e) => {
+                *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                Err(fmt::Error)
             }
-            self.0.push('}');
         }
-        let _ = writeln!(self.0, " {}", number(value));
-    }
-
-    fn histogram(&mut self, name: &str, help: &str, cumulative: &[(f64, u64)], sum: f64, n: u64) {
-        self.family(name, "histogram", help);
-        let bucket = format!("{name}_bucket");
-        for &(le, count) in cumulative {
-            let le = number(le);
-            self.sample(&bucket, &[("le", &le)], count as f64);
-        }
-        self.sample(&format!("{name}_sum"), &[], sum);
-        self.sample(&format!("{name}_count"), &[], n as f64);
     }
 }
 
-/// A label value with `\`, `"` and newlines escaped.
-pub fn escape_label(v: &str) -> String {
-    let mut s = String::with_capacity(v.len());
-    for ch in v.chars() {
-        match ch {
-            '\\' => s.push_str("\\\\"),
-            '"' => s.push_str("\\\""),
-            '\n' => s.push_str("\\n"),
-            c => s.push(c),
+/// A label value that others chose (a worker's id and name), written with `\\`, `"` and
+/// newlines escaped as the exposition format requires: prometheus-client 0.24 writes label
+/// values as they are, so a worker named `a"b` would otherwise break the whole scrape.
+struct Escaped<'a>(&'a str);
+
+impl EncodeLabelValue for Escaped<'_> {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> fmt::Result {
+        use std::fmt::Write as _;
+        for ch in self.0.chars() {
+            match ch {
+                '\\' => encoder.write_str("\\\\")?,
+                '"' => encoder.write_str("\\\"")?,
+                '\n' => encoder.write_str("\\n")?,
+                c => encoder.write_char(c)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A gauge without labels.
+fn gauge(
+    e: &mut DescriptorEncoder<'_>,
+    name: &str,
+    help: &str,
+    v: impl EncodeGaugeValue,
+) -> fmt::Result {
+    e.encode_descriptor(name, help, None, MetricType::Gauge)?
+        .encode_gauge(&v)
+}
+
+/// A counter without labels; `name` without `_total`.
+fn counter(e: &mut DescriptorEncoder<'_>, name: &str, help: &str, v: u64) -> fmt::Result {
+    e.encode_descriptor(name, help, None, MetricType::Counter)?
+        .encode_counter::<NoLabelSet, u64, u64>(&v, None)
+}
+
+/// A sample's value: a count (written as an integer) or a real number.
+#[derive(Clone, Copy)]
+enum Value {
+    /// A number of things.
+    Count(u64),
+    /// A measure (seconds).
+    Real(f64),
+}
+
+/// A per-worker figure.
+type PerWorker = fn(&crate::core::WorkerInfo) -> Value;
+
+/// One sample of a labelled family: a gauge or a counter (as `family` was described).
+fn sample(
+    family: &mut MetricEncoder<'_>,
+    labels: &impl EncodeLabelSet,
+    kind: MetricType,
+    v: Value,
+) -> fmt::Result {
+    let mut m = family.encode_family(labels)?;
+    match (kind, v) {
+        (MetricType::Counter, Value::Count(n)) => {
+            m.encode_counter::<NoLabelSet, u64, u64>(&n, None)
+        }
+        (MetricType::Counter, Value::Real(x)) => m.encode_counter::<NoLabelSet, f64, f64>(&x, None),
+        (_, Value::Count(n)) => m.encode_gauge(&n),
+        (_, Value::Real(x)) => m.encode_gauge(&x),
+    }
+}
+
+/// A histogram from counts per bound (not cumulative; `+Inf` as the last bound).
+fn histogram(
+    e: &mut DescriptorEncoder<'_>,
+    name: &str,
+    help: &str,
+    per_bucket: &[(f64, u64)],
+    sum: f64,
+) -> fmt::Result {
+    // prometheus-client spells the last bound `+Inf` when it is f64::MAX
+    let buckets: Vec<(f64, u64)> = per_bucket
+        .iter()
+        .map(|&(le, n)| (if le.is_infinite() { f64::MAX } else { le }, n))
+        .collect();
+    let count = buckets.iter().map(|&(_, n)| n).sum();
+    e.encode_descriptor(name, help, None, MetricType::Histogram)?
+        .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
+}
+
+/// Every metric of the table above, from `snap`.
+fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Result {
+    let c = &snap.counters;
+    let mut jobs = e.encode_descriptor(
+        "cubefleet_jobs",
+        "Jobs per state, all batches.",
+        None,
+        MetricType::Gauge,
+    )?;
+    for (state, n) in snap.jobs_by_state() {
+        sample(
+            &mut jobs,
+            &[("state", state)],
+            MetricType::Gauge,
+            Value::Count(n),
+        )?;
+    }
+    let mut batches = e.encode_descriptor(
+        "cubefleet_batches",
+        "Batches running, finished or cancelled.",
+        None,
+        MetricType::Gauge,
+    )?;
+    for (state, n) in snap.batches_by_state() {
+        let labels = [("state", state.name())];
+        sample(&mut batches, &labels, MetricType::Gauge, Value::Count(n))?;
+    }
+
+    let counters: [(&str, &str, u64); 6] = [
+        (
+            "cubefleet_jobs_submitted",
+            "Lines submitted since start.",
+            c.submitted,
+        ),
+        (
+            "cubefleet_jobs_completed",
+            "Jobs that became done since start (verified results and answers from the store).",
+            c.completed + c.from_store,
+        ),
+        (
+            "cubefleet_jobs_from_store",
+            "Lines answered from stored results at submission since start.",
+            c.from_store,
+        ),
+        (
+            "cubefleet_results_verified",
+            "Worker results that passed verification since start.",
+            c.completed,
+        ),
+        (
+            "cubefleet_results_rejected",
+            "Worker results refused by verification since start.",
+            c.rejected,
+        ),
+        (
+            "cubefleet_lease_expiries",
+            "Leases that expired since start (the job went back to the queue).",
+            c.lease_expiries,
+        ),
+    ];
+    for (name, help, v) in counters {
+        counter(e, name, help, v)?;
+    }
+
+    gauge(
+        e,
+        "cubefleet_queue_depth",
+        "Jobs queued (not leased).",
+        snap.queue_depth as u64,
+    )?;
+    gauge(
+        e,
+        "cubefleet_solve_mean_seconds",
+        "Mean search time of the recent results (a default of 1 s before any).",
+        snap.solve_times.estimate(),
+    )?;
+    gauge(
+        e,
+        "cubefleet_queued_work_seconds",
+        "Estimated thread-seconds of work queued: queue depth x mean search time.",
+        snap.queued_work_seconds(),
+    )?;
+    gauge(
+        e,
+        "cubefleet_workers",
+        "Workers registered.",
+        snap.workers.len() as u64,
+    )?;
+
+    // one family per worker figure, one sample per registered worker
+    let per_worker: [(&str, MetricType, &str, PerWorker); 4] = [
+        (
+            "cubefleet_worker_threads",
+            MetricType::Gauge,
+            "Search threads of a registered worker.",
+            |w| Value::Count(u64::from(w.threads)),
+        ),
+        (
+            "cubefleet_worker_completed",
+            MetricType::Counter,
+            "Results of a worker accepted; rate() is its throughput.",
+            |w| Value::Count(w.completed),
+        ),
+        (
+            "cubefleet_worker_rejected",
+            MetricType::Counter,
+            "Results of a worker refused by verification.",
+            |w| Value::Count(w.rejected),
+        ),
+        (
+            "cubefleet_worker_last_seen_seconds",
+            MetricType::Gauge,
+            "Seconds since a worker last called the coordinator.",
+            |w| Value::Real(w.last_seen.elapsed().as_secs_f64()),
+        ),
+    ];
+    for (name, kind, help, value) in per_worker {
+        let mut family = e.encode_descriptor(name, help, None, kind)?;
+        for (id, w) in &snap.workers {
+            let labels = [("worker", Escaped(id)), ("name", Escaped(&w.name))];
+            sample(&mut family, &labels, kind, value(w))?;
         }
     }
-    s
-}
 
-/// A sample value: integers without a fraction, `+Inf`/`-Inf`/`NaN` spelled as Prometheus does.
-fn number(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v == f64::INFINITY {
-        "+Inf".into()
-    } else if v == f64::NEG_INFINITY {
-        "-Inf".into()
-    } else if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
-/// Renders a set of plain gauges and counters (for processes without a [`Core`], such as a
-/// worker): `(name, type, help, value)`.
-pub fn render_simple(metrics: &[(&str, &str, &str, f64)]) -> String {
-    let mut t = Text::default();
-    for &(name, kind, help, v) in metrics {
-        t.family(name, kind, help);
-        t.sample(name, &[], v);
-    }
-    t.0
+    let st: &SolveTimes = &snap.solve_times;
+    histogram(
+        e,
+        "cubefleet_solve_seconds",
+        "Search time of the results accepted since start.",
+        &st.per_bucket(),
+        st.sum(),
+    )?;
+    let lengths = snap.length_histogram();
+    let mut buckets: Vec<(f64, u64)> = (0..=MAX_LENGTH_BUCKET)
+        .map(|len| (len as f64, lengths.get(len).copied().unwrap_or(0)))
+        .collect();
+    let longer = lengths.iter().skip(MAX_LENGTH_BUCKET + 1).sum();
+    buckets.push((f64::INFINITY, longer));
+    let sum: u64 = lengths
+        .iter()
+        .enumerate()
+        .map(|(len, &n)| len as u64 * n)
+        .sum();
+    histogram(
+        e,
+        "cubefleet_solution_length",
+        "Length of the stored solutions (moves in the batch's metric), all batches.",
+        &buckets,
+        sum as f64,
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
+    use cubefleet_proto::BatchStatus;
+
     use super::*;
+    use crate::core::{Counters, WorkerInfo};
 
-    #[test]
-    fn solve_times_buckets_and_mean() {
-        let mut s = SolveTimes::default();
-        assert_eq!(s.estimate(), DEFAULT_SOLVE_SECONDS);
-        s.observe(3.0); // 0.003 s -> first bucket
-        s.observe(2000.0); // 2 s -> le 2.5
-        s.observe(f64::NAN);
-        let c = s.cumulative();
-        assert_eq!(c[0], (0.005, 2));
-        assert_eq!(c.last().copied(), Some((f64::INFINITY, 3)));
-        assert_eq!(s.count(), 3);
-        let mean = s.recent_mean().unwrap_or_default();
-        assert!((mean - 2.003 / 3.0).abs() < 1e-9);
+    /// A snapshot with one running batch and one worker whose name needs escaping.
+    fn snapshot() -> Snapshot {
+        let mut solve_times = SolveTimes::default();
+        solve_times.observe(3.0);
+        solve_times.observe(2000.0);
+        Snapshot {
+            batches: vec![BatchStatus {
+                batch_id: "secret-batch".into(),
+                name: "a batch name nobody else may read".into(),
+                total: 10,
+                queued: 6,
+                done: 4,
+                length_histogram: vec![0, 0, 1, 3],
+                ..BatchStatus::default()
+            }],
+            counters: Counters {
+                submitted: 10,
+                completed: 3,
+                from_store: 1,
+                ..Counters::default()
+            },
+            queue_depth: 6,
+            workers: vec![(
+                "w1".into(),
+                WorkerInfo {
+                    name: "host \"a\"\\b".into(),
+                    threads: 4,
+                    fingerprint: String::new(),
+                    completed: 3,
+                    rejected: 1,
+                    last_seen: Instant::now(),
+                },
+            )],
+            solve_times,
+        }
+    }
+
+    /// The value of the sample `series` in `text`.
+    fn value(text: &str, series: &str) -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no sample {series} in:\n{text}"))
     }
 
     #[test]
-    fn recent_mean_forgets_old_results() {
-        let mut s = SolveTimes::default();
-        for _ in 0..RECENT {
-            s.observe(10_000.0);
+    fn a_scrape_encodes_the_snapshot_under_the_documented_names() {
+        let text = Metrics::new(|| Ok(snapshot())).render().expect("render");
+        let w = "{worker=\"w1\",name=\"host \\\"a\\\"\\\\b\"}";
+        let expected: [(String, f64); 17] = [
+            ("cubefleet_jobs{state=\"queued\"}".into(), 6.0),
+            ("cubefleet_jobs{state=\"done\"}".into(), 4.0),
+            ("cubefleet_batches{state=\"running\"}".into(), 1.0),
+            ("cubefleet_jobs_submitted_total".into(), 10.0),
+            ("cubefleet_jobs_completed_total".into(), 4.0),
+            ("cubefleet_results_verified_total".into(), 3.0),
+            ("cubefleet_queue_depth".into(), 6.0),
+            ("cubefleet_workers".into(), 1.0),
+            (format!("cubefleet_worker_threads{w}"), 4.0),
+            (format!("cubefleet_worker_rejected_total{w}"), 1.0),
+            ("cubefleet_solve_seconds_count".into(), 2.0),
+            ("cubefleet_solve_seconds_bucket{le=\"0.005\"}".into(), 1.0),
+            ("cubefleet_solve_seconds_bucket{le=\"+Inf\"}".into(), 2.0),
+            ("cubefleet_solution_length_bucket{le=\"2.0\"}".into(), 1.0),
+            ("cubefleet_solution_length_bucket{le=\"+Inf\"}".into(), 4.0),
+            ("cubefleet_solution_length_sum".into(), 11.0),
+            ("cubefleet_solution_length_count".into(), 4.0),
+        ];
+        for (series, want) in &expected {
+            assert_eq!(value(&text, series), *want, "{series}");
         }
-        for _ in 0..RECENT {
-            s.observe(1000.0);
-        }
-        assert!((s.estimate() - 1.0).abs() < 1e-9);
+        assert!(text.ends_with("# EOF\n"), "{text}");
+        // nothing of a batch's contents leaks
+        assert!(!text.contains("secret-batch") && !text.contains("nobody else"));
     }
 
     #[test]
-    fn labels_and_numbers_are_escaped() {
-        assert_eq!(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
-        assert_eq!(number(3.0), "3");
-        assert_eq!(number(0.25), "0.25");
-        assert_eq!(number(f64::INFINITY), "+Inf");
+    fn a_failed_snapshot_fails_the_scrape_with_its_reason() {
+        let m = Metrics::new(|| Err(Error::Internal("store closed".into())));
+        let e = m.render().expect_err("no snapshot");
+        assert!(e.to_string().contains("store closed"), "{e}");
     }
 }

@@ -283,18 +283,13 @@ impl tonic::service::Interceptor for Auth {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         match given {
-            Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => Ok(req),
+            Some(t) if crate::auth::token_matches(t.as_bytes(), expected.as_bytes()) => Ok(req),
             Some(_) => Err(Status::unauthenticated("wrong bearer token")),
             None => Err(Status::unauthenticated(
                 "this coordinator needs a bearer token (--token or CUBEFLEET_TOKEN)",
             )),
         }
     }
-}
-
-/// Compares secrets without leaking where they differ through timing.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Serves until `shutdown`; expires leases in the background.

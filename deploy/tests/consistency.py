@@ -233,8 +233,9 @@ def check_k8s(docs, where, overlay):
             threads = int(c["args"][c["args"].index("--threads") + 1])
             mem = res.get("requests", {}).get("memory", "0Mi")
             mib = int(mem[:-2]) * (1024 if mem.endswith("Gi") else 1)
-            if mib < 300 + 50 * threads:
-                bad(f"{where}: {name}: memory request {mem} < 300 MB + 50 MB x {threads} threads")
+            # the standard tables are ~960 MB, mapped (and charged to the pod that reads them first)
+            if mib < 1000 + 50 * threads:
+                bad(f"{where}: {name}: memory request {mem} < 1000 MB + 50 MB x {threads} threads")
             if "limits" not in res or "memory" not in res["limits"]:
                 bad(f"{where}: {name}: no memory limit")
         if comp == "coordinator":

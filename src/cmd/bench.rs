@@ -1,5 +1,5 @@
 //! `cubefleet bench`: the project's own benchmarks. Figures go to stdout as a Markdown table,
-//! ready for BENCHMARKS.md. Table loading and building are never timed.
+//! ready for BENCHMARKS.md (the reference; its history in docs/benchmarks-history.md). Table loading and building are never timed.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

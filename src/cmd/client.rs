@@ -325,49 +325,59 @@ pub(crate) async fn export(
 
 /// Writes results as lines of one format, the CSV header first.
 pub(crate) struct ResultsWriter<W: Write> {
-    format: ResultsFormat,
-    out: W,
+    sink: Sink<W>,
     written: u64,
-    /// One line as it is made: written to `out` whole, so the many small writes of a
-    /// serialiser stay in memory (`out` is often a `dyn Write`).
-    line: Vec<u8>,
+}
+
+/// Where a [`ResultsWriter`]'s lines go, by format.
+enum Sink<W: Write> {
+    /// JSON lines; `line` holds one line as it is made, written to the output whole, so the
+    /// many small writes of a serialiser stay in memory (the output is often a `dyn Write`).
+    Jsonl { out: W, line: Vec<u8> },
+    /// RFC 4180 CSV (a field with `,`, `"`, `\r` or `\n` is quoted, `"` doubled), `\n` after
+    /// each record; the encoder buffers and writes whole chunks (boxed: it holds its buffer
+    /// state inline, and a writer is made once per export).
+    Csv(Box<csv::Writer<W>>),
 }
 
 impl<W: Write> ResultsWriter<W> {
     /// Starts the output (the CSV header).
-    pub(crate) fn new(format: ResultsFormat, mut out: W) -> anyhow::Result<Self> {
-        if matches!(format, ResultsFormat::Csv) {
-            writeln!(out, "index,input,status,solution,length,optimal,error")?;
-        }
-        Ok(ResultsWriter {
-            format,
-            out,
-            written: 0,
-            line: Vec::with_capacity(256),
-        })
+    pub(crate) fn new(format: ResultsFormat, out: W) -> anyhow::Result<Self> {
+        let sink = match format {
+            ResultsFormat::Jsonl => Sink::Jsonl {
+                out,
+                line: Vec::with_capacity(256),
+            },
+            ResultsFormat::Csv => {
+                let mut csv = csv::WriterBuilder::new()
+                    .terminator(csv::Terminator::Any(b'\n'))
+                    .from_writer(out);
+                csv.write_record(CSV_HEADER)?;
+                Sink::Csv(Box::new(csv))
+            }
+        };
+        Ok(ResultsWriter { sink, written: 0 })
     }
 
     /// Writes one result.
     pub(crate) fn write(&mut self, r: JobResult) -> anyhow::Result<()> {
         let line = result_line(r);
-        match self.format {
-            ResultsFormat::Jsonl => {
-                self.line.clear();
-                serde_json::to_writer(&mut self.line, &line)?;
-                self.line.push(b'\n');
-                self.out.write_all(&self.line)?;
+        match &mut self.sink {
+            Sink::Jsonl { out, line: buf } => {
+                buf.clear();
+                serde_json::to_writer(&mut *buf, &line)?;
+                buf.push(b'\n');
+                out.write_all(buf)?;
             }
-            ResultsFormat::Csv => writeln!(
-                self.out,
-                "{},{},{},{},{},{},{}",
-                line.index,
-                csv(&line.input),
-                line.status,
-                line.solution,
-                line.length.map(|l| l.to_string()).unwrap_or_default(),
-                line.optimal,
-                csv(line.error.as_deref().unwrap_or(""))
-            )?,
+            Sink::Csv(csv) => csv.write_record([
+                line.index.to_string().as_str(),
+                &line.input,
+                &line.status,
+                &line.solution,
+                &line.length.map(|l| l.to_string()).unwrap_or_default(),
+                if line.optimal { "true" } else { "false" },
+                line.error.as_deref().unwrap_or(""),
+            ])?,
         }
         self.written += 1;
         Ok(())
@@ -380,24 +390,24 @@ impl<W: Write> ResultsWriter<W> {
 
     /// Passes what is buffered on (so that a reader sees the lines written so far).
     pub(crate) fn flush(&mut self) -> anyhow::Result<()> {
-        Ok(self.out.flush()?)
+        match &mut self.sink {
+            Sink::Jsonl { out, .. } => out.flush()?,
+            Sink::Csv(csv) => csv.flush()?,
+        }
+        Ok(())
     }
 
     /// Flushes the output; returns the number of results written.
     pub(crate) fn finish(mut self) -> anyhow::Result<u64> {
-        self.out.flush()?;
+        self.flush()?;
         Ok(self.written)
     }
 }
 
-/// Quotes a CSV field when it needs it.
-fn csv(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+/// The columns of `results --format csv`, in order.
+const CSV_HEADER: [&str; 7] = [
+    "index", "input", "status", "solution", "length", "optimal", "error",
+];
 
 pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async move {
@@ -525,4 +535,56 @@ pub(crate) fn lookup(args: LookupArgs) -> anyhow::Result<ExitCode> {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result whose input and error hold every character CSV must quote.
+    fn awkward(index: u64) -> JobResult {
+        JobResult {
+            index,
+            input: "R U,\"x\"\r\nF".into(),
+            status: "invalid".into(),
+            error: "bad token `\r`, then \"quotes\"\nand a, comma".into(),
+            ..JobResult::default()
+        }
+    }
+
+    #[test]
+    fn csv_export_round_trips_carriage_returns_quotes_commas_and_newlines() {
+        let mut out = Vec::new();
+        let mut w = ResultsWriter::new(ResultsFormat::Csv, &mut out).expect("header");
+        w.write(awkward(0)).expect("row");
+        w.write(awkward(1)).expect("row");
+        // a carriage return alone: the field needs quotes all the same
+        w.write(JobResult {
+            index: 2,
+            input: "R U\rF".into(),
+            status: "invalid".into(),
+            error: "cr\r".into(),
+            ..JobResult::default()
+        })
+        .expect("row");
+        assert_eq!(w.finish().expect("flush"), 3);
+        let mut reader = csv::ReaderBuilder::new().from_reader(out.as_slice());
+        let header = reader.headers().expect("header").clone();
+        assert_eq!(header.iter().collect::<Vec<_>>(), CSV_HEADER);
+        let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+        assert_eq!(rows.len(), 3, "{}", String::from_utf8_lossy(&out));
+        assert_eq!(&rows[2][1], "R U\rF");
+        assert_eq!(&rows[2][6], "cr\r");
+        for (i, row) in rows.iter().take(2).enumerate() {
+            assert_eq!(&row[0], i.to_string());
+            assert_eq!(&row[1], "R U,\"x\"\r\nF");
+            assert_eq!(&row[2], "invalid");
+            assert_eq!(&row[6], "bad token `\r`, then \"quotes\"\nand a, comma");
+        }
+        // no bare carriage return outside a quoted field: every line break of the file is a
+        // record's end or inside quotes
+        let text = String::from_utf8(out).expect("utf-8");
+        assert!(text.contains("\"R U,\"\"x\"\"\r\nF\""), "{text}");
+        assert!(text.contains("\n2,\"R U\rF\",invalid,"), "{text:?}");
+    }
 }

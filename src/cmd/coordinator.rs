@@ -17,7 +17,8 @@ pub(crate) struct Args {
     /// Directory of the sled store.
     #[arg(long, default_value = "cubefleet-data")]
     data: PathBuf,
-    /// Bearer token that clients and workers must present.
+    /// Bearer token that clients and workers must present; with --http, the status page and
+    /// /api/* need it too (Bearer, or HTTP Basic with the token as password); /metrics does not.
     #[arg(long, env = "CUBEFLEET_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// TLS certificate (PEM); needs --tls-key.
@@ -69,8 +70,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(l) => {
                 tracing::info!(http = %l.local_addr()?, "status page and /metrics listening");
                 let (core, stop) = (core.clone(), shutdown.clone());
+                let token = config.token.clone();
                 Some(tokio::spawn(async move {
-                    if let Err(e) = cubefleet_coordinator::http::serve_http(core, l, stop).await {
+                    if let Err(e) = cubefleet_coordinator::http::serve_http(core, l, token, stop).await {
                         tracing::error!(error = %e, "HTTP port failed");
                     }
                 }))

@@ -51,7 +51,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             tracing::info!(http = %l.local_addr()?, "/metrics listening");
             // up until the process ends, so the drain after SIGTERM shows too
             let (m, stop) = (metrics.clone(), CancellationToken::new());
-            let render = move || cubefleet_coordinator::metrics::render_simple(&m.values());
+            let registry = std::sync::Arc::new(cubefleet_worker::metrics::registry(&m));
+            let render = move || {
+                cubefleet_coordinator::metrics::render(&registry)
+                    .unwrap_or_else(|e| format!("# {e}\n"))
+            };
             tokio::spawn(async move {
                 if let Err(e) = cubefleet_coordinator::http::serve_metrics(l, render, stop).await {
                     tracing::error!(error = %e, "HTTP port failed");

@@ -4,8 +4,16 @@
 //!
 //! `threads_busy` is derived: jobs held (leased, not yet reported or handed back) capped at the
 //! number of search threads, since the pool runs one job per thread and queues the rest.
+//!
+//! The figures are encoded by `prometheus-client`: [`registry`] holds a collector that reads
+//! them at each scrape.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -62,55 +70,81 @@ impl WorkerMetrics {
     pub fn completed(&self) -> u64 {
         self.completed.load(Ordering::Relaxed)
     }
+}
 
-    /// Every metric as `(name, type, help, value)`, for a Prometheus text rendering.
-    pub fn values(&self) -> Vec<(&'static str, &'static str, &'static str, f64)> {
-        let load = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
+/// A registry whose one collector reads `metrics` at every scrape.
+pub fn registry(metrics: &Arc<WorkerMetrics>) -> Registry {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(metrics.clone()));
+    registry
+}
+
+impl Collector for WorkerMetrics {
+    fn encode(&self, mut e: DescriptorEncoder<'_>) -> std::fmt::Result {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let nodes = load(&self.nodes);
-        let search = load(&self.search_micros) / 1e6;
-        vec![
-            ("cubefleet_worker_search_threads", "gauge", "Search threads of this worker.", self.threads as f64),
+        let search = load(&self.search_micros) as f64 / 1e6;
+        let gauges: [(&str, &str, f64); 6] = [
+            ("cubefleet_worker_search_threads", "Search threads of this worker.", self.threads as f64),
             (
                 "cubefleet_worker_threads_busy",
-                "gauge",
                 "Search threads running a job (jobs held, at most the threads).",
                 self.held().min(self.threads) as f64,
             ),
-            ("cubefleet_worker_jobs_held", "gauge", "Jobs leased and not yet reported or handed back.", self.held() as f64),
-            ("cubefleet_worker_jobs_leased_total", "counter", "Jobs leased since start.", load(&self.leased)),
-            (
-                "cubefleet_worker_jobs_completed_total",
-                "counter",
-                "Results reported to the coordinator and acknowledged since start.",
-                load(&self.completed),
-            ),
-            ("cubefleet_worker_jobs_released_total", "counter", "Jobs handed back unfinished since start.", load(&self.released)),
-            (
-                "cubefleet_worker_nodes_total",
-                "counter",
-                "Search nodes of the reported results; rate() is the worker's nodes per second.",
-                nodes,
-            ),
-            ("cubefleet_worker_search_seconds_total", "counter", "Search time of the reported results.", search),
+            ("cubefleet_worker_jobs_held", "Jobs leased and not yet reported or handed back.", self.held() as f64),
             (
                 "cubefleet_worker_nodes_per_second",
-                "gauge",
                 "Search speed of one thread: nodes per second of search time, over the results since start.",
-                if search > 0.0 { nodes / search } else { 0.0 },
+                if search > 0.0 { nodes as f64 / search } else { 0.0 },
             ),
             (
                 "cubefleet_worker_tables_load_seconds",
-                "gauge",
                 "Time the lookup tables took to load (map and check) at start.",
-                load(&self.tables_load_micros) / 1e6,
+                load(&self.tables_load_micros) as f64 / 1e6,
             ),
             (
                 "cubefleet_worker_uptime_seconds",
-                "gauge",
                 "Seconds since the worker started.",
                 self.started.elapsed().as_secs_f64(),
             ),
-        ]
+        ];
+        for (name, help, v) in gauges {
+            e.encode_descriptor(name, help, None, MetricType::Gauge)?
+                .encode_gauge(&v)?;
+        }
+        // counters without their `_total`: OpenMetrics adds it to the sample
+        let counters: [(&str, &str, f64); 5] = [
+            (
+                "cubefleet_worker_jobs_leased",
+                "Jobs leased since start.",
+                load(&self.leased) as f64,
+            ),
+            (
+                "cubefleet_worker_jobs_completed",
+                "Results reported to the coordinator and acknowledged since start.",
+                load(&self.completed) as f64,
+            ),
+            (
+                "cubefleet_worker_jobs_released",
+                "Jobs handed back unfinished since start.",
+                load(&self.released) as f64,
+            ),
+            (
+                "cubefleet_worker_nodes",
+                "Search nodes of the reported results; rate() is the worker's nodes per second.",
+                nodes as f64,
+            ),
+            (
+                "cubefleet_worker_search_seconds",
+                "Search time of the reported results.",
+                search,
+            ),
+        ];
+        for (name, help, v) in counters {
+            e.encode_descriptor(name, help, None, MetricType::Counter)?
+                .encode_counter::<NoLabelSet, f64, f64>(&v, None)?;
+        }
+        Ok(())
     }
 }
 

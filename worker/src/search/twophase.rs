@@ -30,7 +30,7 @@ use super::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
 use super::{prefetch, skip_after, Budget, Outcome, Status, NO_MOVE};
 
 /// Longest phase-2 part tried, exclusive. Kociemba's solver uses 11; measured here over the
-/// 1000 random states (BENCHMARKS.md), 16 finds the first solution 5x sooner and reaches 21 and
+/// 1000 random states (docs/benchmarks-history.md), 16 finds the first solution 5x sooner and reaches 21 and
 /// 20 moves faster too, because long phase-1 searches cost more than long phase-2 ones.
 const PHASE2_LIMIT: usize = 16;
 /// Longest phase-1 part ever needed (the phase-1 table's maximum depth is 12).
@@ -39,7 +39,7 @@ const MAX_PHASE1: usize = 20;
 const MAX_SOLUTION: usize = MAX_PHASE1 + PHASE2_LIMIT;
 /// Phase-1 nodes this many moves above G1 are searched in batches, breadth first
 /// (`TwoPhaseSearcher::search_batch`). Measured over the 1000 random states at target 20
-/// (BENCHMARKS.md): 9 levels and 8 nodes a batch beat 4-12 levels and 4-64 nodes.
+/// (docs/benchmarks-history.md): 9 levels and 8 nodes a batch beat 4-12 levels and 4-64 nodes.
 const BATCH_LEVELS: usize = 9;
 /// Nodes gathered into one batch.
 const BATCH_ROOTS: usize = 8;
