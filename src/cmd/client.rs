@@ -39,8 +39,8 @@ pub(crate) struct SubmitArgs {
     /// Higher runs first (negative values allowed: `--priority -1`).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     priority: i32,
-    /// Time budget per position, in seconds.
-    #[arg(long)]
+    /// Time budget per position, in seconds (more than 0; default: none).
+    #[arg(long, value_parser = super::flags::timeout)]
     timeout: Option<f64>,
     /// Show a progress bar until the batch is finished.
     #[arg(long)]
@@ -79,7 +79,8 @@ pub(crate) struct ResultsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     format: ResultsFormat,
-    /// Only results with this status (solved, timeout, none_within, invalid, cancelled).
+    /// Only results with this status (solved, timeout, over_target, none_within, invalid,
+    /// cancelled, skipped).
     #[arg(long)]
     status: Option<String>,
 }

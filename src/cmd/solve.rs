@@ -55,8 +55,9 @@ pub(crate) struct Args {
     input: Input,
     #[command(flatten)]
     mode: super::ModeArgs,
-    /// Time budget per position, in seconds; the best solution so far is returned after it.
-    #[arg(long, default_value_t = 300.0)]
+    /// Time budget per position, in seconds (more than 0); the best solution so far is
+    /// returned after it.
+    #[arg(long, default_value_t = 300.0, value_parser = super::flags::timeout)]
     timeout: f64,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -64,7 +65,7 @@ pub(crate) struct Args {
     /// Search threads: several positions are solved this many at once, one thread each; a
     /// single position is searched by all of them (two-phase: the six directions shared out;
     /// optimal and depth-limited: the first levels of the tree).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::flags::threads)]
     threads: usize,
     #[command(flatten)]
     tables: TablesArgs,
