@@ -26,7 +26,9 @@ use cubefleet_proto::{
     mode, BatchSpec, BatchStatus, Completion, JobProgress, JobResult, JobState, LeasedJob, Metric,
     Mode,
 };
-use cubefleet_tables::{parse_position, CubieCube, FaceletCube, InputFormat, MoveSeq};
+use cubefleet_tables::{
+    is_blank_or_comment, parse_position, CubieCube, FaceletCube, InputFormat, MoveSeq,
+};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
 
@@ -35,8 +37,9 @@ use crate::record::{batch_seq, job_id, line_index, BatchRecord, JobRecord, Lease
 use crate::store::Store;
 use crate::verify::{mode_key, normalize_mode, verify, Checked};
 
-/// Longest line accepted in a submission; longer lines become invalid jobs.
-pub const MAX_LINE_LEN: usize = 4096;
+/// Longest line accepted in a submission, in bytes; longer lines become invalid jobs. The one
+/// limit of every command ([`cubefleet_tables::MAX_LINE_BYTES`]).
+pub const MAX_LINE_LEN: usize = cubefleet_tables::MAX_LINE_BYTES;
 
 /// A lease held by a worker.
 #[derive(Clone, Debug)]
@@ -612,7 +615,9 @@ impl Core {
 
     /// The job record of line `index` of `batch`: parsed (invalid, with the reason, when it
     /// does not parse), keyed by its canonical class, and answered from the store when a
-    /// symmetric copy was solved before in the batch's mode (`mkey`).
+    /// symmetric copy was solved before in the batch's mode (`mkey`). A blank or `#` comment
+    /// line is done at once with status `skipped` (no position, so no key, never leased). A
+    /// line over [`MAX_LINE_LEN`] is invalid and kept cut just past the limit.
     fn prepare_line(
         &self,
         batch: &BatchRecord,
@@ -621,29 +626,24 @@ impl Core {
         line: String,
     ) -> Result<(u64, JobRecord), Error> {
         let id = job_id(batch.seq, index);
-        let parsed = if line.len() > MAX_LINE_LEN {
-            Err(format!("line longer than {MAX_LINE_LEN} characters"))
-        } else {
-            parse_position(&line, InputFormat::Auto).map_err(|e| e.to_string())
-        };
-        // a line of at most MAX_LINE_LEN bytes has at most that many characters: kept whole
-        let input = if line.len() <= MAX_LINE_LEN {
-            line
-        } else {
-            line.chars().take(MAX_LINE_LEN).collect()
-        };
+        let parsed = (!is_blank_or_comment(&line))
+            .then(|| parse_position(&line, InputFormat::Auto).map_err(|e| e.to_string()));
         let mut r = JobResult {
-            input,
+            input: cubefleet_tables::input::cut_line(line),
             ..JobResult::default()
         };
         let (mut canonical, mut sym) = (Vec::new(), 0);
         match parsed {
-            Err(e) => {
+            None => {
+                r.state = JobState::Done as i32;
+                r.status = "skipped".into();
+            }
+            Some(Err(e)) => {
                 r.state = JobState::Invalid as i32;
                 r.status = "invalid".into();
                 r.error = e;
             }
-            Ok(cube) => {
+            Some(Ok(cube)) => {
                 r.state = JobState::Queued as i32;
                 let canon = cube.canonical();
                 canonical = canon.cube.key().to_vec();
