@@ -1629,4 +1629,25 @@ mod tests {
         core.index.write().expect("lock").0.insert(slot, first_job);
         assert!(core.lookup("R U F").expect("lookup").is_none());
     }
+
+    #[test]
+    fn blank_and_comment_lines_are_skipped_in_place_and_long_lines_invalid() {
+        let (_dir, core, w) = fresh_core();
+        let long = "R U ".repeat(25_000);
+        let batch = submit(&core, "b", &["# header", "R U", "", "  ", long.as_str(), "F"]);
+        let (results, _) = core.results("b", 0, 100, "", false).expect("results");
+        let statuses: Vec<&str> = results.iter().map(|r| r.status.as_str()).collect();
+        assert_eq!(statuses, ["skipped", "", "skipped", "skipped", "invalid", ""]);
+        assert!(results[4].error.contains(&format!("{MAX_LINE_LEN} bytes")));
+        assert_eq!(results[4].input.len(), MAX_LINE_LEN + 1);
+        for (i, r) in results.iter().enumerate() {
+            assert_eq!(r.index, i as u64);
+        }
+        // only the two positions are ever leased
+        let leased = core.lease(&w, 10).expect("lease");
+        let mut lines: Vec<u64> = leased.iter().map(|l| line_index(l.job_id)).collect();
+        lines.sort_unstable();
+        assert_eq!(lines, [1, 5]);
+        assert_eq!(batch.total, 6);
+    }
 }
