@@ -142,7 +142,13 @@ fn values_that_pass_the_checks_are_searched_with_the_real_tables() {
         ("--threads", "1024"),
     ] {
         let mut cmd = common::cubefleet();
-        cmd.args(["solve", "--format", "json", &format!("{flag}={value}"), "R U F"]);
+        cmd.args([
+            "solve",
+            "--format",
+            "json",
+            &format!("{flag}={value}"),
+            "R U F",
+        ]);
         let what = format!("solve {flag}={value}");
         let (code, stderr) = assert_no_panic(cmd, &what);
         assert_eq!(code, 0, "{what}: {stderr}");

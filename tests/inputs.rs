@@ -22,8 +22,16 @@ fn lines() -> Vec<(String, &'static str, &'static str)> {
         ("# scrambles of the day".into(), "skipped", ""),
         ("R U".into(), "solved", ""),
         ("".into(), "skipped", ""),
-        (SOLVED[..53].into(), "invalid", "facelet string has 53 stickers, needs 54"),
-        (format!("{SOLVED}U"), "invalid", "facelet string has 55 stickers"),
+        (
+            SOLVED[..53].into(),
+            "invalid",
+            "facelet string has 53 stickers, needs 54",
+        ),
+        (
+            format!("{SOLVED}U"),
+            "invalid",
+            "facelet string has 55 stickers",
+        ),
         ("R4 U".into(), "invalid", "`R4`"),
         ("R U R1000".into(), "invalid", "`R1000`"),
         ("R0".into(), "invalid", "`R0`"),
@@ -139,10 +147,14 @@ fn a_submission_of_long_lines_over_grpc_records_them_invalid_and_keeps_the_rest(
             .output()
             .expect("runs")
     };
-    let out = wait_for("the coordinator to take a submission", Duration::from_secs(30), || {
-        let out = submit(&[]);
-        out.status.success().then_some(out)
-    });
+    let out = wait_for(
+        "the coordinator to take a submission",
+        Duration::from_secs(30),
+        || {
+            let out = submit(&[]);
+            out.status.success().then_some(out)
+        },
+    );
     let batch = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let results = Command::new(env!("CARGO_BIN_EXE_cubefleet"))
         .args(["results", &batch, "--coordinator", &url])
@@ -152,7 +164,11 @@ fn a_submission_of_long_lines_over_grpc_records_them_invalid_and_keeps_the_rest(
     check(&String::from_utf8_lossy(&results.stdout), &expected, false);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&format!("stored {} lines ({} invalid", expected.len(), 6 + 900)),
+        stderr.contains(&format!(
+            "stored {} lines ({} invalid",
+            expected.len(),
+            6 + 900
+        )),
         "{stderr}"
     );
 }

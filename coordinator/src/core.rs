@@ -1634,10 +1634,17 @@ mod tests {
     fn blank_and_comment_lines_are_skipped_in_place_and_long_lines_invalid() {
         let (_dir, core, w) = fresh_core();
         let long = "R U ".repeat(25_000);
-        let batch = submit(&core, "b", &["# header", "R U", "", "  ", long.as_str(), "F"]);
+        let batch = submit(
+            &core,
+            "b",
+            &["# header", "R U", "", "  ", long.as_str(), "F"],
+        );
         let (results, _) = core.results("b", 0, 100, "", false).expect("results");
         let statuses: Vec<&str> = results.iter().map(|r| r.status.as_str()).collect();
-        assert_eq!(statuses, ["skipped", "", "skipped", "skipped", "invalid", ""]);
+        assert_eq!(
+            statuses,
+            ["skipped", "", "skipped", "skipped", "invalid", ""]
+        );
         assert!(results[4].error.contains(&format!("{MAX_LINE_LEN} bytes")));
         assert_eq!(results[4].input.len(), MAX_LINE_LEN + 1);
         for (i, r) in results.iter().enumerate() {

@@ -57,7 +57,9 @@ const MAX_JOBS: usize = 100_000_000;
 fn jobs(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
-        _ => Err(format!("`{text}` jobs: give a whole number from 1 to {MAX_JOBS}")),
+        _ => Err(format!(
+            "`{text}` jobs: give a whole number from 1 to {MAX_JOBS}"
+        )),
     }
 }
 

@@ -493,7 +493,13 @@ mod tests {
             .to_string()
             .starts_with("facelet string has 53 stickers, needs 54"));
         // moves stay moves: suffixes, commas, spaces between short words
-        for moves in ["RUR'U'", "R U R U F", "R2U2F", "RUFDLB", "R,U,F,D,L,B,R,U,F,D"] {
+        for moves in [
+            "RUR'U'",
+            "R U R U F",
+            "R2U2F",
+            "RUFDLB",
+            "R,U,F,D,L,B,R,U,F,D",
+        ] {
             assert!(!looks_like_facelets(moves), "{moves}");
             assert!(parse_position(moves, InputFormat::Auto).is_ok(), "{moves}");
         }

@@ -249,7 +249,8 @@ fn a_target_out_of_reach_with_time_to_spare_is_over_target_not_timeout() {
     }
     // a short position whose optimum is above the target: over target too
     let short = parse_position("R U F D L B", InputFormat::Moves).expect("valid");
-    let out = TwoPhaseSearcher::new(&TABLES).solve(&short, &TwoPhaseOptions { max_length: 3 }, &budget);
+    let out =
+        TwoPhaseSearcher::new(&TABLES).solve(&short, &TwoPhaseOptions { max_length: 3 }, &budget);
     assert_eq!(out.status, Status::OverTarget);
     assert!(std::time::Instant::now() < budget.deadline.expect("set"));
 }

@@ -283,7 +283,13 @@ impl<'t> TwoPhaseSearcher<'t> {
         if let Some(b) = &self.shared_best {
             b.fetch_min(solution.len(), Ordering::Relaxed);
         }
-        Some(outcome(Some(solution), self.target, budget, false, self.nodes))
+        Some(outcome(
+            Some(solution),
+            self.target,
+            budget,
+            false,
+            self.nodes,
+        ))
     }
 
     /// The best solution mapped back to the original position.
