@@ -28,6 +28,7 @@ pub(crate) fn keep_freed_memory() {
 }
 
 mod cmd;
+mod lines;
 mod output;
 mod progress;
 

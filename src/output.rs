@@ -53,7 +53,9 @@ pub(crate) struct ResultLine {
     pub(crate) index: usize,
     /// The input as given.
     pub(crate) input: String,
-    /// `solved`, `timeout`, `none_within`, `cancelled` or `invalid`.
+    /// `solved`, `timeout`, `over_target` (two-phase: no solution within the target found, the
+    /// best one given, no time ran out), `none_within`, `cancelled`, `invalid` or `skipped` (a
+    /// blank or `#` comment line).
     pub(crate) status: String,
     /// Space-separated standard notation; `""` for a solved cube or when there is none.
     pub(crate) solution: String,

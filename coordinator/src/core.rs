@@ -26,7 +26,9 @@ use cubefleet_proto::{
     mode, BatchSpec, BatchStatus, Completion, JobProgress, JobResult, JobState, LeasedJob, Metric,
     Mode,
 };
-use cubefleet_tables::{parse_position, CubieCube, FaceletCube, InputFormat, MoveSeq};
+use cubefleet_tables::{
+    is_blank_or_comment, parse_position, CubieCube, FaceletCube, InputFormat, MoveSeq,
+};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
 
@@ -37,8 +39,9 @@ use crate::record::{
 use crate::store::Store;
 use crate::verify::{mode_key, normalize_mode, verify, Checked};
 
-/// Longest line accepted in a submission; longer lines become invalid jobs.
-pub const MAX_LINE_LEN: usize = 4096;
+/// Longest line accepted in a submission, in bytes; longer lines become invalid jobs. The one
+/// limit of every command ([`cubefleet_tables::MAX_LINE_BYTES`]).
+pub const MAX_LINE_LEN: usize = cubefleet_tables::MAX_LINE_BYTES;
 
 /// A lease held by a worker.
 #[derive(Clone, Debug)]
@@ -293,17 +296,6 @@ pub struct Core {
 
 /// Where [`Core::follow`] sends the results of a batch.
 type Follower = tokio::sync::mpsc::UnboundedSender<Vec<Box<JobResult>>>;
-
-/// What the store keeps of a submitted line as its `input`: the line, cut to its first
-/// `MAX_LINE_LEN` characters (a line of at most `MAX_LINE_LEN` bytes has at most that many
-/// characters: kept whole).
-fn kept_input(line: String) -> String {
-    if line.len() <= MAX_LINE_LEN {
-        line
-    } else {
-        line.chars().take(MAX_LINE_LEN).collect()
-    }
-}
 
 /// `text` for an error message: its first 60 characters, and "..." when there were more.
 fn shortened(text: &str) -> String {
@@ -634,7 +626,7 @@ impl Core {
     }
 
     /// Checks that `lines`, resubmitted as lines `first..` of `batch`, are the lines stored
-    /// there (as [`kept_input`] keeps them): a client that sends no content hash cannot make
+    /// there (as [`cubefleet_tables::input::cut_line`] keeps them): a client that sends no content hash cannot make
     /// a batch answer for other lines than its own. A line with no stored job is not checked.
     fn check_stored_lines(
         &self,
@@ -651,7 +643,7 @@ impl Core {
         for ((index, line), stored) in (first..).zip(lines).zip(self.store.jobs_encoded(&ids)?) {
             let Some(stored) = stored else { continue };
             let stored = JobRecord::decode(&*stored)?;
-            if stored.r().input != kept_input(line.clone()) {
+            if stored.r().input != cubefleet_tables::input::cut_line(line.clone()) {
                 return Err(Error::ContentDiffers {
                     batch: batch.batch_id.clone(),
                     what: format!(
@@ -705,7 +697,9 @@ impl Core {
 
     /// The job record of line `index` of `batch`: parsed (invalid, with the reason, when it
     /// does not parse), keyed by its canonical class, and answered from the store when a
-    /// symmetric copy was solved before in the batch's mode (`mkey`).
+    /// symmetric copy was solved before in the batch's mode (`mkey`). A blank or `#` comment
+    /// line is done at once with status `skipped` (no position, so no key, never leased). A
+    /// line over [`MAX_LINE_LEN`] is invalid and kept cut just past the limit.
     fn prepare_line(
         &self,
         batch: &BatchRecord,
@@ -714,24 +708,24 @@ impl Core {
         line: String,
     ) -> Result<(u64, JobRecord), Error> {
         let id = checked_job_id(batch.seq, index)?;
-        let parsed = if line.len() > MAX_LINE_LEN {
-            Err(format!("line longer than {MAX_LINE_LEN} characters"))
-        } else {
-            parse_position(&line, InputFormat::Auto).map_err(|e| e.to_string())
-        };
-        let input = kept_input(line);
+        let parsed = (!is_blank_or_comment(&line))
+            .then(|| parse_position(&line, InputFormat::Auto).map_err(|e| e.to_string()));
         let mut r = JobResult {
-            input,
+            input: cubefleet_tables::input::cut_line(line),
             ..JobResult::default()
         };
         let (mut canonical, mut sym) = (Vec::new(), 0);
         match parsed {
-            Err(e) => {
+            None => {
+                r.state = JobState::Done as i32;
+                r.status = "skipped".into();
+            }
+            Some(Err(e)) => {
                 r.state = JobState::Invalid as i32;
                 r.status = "invalid".into();
                 r.error = e;
             }
-            Ok(cube) => {
+            Some(Ok(cube)) => {
                 r.state = JobState::Queued as i32;
                 let canon = cube.canonical();
                 canonical = canon.cube.key().to_vec();
@@ -1757,5 +1751,33 @@ mod tests {
         let first_job = job_id(first.seq, 0);
         core.index.write().expect("lock").0.insert(slot, first_job);
         assert!(core.lookup("R U F").expect("lookup").is_none());
+    }
+
+    #[test]
+    fn blank_and_comment_lines_are_skipped_in_place_and_long_lines_invalid() {
+        let (_dir, core, w) = fresh_core();
+        let long = "R U ".repeat(25_000);
+        let batch = submit(
+            &core,
+            "b",
+            &["# header", "R U", "", "  ", long.as_str(), "F"],
+        );
+        let (results, _) = core.results("b", 0, 100, "", false).expect("results");
+        let statuses: Vec<&str> = results.iter().map(|r| r.status.as_str()).collect();
+        assert_eq!(
+            statuses,
+            ["skipped", "", "skipped", "skipped", "invalid", ""]
+        );
+        assert!(results[4].error.contains(&format!("{MAX_LINE_LEN} bytes")));
+        assert_eq!(results[4].input.len(), MAX_LINE_LEN + 1);
+        for (i, r) in results.iter().enumerate() {
+            assert_eq!(r.index, i as u64);
+        }
+        // only the two positions are ever leased
+        let leased = core.lease(&w, 10).expect("lease");
+        let mut lines: Vec<u64> = leased.iter().map(|l| line_index(l.job_id)).collect();
+        lines.sort_unstable();
+        assert_eq!(lines, [1, 5]);
+        assert_eq!(batch.total, 6);
     }
 }

@@ -87,6 +87,11 @@ pub(crate) fn verify(
     }
     let length = match (&mode.kind, c.status.as_str()) {
         (_, "timeout") => Ok(length),
+        // a two-phase search that ended with time to spare above the target
+        (Some(mode::Kind::TwoPhase(t)), "over_target") if length > t.max_length => Ok(length),
+        (_, "over_target") => Err(format!(
+            "over_target needs a two-phase solution above the target ({length} moves)"
+        )),
         (Some(mode::Kind::TwoPhase(t)), "solved") if length > t.max_length => Err(format!(
             "{length} moves is above the target {}",
             t.max_length
@@ -169,6 +174,37 @@ mod tests {
         assert!(
             verify(&cube, 0, &mode, &solved("U R2")).is_err_and(|e| e.contains("does not solve"))
         );
+    }
+
+    #[test]
+    fn over_target_is_a_verified_two_phase_solution_above_the_target() {
+        let five = Mode {
+            kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 5 })),
+            ..Mode::default()
+        };
+        let cube = CubieCube::from_moves(&MoveSeq::parse("R U F D L B").expect("parses").0);
+        let over = |solution: &str| Completion {
+            status: "over_target".into(),
+            ..solved(solution)
+        };
+        let checked = verify(&cube, 0, &five, &over("B' L' D' F' U' R'"));
+        assert_eq!(checked.map(|v| v.length), Ok(6));
+        // within the target it is `solved`, a wrong solution is wrong, none is nothing
+        assert!(verify(&cube, 0, &five, &over("B' L' D' F' U' R' R R'")).is_err());
+        assert!(verify(&cube, 0, &five, &over("B' L' D' F' U' R")).is_err());
+        let short = CubieCube::from_moves(&MoveSeq::parse("R U").expect("parses").0);
+        assert!(verify(&short, 0, &five, &over("U' R'")).is_err());
+        let without = Completion {
+            has_solution: false,
+            ..over("")
+        };
+        assert!(verify(&cube, 0, &five, &without).is_err());
+        let optimal = normalize_mode(Mode {
+            kind: Some(mode::Kind::Optimal(Default::default())),
+            ..Mode::default()
+        })
+        .expect("optimal");
+        assert!(verify(&cube, 0, &optimal, &over("B' L' D' F' U' R'")).is_err());
     }
 
     #[test]

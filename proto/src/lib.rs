@@ -21,9 +21,12 @@ impl JobState {
 
 impl JobResult {
     /// True when the result has a solution whose length counts: a solved job, or one whose
-    /// time ran out with a solution found. (A solved cube's empty solution counts, 0 moves.)
+    /// time ran out (`timeout`) or whose two-phase search ended above the target
+    /// (`over_target`) with a solution found. (A solved cube's empty solution counts, 0 moves.)
     pub fn has_length(&self) -> bool {
-        self.status == "solved" || (self.status == "timeout" && !self.solution.is_empty())
+        self.status == "solved"
+            || (matches!(self.status.as_str(), "timeout" | "over_target")
+                && !self.solution.is_empty())
     }
 }
 

@@ -38,10 +38,10 @@ pub(crate) struct OptimalArgs {
     #[arg(long, default_value_t = 0)]
     skip: usize,
     /// Search threads per position.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::flags::threads)]
     threads: usize,
     /// Give up on a position after this many seconds.
-    #[arg(long)]
+    #[arg(long, value_parser = super::flags::timeout)]
     timeout: Option<f64>,
     /// Half-turn (htm) or quarter-turn (qtm) metric.
     #[arg(long, value_enum, default_value = "htm")]
@@ -71,7 +71,7 @@ pub(crate) struct TwophaseArgs {
     #[arg(long, value_delimiter = ',', default_value = "21,20,0")]
     targets: Vec<usize>,
     /// Search threads per position (the six directions shared out among them).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::flags::threads)]
     threads: usize,
     #[command(flatten)]
     tables: TablesArgs,
@@ -151,7 +151,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Walk(a) => super::bench_walk::run(a),
         Command::Optimal(a) => {
             let tables = a.tables.load()?;
-            let cubes = read_positions(&a.file, Some(a.skip + a.count))?;
+            let cubes = read_positions(&a.file, Some(a.skip.saturating_add(a.count)))?;
             let cubes = &cubes[a.skip.min(cubes.len())..];
             let metric: optimal::Metric = a.metric.into();
             println!(

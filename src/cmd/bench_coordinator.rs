@@ -28,15 +28,19 @@ use super::connect::{runtime, Embedded};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct CoordinatorArgs {
-    /// Jobs in the batch.
-    #[arg(long, default_value_t = 200_000)]
+    /// Jobs in the batch (1 to 100,000,000).
+    #[arg(long, default_value_t = 200_000, value_parser = jobs)]
     jobs: usize,
     /// Concurrent worker tasks leasing and completing.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = super::flags::threads)]
     workers: usize,
     /// Jobs per lease and per completion call (default: the group a busy worker reports, half
     /// of the most jobs it holds).
-    #[arg(long, default_value_t = (cubefleet_worker::runtime::MAX_HELD / 2) as u32)]
+    #[arg(
+        long,
+        default_value_t = (cubefleet_worker::runtime::MAX_HELD / 2) as u32,
+        value_parser = clap::value_parser!(u32).range(1..=i64::from(cubefleet_worker::runtime::MAX_HELD as u32))
+    )]
     group: u32,
     /// Store directory (default: a fresh directory under the system's temp dir, removed after).
     #[arg(long)]
@@ -45,6 +49,19 @@ pub(crate) struct CoordinatorArgs {
 
 /// Lines per submission message.
 const CHUNK: usize = 2000;
+
+/// The most jobs a benchmark batch holds (their lines are made in memory first).
+const MAX_JOBS: usize = 100_000_000;
+
+/// The value parser of `--jobs`: 1 to [`MAX_JOBS`].
+fn jobs(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{text}` jobs: give a whole number from 1 to {MAX_JOBS}"
+        )),
+    }
+}
 
 /// A random sequence of 20 face turns, no face twice in a row.
 fn scramble(rng: &mut impl Rng) -> MoveSeq {

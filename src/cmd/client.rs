@@ -17,10 +17,16 @@ use tokio_stream::{Stream, StreamExt};
 
 use super::connect::{runtime, ConnectArgs};
 use super::ModeArgs;
+use crate::lines::Lines;
 use crate::output::ResultLine;
 
-/// Lines per submission message.
+/// Most lines per submission message.
 const CHUNK_LINES: usize = 2000;
+
+/// A submission message is sent once its lines hold this many bytes (or [`CHUNK_LINES`]
+/// lines): with lines cut past the line-length limit ([`Lines`]), no message comes near
+/// gRPC's 4 MB limit, so a file of long lines is never refused whole.
+const CHUNK_BYTES: usize = 1 << 20;
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct SubmitArgs {
@@ -39,8 +45,8 @@ pub(crate) struct SubmitArgs {
     /// Higher runs first (negative values allowed: `--priority -1`).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     priority: i32,
-    /// Time budget per position, in seconds.
-    #[arg(long)]
+    /// Time budget per position, in seconds (more than 0; default: none).
+    #[arg(long, value_parser = super::flags::timeout)]
     timeout: Option<f64>,
     /// Show a progress bar until the batch is finished.
     #[arg(long)]
@@ -79,7 +85,8 @@ pub(crate) struct ResultsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     format: ResultsFormat,
-    /// Only results with this status (solved, timeout, none_within, invalid, cancelled).
+    /// Only results with this status (solved, timeout, over_target, none_within, invalid,
+    /// cancelled, skipped).
     #[arg(long)]
     status: Option<String>,
 }
@@ -100,9 +107,13 @@ pub(crate) struct LookupArgs {
     connect: ConnectArgs,
 }
 
-/// Reads `file` (`-`: stdin) on a blocking thread, as chunks of [`CHUNK_LINES`] trimmed lines
-/// on the returned stream (a few chunks ahead at most, so memory stays constant). The task
-/// ends with the outcome of the read; it fails when the stream is dropped before the end.
+/// Reads `file` (`-`: stdin) on a blocking thread, as chunks of trimmed lines (at most
+/// [`CHUNK_LINES`] lines or about [`CHUNK_BYTES`] bytes each) on the returned stream (a few
+/// chunks ahead at most, so memory stays constant). Lines are read by [`Lines`]: one over the
+/// line-length limit is cut just past it, so the coordinator records it invalid with the
+/// reason and the rest go on. Every line is sent, blank and comment lines too (the coordinator
+/// answers them `skipped`), so a result's index is its line of the file. The task ends with
+/// the outcome of the read; it fails when the stream is dropped before the end.
 pub(crate) fn read_chunks(
     file: &Path,
 ) -> (
@@ -124,18 +135,14 @@ pub(crate) fn read_chunks(
             tx.blocking_send(lines)
                 .map_err(|_| anyhow::anyhow!("submission aborted"))
         };
-        let mut lines = Vec::with_capacity(CHUNK_LINES);
-        for line in input.lines() {
+        let (mut lines, mut bytes) = (Vec::with_capacity(CHUNK_LINES), 0);
+        for line in Lines::new(input) {
             let line = line?;
-            let trimmed = line.trim();
-            // most lines have nothing to trim: kept as read
-            lines.push(if trimmed.len() == line.len() {
-                line
-            } else {
-                trimmed.to_string()
-            });
-            if lines.len() == CHUNK_LINES {
+            bytes += line.len();
+            lines.push(line);
+            if lines.len() == CHUNK_LINES || bytes >= CHUNK_BYTES {
                 send(std::mem::take(&mut lines))?;
+                bytes = 0;
             }
         }
         if !lines.is_empty() {

@@ -27,8 +27,8 @@ pub(crate) struct Args {
     /// TLS private key (PEM); needs --tls-cert.
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// Seconds a lease lasts without a heartbeat.
-    #[arg(long, default_value_t = 30.0)]
+    /// Seconds a lease lasts without a heartbeat (at least 1).
+    #[arg(long, default_value_t = 30.0, value_parser = super::flags::lease)]
     lease: f64,
     /// HTTP address of the status page (`/`) and Prometheus metrics (`/metrics`), e.g.
     /// 0.0.0.0:7780 (port 0: any free port, logged); none when absent.
@@ -41,7 +41,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut config = cubefleet_coordinator::Config::new(&args.data);
         config.token = args.token.clone();
         config.tls = args.tls_cert.clone().zip(args.tls_key.clone());
-        config.lease = Duration::from_secs_f64(args.lease.max(1.0));
+        config.lease = Duration::from_secs_f64(args.lease);
         let listener = tokio::net::TcpListener::bind(&args.listen).await?;
         let http = match &args.http {
             Some(addr) => Some(

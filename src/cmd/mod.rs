@@ -6,6 +6,7 @@ pub(crate) mod bench_walk;
 pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod coordinator;
+pub(crate) mod flags;
 pub(crate) mod index;
 pub(crate) mod run;
 pub(crate) mod scramble;
@@ -72,25 +73,38 @@ impl From<MetricArg> for Metric {
 
 /// What to search for: two-phase to a length (default), optimal, or depth-limited.
 #[derive(clap::Args, Clone, Debug)]
+#[command(group(clap::ArgGroup::new("exact_search").args(["optimal", "max_depth"]).multiple(true)))]
 pub(crate) struct ModeArgs {
-    /// Stop at the first solution with at most this many moves (two-phase).
-    #[arg(long, default_value_t = 20, conflicts_with_all = ["optimal", "max_depth"])]
+    /// Stop at the first solution with at most this many moves (two-phase, 1 or more). When
+    /// the search ends without one, with time to spare, the shortest found is given with status
+    /// `over_target`.
+    #[arg(
+        long,
+        default_value_t = 20,
+        conflicts_with_all = ["optimal", "max_depth"],
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     pub(crate) max_length: u32,
     /// Find a proven shortest solution (optimal solver).
     #[arg(long, conflicts_with = "max_depth")]
     pub(crate) optimal: bool,
-    /// Find the shortest solution within N moves, or answer `none_within`.
-    #[arg(long, value_name = "N")]
+    /// Find the shortest solution within N moves (0 to 40), or answer `none_within`.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(0..=i64::from(flags::MAX_DEPTH))
+    )]
     pub(crate) max_depth: Option<u32>,
-    /// Metric of `--optimal` and `--max-depth`: half turns (htm) or quarter turns (qtm).
-    #[arg(long, value_enum, default_value = "htm")]
-    pub(crate) metric: MetricArg,
+    /// Metric of `--optimal` and `--max-depth`: half turns (htm, the default) or quarter turns
+    /// (qtm). Only with one of them: two-phase searches count half turns, and refuse the flag.
+    #[arg(long, value_enum, value_name = "METRIC", requires = "exact_search")]
+    pub(crate) metric: Option<MetricArg>,
 }
 
 impl ModeArgs {
     /// The search the flags ask for.
     pub(crate) fn mode(&self) -> Mode {
-        let metric = self.metric.into();
+        let metric = self.metric().into();
         match (self.optimal, self.max_depth) {
             (true, _) => Mode::Optimal { metric },
             (false, Some(max_depth)) => Mode::DepthLimited { max_depth, metric },
@@ -104,7 +118,12 @@ impl ModeArgs {
     pub(crate) fn length_metric(&self) -> Metric {
         match self.mode() {
             Mode::TwoPhase { .. } => Metric::Htm,
-            _ => self.metric.into(),
+            _ => self.metric().into(),
         }
+    }
+
+    /// The metric asked for: half turns unless `--metric` says otherwise.
+    fn metric(&self) -> MetricArg {
+        self.metric.unwrap_or(MetricArg::Htm)
     }
 }

@@ -35,12 +35,12 @@ pub(crate) struct Args {
     #[arg(long, default_value = "cubefleet-data")]
     data: PathBuf,
     /// Search threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = super::flags::threads)]
     threads: Option<usize>,
     #[command(flatten)]
     mode: ModeArgs,
-    /// Time budget per position, in seconds.
-    #[arg(long)]
+    /// Time budget per position, in seconds (more than 0; default: none).
+    #[arg(long, value_parser = super::flags::timeout)]
     timeout: Option<f64>,
     /// Write the results (JSON lines) here instead of stdout.
     #[arg(long)]

@@ -18,9 +18,10 @@ pub(crate) struct Args {
     /// Seed for reproducible scrambles (default: random).
     #[arg(long)]
     seed: Option<u64>,
-    /// Longest scramble accepted (two-phase target length).
-    #[arg(long, default_value_t = 21)]
-    max_length: usize,
+    /// Longest scramble accepted (two-phase target length, 1 or more; a longer one is given
+    /// when the search finds none within it).
+    #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(1..))]
+    max_length: u32,
     #[command(flatten)]
     tables: TablesArgs,
 }
@@ -35,7 +36,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut searcher = TwoPhaseSearcher::new(&tables);
     let opts = TwoPhaseOptions {
-        max_length: args.max_length,
+        max_length: args.max_length as usize,
     };
     for _ in 0..args.count {
         let cube = CubieCube::random(&mut rng);

@@ -1,16 +1,17 @@
 //! `cubefleet solve`: solve positions given as arguments or on stdin, here and now.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use cubefleet_tables::{parse_position, InputFormat, Tables};
+use cubefleet_tables::{is_blank_or_comment, parse_position, InputFormat, Tables};
 use cubefleet_worker::search::{solve_parallel, Budget, Mode, Solver};
 
 use super::TablesArgs;
+use crate::lines::Lines;
 use crate::output::ResultLine;
 
 /// How positions are written.
@@ -55,8 +56,9 @@ pub(crate) struct Args {
     input: Input,
     #[command(flatten)]
     mode: super::ModeArgs,
-    /// Time budget per position, in seconds; the best solution so far is returned after it.
-    #[arg(long, default_value_t = 300.0)]
+    /// Time budget per position, in seconds (more than 0); the best solution so far is
+    /// returned after it.
+    #[arg(long, default_value_t = 300.0, value_parser = super::flags::timeout)]
     timeout: f64,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -64,7 +66,7 @@ pub(crate) struct Args {
     /// Search threads: several positions are solved this many at once, one thread each; a
     /// single position is searched by all of them (two-phase: the six directions shared out;
     /// optimal and depth-limited: the first levels of the tree).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::flags::threads)]
     threads: usize,
     #[command(flatten)]
     tables: TablesArgs,
@@ -73,17 +75,19 @@ pub(crate) struct Args {
 /// How long the printer lets results pile up before it prints them (while searches remain).
 const PRINT_EVERY: Duration = Duration::from_millis(5);
 
-/// Reads the inputs: (index, text) in order. Lines are numbered from 0; blank lines and lines
-/// starting with `#` are skipped. Nets are groups of non-blank lines, numbered by group.
+/// Reads the inputs: (index, text) in order. Lines are numbered from 0, blank lines and `#`
+/// comments too (they are answered `skipped`, so every index is the line of the input); each
+/// line is read as [`Lines`] reads it (cut past the line-length limit, which then refuses it).
+/// Nets are groups of non-blank lines, numbered by group.
 fn read_inputs(args: &Args) -> anyhow::Result<Vec<(usize, String)>> {
     if !args.positions.is_empty() {
         return Ok(args.positions.iter().cloned().enumerate().collect());
     }
-    let stdin = std::io::stdin();
+    let lines = Lines::new(std::io::stdin().lock());
     let mut out = Vec::new();
     if matches!(args.input, Input::Net) {
         let mut group = String::new();
-        for line in stdin.lock().lines() {
+        for line in lines {
             let line = line?;
             if line.trim().is_empty() {
                 if !group.is_empty() {
@@ -99,13 +103,8 @@ fn read_inputs(args: &Args) -> anyhow::Result<Vec<(usize, String)>> {
         }
         return Ok(out);
     }
-    for (i, line) in stdin.lock().lines().enumerate() {
-        let line = line?;
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        out.push((i, t.to_string()));
+    for (i, line) in lines.enumerate() {
+        out.push((i, line?));
     }
     Ok(out)
 }
@@ -133,9 +132,12 @@ fn solve_line(
         lower_bound: None,
         nodes: None,
     };
-    match parse_position(input, args.input.into()) {
-        Err(e) => line.error = Some(e.to_string()),
-        Ok(cube) => {
+    // a blank or comment line holds no position (a net's blank lines separate nets)
+    let skipped = !matches!(args.input, Input::Net) && is_blank_or_comment(input);
+    match (!skipped).then(|| parse_position(input, args.input.into())) {
+        None => line.status = "skipped".into(),
+        Some(Err(e)) => line.error = Some(e.to_string()),
+        Some(Ok(cube)) => {
             let budget = Budget {
                 deadline: Some(start + Duration::from_secs_f64(args.timeout)),
                 cancel: None,

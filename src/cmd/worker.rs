@@ -19,10 +19,10 @@ pub(crate) struct Args {
     #[command(flatten)]
     tables: TablesArgs,
     /// Search threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = super::flags::threads)]
     threads: Option<usize>,
     /// Seconds running jobs get to finish after SIGTERM before they are handed back.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, value_parser = super::flags::grace)]
     grace: f64,
     /// A name for the coordinator's logs and status page.
     #[arg(long)]

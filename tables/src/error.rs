@@ -16,9 +16,21 @@ pub enum Error {
         /// 1-based place of the token in the sequence.
         position: usize,
     },
-    /// A facelet string does not have 54 stickers.
-    #[error("a facelet string has 54 stickers, this one has {0}; expected order: U1..U9 R1..R9 F1..F9 D1..D9 L1..L9 B1..B9, e.g. UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB")]
+    /// A turn has a suffix that is none of `2`, `'`, `3`, `2'`, `'2` (e.g. `R4`, `R0`, `R1`).
+    #[error("`{token}` (token {position}) is no turn: a turn is a letter with nothing, 2, ', 3, 2' or '2 after it")]
+    BadSuffix {
+        /// The token as written.
+        token: String,
+        /// 1-based place of the token in the sequence.
+        position: usize,
+    },
+    /// A facelet string (or a line read as one: letters only, a word of 9 or more) does not
+    /// have 54 stickers.
+    #[error("facelet string has {0} stickers, needs 54 in the order U1..U9 R1..R9 F1..F9 D1..D9 L1..L9 B1..B9, e.g. UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB (a line of letters only with a word of 9 or more letters is read as stickers: to write moves, separate them by spaces)")]
     WrongLength(usize),
+    /// A line is longer than [`crate::MAX_LINE_BYTES`].
+    #[error("line of more than {max} bytes, the line-length limit (MAX_LINE_BYTES); split the sequence or write the position as a facelet string", max = crate::MAX_LINE_BYTES)]
+    LineTooLong,
     /// The six centre stickers do not show six different colours.
     #[error("the six centres (stickers 5, 14, 23, 32, 41, 50) must show six different colours, they show {0}")]
     CentresNotDistinct(String),

@@ -4,6 +4,11 @@
 //! row by row as seen from outside, U on top of F (U seen with B at the top, D with F at the top).
 //! Colours are mapped to faces through the centres, so a string in colour letters (`WGRYBO...`)
 //! or a cube held another way up is read as it is: the face whose centre is at sticker 5 is U.
+//!
+//! Facelets or moves ([`parse_position`] with [`InputFormat::Auto`], [`looks_like_facelets`]): a
+//! line of letters and spaces only with a word of 9 or more letters is a facelet string and
+//! must have exactly 54 stickers ("facelet string has 53 stickers, needs 54"); any other line
+//! is a move sequence. A line longer than [`crate::MAX_LINE_BYTES`] is refused unread.
 
 use crate::cubie::{permutation_parity, CubieCube};
 use crate::error::Error;
@@ -274,8 +279,7 @@ pub fn validate(c: &CubieCube) -> Result<(), Error> {
 /// How a position is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum InputFormat {
-    /// A facelet string if it looks like one (54 letters of 6 colours, no move suffixes), else a
-    /// move sequence.
+    /// A facelet string when [`looks_like_facelets`] says so, else a move sequence.
     #[default]
     Auto,
     /// A move sequence applied to the solved cube.
@@ -286,18 +290,33 @@ pub enum InputFormat {
     Net,
 }
 
-/// True when `text` reads as a facelet string rather than a move sequence: 54 letters, either
-/// in one word or in words of 9 (one per face).
+/// The fewest letters in one word that make a line of letters a facelet string: a face's
+/// stickers. Moves are written with spaces, suffixes (`2`, `'`) or commas between them.
+pub const FACELET_WORD: usize = 9;
+
+/// The rule that decides facelets vs moves ([`InputFormat::Auto`]): `text` is read as a facelet
+/// string when it holds only letters and whitespace and one of its words has at least
+/// [`FACELET_WORD`] (9) letters; everything else is a move sequence.
+///
+/// So `UUUUUUUUURRRRRRRRR...` (one word) and `UUUUUUUUU RRRRRRRRR ...` (words of 9) are facelet
+/// strings, and one with 53 or 55 stickers is refused for its count ([`Error::WrongLength`])
+/// instead of being read as 53 turns written without spaces. `RUR'U'`, `R U R U` and `R2U2`
+/// are moves (a suffix, or no word of 9 letters); nine or more plain quarter turns written
+/// without spaces or suffixes (`RURURURUR`) read as stickers, and are written `R U R U ...`.
 pub fn looks_like_facelets(text: &str) -> bool {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let total: usize = words.iter().map(|w| w.chars().count()).sum();
-    total == N_FACELETS
-        && words.iter().all(|w| w.chars().all(char::is_alphabetic))
-        && (words.len() == 1 || words.iter().all(|w| w.chars().count() == 9))
+    text.chars().all(|c| c.is_alphabetic() || c.is_whitespace())
+        && text
+            .split_whitespace()
+            .any(|w| w.chars().count() >= FACELET_WORD)
 }
 
-/// Reads one position in the given format and returns it at the cubie level, validated.
+/// Reads one position in the given format and returns it at the cubie level, validated. A
+/// text longer than [`crate::MAX_LINE_BYTES`] is refused ([`Error::LineTooLong`]) before it
+/// is read (a colour net: all its lines together).
 pub fn parse_position(text: &str, format: InputFormat) -> Result<CubieCube, Error> {
+    if text.len() > crate::MAX_LINE_BYTES {
+        return Err(Error::LineTooLong);
+    }
     let text = text.trim();
     let format = match format {
         InputFormat::Auto if looks_like_facelets(text) => InputFormat::Facelets,
@@ -446,6 +465,58 @@ mod tests {
                 .to_cubie(),
             Err(Error::NoSuchEdge { .. })
         ));
+    }
+
+    #[test]
+    fn a_facelet_string_with_a_sticker_missing_or_extra_is_refused_for_its_count() {
+        let twisted = FaceletCube::from_cubie(&cube("R U F' L2 D B'")).to_string();
+        for text in [
+            &SOLVED[..53],
+            &twisted[..53],
+            &format!("{SOLVED}U"),
+            &format!("{twisted}R"),
+        ] {
+            let n = text.len();
+            assert_eq!(
+                parse_position(text, InputFormat::Auto),
+                Err(Error::WrongLength(n)),
+                "{text}"
+            );
+        }
+        // in words of 9, one face a sticker short
+        let spaced = "UUUUUUUUU RRRRRRRR FFFFFFFFF DDDDDDDDD LLLLLLLLL BBBBBBBBB";
+        assert_eq!(
+            parse_position(spaced, InputFormat::Auto),
+            Err(Error::WrongLength(53))
+        );
+        assert!(Error::WrongLength(53)
+            .to_string()
+            .starts_with("facelet string has 53 stickers, needs 54"));
+        // moves stay moves: suffixes, commas, spaces between short words
+        for moves in [
+            "RUR'U'",
+            "R U R U F",
+            "R2U2F",
+            "RUFDLB",
+            "R,U,F,D,L,B,R,U,F,D",
+        ] {
+            assert!(!looks_like_facelets(moves), "{moves}");
+            assert!(parse_position(moves, InputFormat::Auto).is_ok(), "{moves}");
+        }
+        // asked for as moves, letters are turns whatever their number
+        assert!(parse_position(&SOLVED[..53], InputFormat::Moves).is_ok());
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_refused_naming_the_limit() {
+        let long = "R U ".repeat(25_000); // 100 kB
+        let e = parse_position(&long, InputFormat::Auto).unwrap_err();
+        assert_eq!(e, Error::LineTooLong);
+        assert!(e
+            .to_string()
+            .contains(&format!("{} bytes", crate::MAX_LINE_BYTES)));
+        let within = "R U ".repeat(crate::MAX_LINE_BYTES / 4);
+        assert!(parse_position(&within, InputFormat::Auto).is_ok());
     }
 
     #[test]

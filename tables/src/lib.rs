@@ -1,6 +1,7 @@
 //! The cube model of cubefleet and everything precomputed for its searches.
 //!
 //! Module map, from stickers to tables:
+//! - [`input`]: what a line of input is (length limit, blank and comment lines);
 //! - [`facelet`]: the 54 stickers, colour letters, the colour net, validation of real cubes;
 //! - [`moves`]: the 18 face turns and Singmaster notation;
 //! - [`cubie`]: permutation and orientation of the 8 corners and 12 edges, multiplication;
@@ -23,6 +24,7 @@ pub mod facelet;
 pub mod file;
 pub mod huge;
 pub mod index;
+pub mod input;
 pub mod lookup;
 pub mod moves;
 pub mod movetable;
@@ -35,6 +37,7 @@ pub use cubie::CubieCube;
 pub use error::Error;
 pub use facelet::{parse_position, FaceletCube, InputFormat};
 use file::{Table, TableKind};
+pub use input::{is_blank_or_comment, MAX_LINE_BYTES};
 pub use moves::{Face, Move, MoveSeq};
 pub use movetable::CoordTables;
 use prune::ProgressFn;

@@ -2,6 +2,9 @@
 //!
 //! Parsing accepts what users write: `R U R' U2`, `R3`, `R2'`, `R'2`, commas, no spaces
 //! (`RUR'U'`), wide turns (`Rw`, `r`), slice turns (`M E S`) and whole-cube rotations (`x y z`).
+//! A turn's suffix is one of nothing, `2`, `'`, `3`, `2'`, `'2` (`’`, `′` and a backtick are
+//! read as `'`); any other (`R4`, `R0`, `R1`, `R22`, `R''`, `R3'`) is refused naming the token
+//! ([`Error::BadSuffix`]).
 //! Wide, slice and rotation tokens are reduced to face turns with the centres held fixed: the
 //! result is the same position relative to the centres. Printing always uses the standard form
 //! `U`, `U2`, `U'`.
@@ -400,6 +403,12 @@ fn parse_plain(text: &str) -> Option<MoveSeq> {
     Some(MoveSeq(out))
 }
 
+/// True for the characters read as a prime (`'`): the apostrophe, the typographic `’` and `′`,
+/// and a backtick.
+fn is_prime(c: char) -> bool {
+    matches!(c, '\'' | '’' | '`' | '′')
+}
+
 /// Every notation [`MoveSeq::parse`] accepts, character by character.
 fn parse_general(text: &str) -> Result<MoveSeq, Error> {
     let chars: Vec<char> = text.chars().collect();
@@ -443,37 +452,24 @@ fn parse_general(text: &str) -> Result<MoveSeq, Error> {
                 });
             }
         };
-        // suffix: digits and primes in any order, e.g. 2, ', 3, 2', '2
-        let mut amount: u32 = 0;
-        let mut digits = false;
-        let mut primes = 0;
-        while i < chars.len() {
-            match chars[i] {
-                d @ '0'..='9' => {
-                    amount = amount * 10 + d.to_digit(10).unwrap_or(0);
-                    digits = true;
-                    if amount > 1000 {
-                        break;
-                    }
-                }
-                '\'' | '’' | '`' | '′' => primes += 1,
-                _ => break,
-            }
+        // the suffix: the digits and primes that follow, one of the six forms that are turns
+        let suffix_start = i;
+        while i < chars.len() && (chars[i].is_ascii_digit() || is_prime(chars[i])) {
             i += 1;
         }
-        if !digits {
-            amount = 1;
-        }
-        if primes > 1 || amount > 1000 {
-            return Err(Error::UnknownMove {
-                token: chars[start..i].iter().collect(),
-                position: ordinal,
-            });
-        }
-        let mut quarters = amount % 4;
-        if primes == 1 {
-            quarters = (4 - quarters) % 4;
-        }
+        let suffix = &chars[suffix_start..i];
+        let read = |k: usize| suffix.get(k).map(|&c| if is_prime(c) { '\'' } else { c });
+        let quarters = match (suffix.len(), read(0), read(1)) {
+            (0, _, _) => 1,
+            (1, Some('2'), _) | (2, Some('2'), Some('\'')) | (2, Some('\''), Some('2')) => 2,
+            (1, Some('\'' | '3'), _) => 3,
+            _ => {
+                return Err(Error::BadSuffix {
+                    token: chars[start..i].iter().collect(),
+                    position: ordinal,
+                })
+            }
+        };
         for _ in 0..quarters {
             expand_quarter(token, &mut frame, &mut out);
         }
@@ -552,6 +548,44 @@ mod tests {
         assert_eq!(pos("z U"), pos("L"));
         assert_eq!(pos("M2 E2 S2"), pos("R2 L2 U2 D2 F2 B2"));
         assert_eq!(pos("r U r'"), pos("L F L'"));
+    }
+
+    #[test]
+    fn only_the_listed_suffixes_are_turns() {
+        for (text, same) in [
+            ("R2", "R R"),
+            ("R'", "R R R"),
+            ("R3", "R'"),
+            ("R2'", "R2"),
+            ("R'2", "R2"),
+            ("R\u{2019}", "R'"),
+            ("x2 M' Rw2", "x x M M M Rw Rw"),
+        ] {
+            assert_eq!(pos(text), pos(same), "{text}");
+        }
+        for (text, token, position) in [
+            ("R4", "R4", 1),
+            ("U R0", "R0", 2),
+            ("R1000", "R1000", 1),
+            ("R5 U", "R5", 1),
+            ("R1", "R1", 1),
+            ("F R22", "R22", 2),
+            ("R''", "R''", 1),
+            ("R3'", "R3'", 1),
+            ("x4", "x4", 1),
+            ("RUR4", "R4", 3),
+        ] {
+            let e = MoveSeq::parse(text).unwrap_err();
+            assert_eq!(
+                e,
+                Error::BadSuffix {
+                    token: token.into(),
+                    position
+                },
+                "{text}"
+            );
+            assert!(e.to_string().contains(&format!("`{token}`")), "{e}");
+        }
     }
 
     #[test]

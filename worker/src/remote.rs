@@ -159,6 +159,7 @@ fn completion_without_text(f: &Finished) -> Completion {
         status: match f.outcome.status {
             SearchStatus::Solved => "solved",
             SearchStatus::Timeout => "timeout",
+            SearchStatus::OverTarget => "over_target",
             SearchStatus::NoneWithin => "none_within",
             SearchStatus::Cancelled => "cancelled",
         }

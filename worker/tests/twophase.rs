@@ -226,3 +226,31 @@ fn parallel_directions_reach_the_same_targets() {
     assert_eq!(out.status, Status::Timeout);
     assert!(out.solution.expect("best so far").len() >= 20);
 }
+
+#[test]
+fn a_target_out_of_reach_with_time_to_spare_is_over_target_not_timeout() {
+    use cubefleet_worker::search::twophase::solve_parallel;
+    // ten moves from solved (more than the short search's 8), asked for at most 5
+    let scramble = "R U F D L B R' U' F' D'";
+    let cube = parse_position(scramble, InputFormat::Moves).expect("valid");
+    let budget = Budget {
+        deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(120)),
+        cancel: None,
+    };
+    let opts = TwoPhaseOptions { max_length: 5 };
+    let one = TwoPhaseSearcher::new(&TABLES).solve(&cube, &opts, &budget);
+    let two = solve_parallel(&TABLES, &cube, &opts, &budget, 2);
+    for out in [one, two] {
+        assert_eq!(out.status, Status::OverTarget, "{out:?}");
+        assert_eq!(out.status.as_str(), "over_target");
+        let sol = out.solution.expect("the best solution found");
+        assert!(sol.len() > 5 && sol.len() <= 10, "{sol}");
+        assert!(cube.apply_moves(&sol.0).is_solved());
+    }
+    // a short position whose optimum is above the target: over target too
+    let short = parse_position("R U F D L B", InputFormat::Moves).expect("valid");
+    let out =
+        TwoPhaseSearcher::new(&TABLES).solve(&short, &TwoPhaseOptions { max_length: 3 }, &budget);
+    assert_eq!(out.status, Status::OverTarget);
+    assert!(std::time::Instant::now() < budget.deadline.expect("set"));
+}

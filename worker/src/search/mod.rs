@@ -19,6 +19,9 @@ pub enum Status {
     Solved,
     /// The time budget ran out; the best solution so far (if any) is returned.
     Timeout,
+    /// Two-phase: the search ended, with time to spare, without a solution within the target
+    /// length; the shortest it found (longer than the target, verified) is returned.
+    OverTarget,
     /// Depth-limited search: there is no solution within the limit.
     NoneWithin,
     /// The cancellation flag was raised.
@@ -31,6 +34,7 @@ impl Status {
         match self {
             Status::Solved => "solved",
             Status::Timeout => "timeout",
+            Status::OverTarget => "over_target",
             Status::NoneWithin => "none_within",
             Status::Cancelled => "cancelled",
         }

@@ -149,11 +149,12 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// Searches `cube` (which must be a valid cube). The returned solution, if any, has been
     /// verified to solve `cube`.
     pub fn solve(&mut self, cube: &CubieCube, opts: &TwoPhaseOptions, budget: &Budget) -> Outcome {
-        self.search(cube, opts, budget, ALL_DIRECTIONS, None)
+        self.search(cube, opts, budget, ALL_DIRECTIONS, None).0
     }
 
     /// [`TwoPhaseSearcher::solve`] over the directions whose bits are set in `directions`,
-    /// bounded by (and reporting to) `shared_best` when it is given.
+    /// bounded by (and reporting to) `shared_best` when it is given; and whether it stopped
+    /// because the budget ran out (not at the target or with its search done).
     fn search(
         &mut self,
         cube: &CubieCube,
@@ -161,7 +162,7 @@ impl<'t> TwoPhaseSearcher<'t> {
         budget: &Budget,
         directions: u8,
         shared_best: Option<Arc<AtomicUsize>>,
-    ) -> Outcome {
+    ) -> (Outcome, bool) {
         self.shared_best = shared_best;
         self.nodes = 0;
         self.stop = false;
@@ -169,13 +170,14 @@ impl<'t> TwoPhaseSearcher<'t> {
         self.best_len = usize::MAX;
         self.target = opts.max_length;
         if cube.is_solved() {
-            return Outcome {
+            let solved = Outcome {
                 status: Status::Solved,
                 solution: Some(MoveSeq::default()),
                 optimal: false,
                 lower_bound: 0,
                 nodes: 0,
             };
+            return (solved, false);
         }
         let syms = &*SYMMETRIES;
         let inverse = cube.inverse();
@@ -211,7 +213,7 @@ impl<'t> TwoPhaseSearcher<'t> {
         // a short position: its shortest solution (the searcher of direction 0 looks)
         if u32::from(bound) <= SHORT && directions & 1 != 0 {
             if let Some(outcome) = self.short_solution(cube, budget) {
-                return outcome;
+                return (outcome, false);
             }
         }
         'deepening: for depth1 in 0..MAX_PHASE1 {
@@ -257,7 +259,11 @@ impl<'t> TwoPhaseSearcher<'t> {
                 "two-phase produced a wrong solution: {s}"
             );
         }
-        outcome(solution, self.target, &self.budget, self.nodes)
+        // the search stops early only at the target (its own, or in a parallel search any
+        // thread's) or when the budget is spent
+        let spent = self.stop && self.bound() > self.target;
+        let outcome = outcome(solution, self.target, &self.budget, spent, self.nodes);
+        (outcome, spent)
     }
 
     /// A shortest solution of `cube` if it has one within [`SHORT`] moves (verified), as the
@@ -277,7 +283,13 @@ impl<'t> TwoPhaseSearcher<'t> {
         if let Some(b) = &self.shared_best {
             b.fetch_min(solution.len(), Ordering::Relaxed);
         }
-        Some(outcome(Some(solution), self.target, budget, self.nodes))
+        Some(outcome(
+            Some(solution),
+            self.target,
+            budget,
+            false,
+            self.nodes,
+        ))
     }
 
     /// The best solution mapped back to the original position.
@@ -756,7 +768,7 @@ pub fn solve_parallel(
             .fold(0u8, |m, d| m | 1 << d);
         TwoPhaseSearcher::new(tables).search(cube, opts, budget, directions, Some(shared.clone()))
     };
-    let outcomes: Vec<Outcome> = std::thread::scope(|s| {
+    let outcomes: Vec<(Outcome, bool)> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..threads).map(|k| s.spawn(move || run(k))).collect();
         let mut outcomes = vec![run(0)];
         outcomes.extend(
@@ -766,20 +778,32 @@ pub fn solve_parallel(
         );
         outcomes
     });
-    let nodes = outcomes.iter().map(|o| o.nodes).sum();
+    let nodes = outcomes.iter().map(|(o, _)| o.nodes).sum();
+    let spent = outcomes.iter().any(|&(_, spent)| spent);
     let solution = outcomes
         .into_iter()
-        .filter_map(|o| o.solution)
+        .filter_map(|(o, _)| o.solution)
         .min_by_key(|s| s.len());
-    outcome(solution, opts.max_length, budget, nodes)
+    outcome(solution, opts.max_length, budget, spent, nodes)
 }
 
 /// The outcome of a two-phase search that found `solution` (the best, verified) against
-/// `target` under `budget`, after `nodes` nodes.
-fn outcome(solution: Option<MoveSeq>, target: usize, budget: &Budget, nodes: u64) -> Outcome {
+/// `target` under `budget`, after `nodes` nodes; `spent` when it stopped because the budget
+/// ran out (else it ended by itself: at the target, or with every phase-1 depth that could
+/// give a shorter solution searched, [`Status::OverTarget`] when the best is above the target).
+fn outcome(
+    solution: Option<MoveSeq>,
+    target: usize,
+    budget: &Budget,
+    spent: bool,
+    nodes: u64,
+) -> Outcome {
     let status = match &solution {
         Some(s) if s.len() <= target => Status::Solved,
         _ if budget.cancelled() => Status::Cancelled,
+        Some(_) if !spent => Status::OverTarget,
+        // a search that ends by itself has found a solution (it tries phase-1 solutions up
+        // to 20 moves, each with phase 2 up to 15)
         _ => Status::Timeout,
     };
     Outcome {

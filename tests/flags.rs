@@ -1,0 +1,176 @@
+//! Every numeric flag of every subcommand, given the values an unlucky operator types (0,
+//! negative, nan, inf, huge): a clap error or a documented meaning, never a panic. Cheap:
+//! commands that would do real work find no tables (`--no-build` on an empty directory), no
+//! coordinator (a closed port) or no input file, so each run ends in a moment.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The values tried on every flag.
+const VALUES: [&str; 7] = [
+    "0",
+    "-1",
+    "nan",
+    "inf",
+    "-inf",
+    "1e30",
+    "18446744073709551616",
+];
+
+/// Runs `cmd` to its end (at most a minute) and asserts it did not panic; returns its exit
+/// code and stderr.
+fn assert_no_panic(mut cmd: Command, what: &str) -> (i32, String) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let end = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().expect("try_wait").is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("{what}: still running after a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code().unwrap_or(-1);
+    assert!(
+        code != 101 && !stderr.contains("panicked"),
+        "{what}: exit {code}, {stderr}"
+    );
+    (code, stderr)
+}
+
+#[test]
+fn no_numeric_flag_value_makes_any_subcommand_panic() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tables = dir.path().join("no-tables");
+    std::fs::create_dir(&tables).expect("tables dir");
+    let positions = dir.path().join("positions.txt");
+    std::fs::write(&positions, "R U\n").expect("write");
+    let data = dir.path().join("data");
+    let missing = dir.path().join("missing.txt");
+    let (tables, positions, data, missing) = (
+        tables.to_str().expect("utf-8"),
+        positions.to_str().expect("utf-8"),
+        data.to_str().expect("utf-8"),
+        missing.to_str().expect("utf-8"),
+    );
+    // nothing listens on port 1 of the loopback
+    let nowhere = "http://127.0.0.1:1";
+    let no_tables = ["--tables", tables, "--no-build"];
+    // (the command before the flag, its numeric flags, what follows the flag)
+    let commands: Vec<(Vec<&str>, Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec!["solve"],
+            vec!["--timeout", "--threads", "--max-length", "--max-depth"],
+            [&no_tables[..], &["R U"]].concat(),
+        ),
+        (
+            vec!["run", positions, "--data", data],
+            vec!["--timeout", "--threads", "--max-length", "--max-depth"],
+            no_tables.to_vec(),
+        ),
+        (
+            vec!["submit", positions, "--coordinator", nowhere],
+            vec!["--timeout", "--max-length", "--max-depth", "--priority"],
+            vec![],
+        ),
+        (
+            vec!["coordinator", "--listen", "127.0.0.1:0", "--data", data],
+            vec!["--lease"],
+            vec![],
+        ),
+        (
+            vec!["worker", "--coordinator", nowhere],
+            vec!["--threads", "--grace"],
+            no_tables.to_vec(),
+        ),
+        (
+            vec!["scramble"],
+            vec!["--count", "--seed", "--max-length"],
+            no_tables.to_vec(),
+        ),
+        (
+            vec!["bench", "twophase", "--file", missing],
+            vec!["--count", "--runs", "--targets", "--threads"],
+            no_tables.to_vec(),
+        ),
+        (
+            vec!["bench", "optimal", "--file", missing],
+            vec!["--count", "--skip", "--threads", "--timeout"],
+            no_tables.to_vec(),
+        ),
+        (
+            vec!["bench", "coordinator", "--data", data],
+            vec!["--jobs", "--workers", "--group"],
+            vec![],
+        ),
+    ];
+    let mut refused = 0;
+    for (before, flags, after) in &commands {
+        for flag in flags {
+            for value in VALUES {
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
+                cmd.args(before)
+                    .arg(format!("{flag}={value}"))
+                    .args(after)
+                    .env_remove("CUBEFLEET_COORDINATOR")
+                    .env_remove("CUBEFLEET_TOKEN");
+                let what = format!("{} {flag}={value}", before.join(" "));
+                let (code, _) = assert_no_panic(cmd, &what);
+                refused += usize::from(code == 2);
+            }
+        }
+    }
+    // most of these values are refused when the command line is read
+    assert!(refused > 100, "{refused} refused");
+}
+
+#[test]
+fn values_that_pass_the_checks_are_searched_with_the_real_tables() {
+    // the values solve accepts do what their help says, on real tables, without a panic
+    for (flag, value) in [
+        ("--max-depth", "0"),
+        ("--timeout", "1e-9"),
+        ("--max-length", "1"),
+        ("--threads", "1024"),
+    ] {
+        let mut cmd = common::cubefleet();
+        cmd.args([
+            "solve",
+            "--format",
+            "json",
+            &format!("{flag}={value}"),
+            "R U F",
+        ]);
+        let what = format!("solve {flag}={value}");
+        let (code, stderr) = assert_no_panic(cmd, &what);
+        assert_eq!(code, 0, "{what}: {stderr}");
+    }
+}
+
+#[test]
+fn qtm_with_a_two_phase_search_is_refused() {
+    for before in [
+        vec!["solve", "R U"],
+        vec!["run", "missing.txt"],
+        vec!["submit", "missing.txt"],
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
+        cmd.args(&before).args(["--metric", "qtm"]);
+        let (code, stderr) = assert_no_panic(cmd, &before.join(" "));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("--optimal"), "{stderr}");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
+        cmd.args(&before)
+            .args(["--metric", "qtm", "--max-length", "18"]);
+        let (code, _) = assert_no_panic(cmd, &before.join(" "));
+        assert_eq!(code, 2);
+    }
+}
