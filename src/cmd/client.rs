@@ -163,11 +163,11 @@ pub(crate) fn content_hash(file: &Path) -> anyhow::Result<Option<[u8; 32]>> {
     }
     let f = std::fs::File::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     let mut h = sha2::Sha256::new();
-    let (mut input, mut line) = (std::io::BufReader::new(f), String::new());
-    while input.read_line(&mut line)? > 0 {
-        h.update(line.trim().as_bytes());
+    // the lines as they are submitted (trimmed, cut at the limit, bad UTF-8 replaced), so no
+    // line can make the hash fail where the submission would not
+    for line in crate::lines::Lines::new(std::io::BufReader::new(f)) {
+        h.update(line?.as_bytes());
         h.update(b"\n");
-        line.clear();
     }
     Ok(Some(h.finalize().into()))
 }
