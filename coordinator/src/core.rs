@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Error;
 use crate::record::{batch_seq, job_id, line_index, BatchRecord, JobRecord, LeaseView, INDEX_BITS};
 use crate::store::Store;
-use crate::verify::{mode_key, normalize_mode, verify, Checked};
+use crate::verify::{known_length, mode_key, normalize_mode, possible_bound, verify, Checked};
 
 /// Longest line accepted in a submission; longer lines become invalid jobs.
 pub const MAX_LINE_LEN: usize = 4096;
@@ -222,7 +222,8 @@ struct Verified {
 }
 
 impl Verified {
-    /// The record `job` with this result: done, its lower bound the higher of the two.
+    /// The record `job` with this result: done, with the lower bound [`verify`] proved (the
+    /// stored one taken into account, clamped, never above the solution's length).
     fn apply(self, mut job: JobRecord) -> JobRecord {
         let r = job.r_mut();
         r.state = JobState::Done as i32;
@@ -230,7 +231,7 @@ impl Verified {
         r.solution = self.solution;
         r.length = self.length;
         r.optimal = self.optimal;
-        r.lower_bound = r.lower_bound.max(self.lower_bound);
+        r.lower_bound = self.lower_bound;
         r.nodes = self.nodes;
         r.millis = self.millis;
         job
@@ -820,11 +821,13 @@ impl Core {
                     },
                 );
                 if let Some((cube, lower_bound)) = handed {
+                    let mode = st.mode(batch_seq(id));
                     out.push(Leased {
                         job_id: id,
                         cube,
-                        mode: st.mode(batch_seq(id)),
-                        lower_bound,
+                        // a bound stored by an earlier version may be above the possible
+                        lower_bound: possible_bound(&mode, None, lower_bound),
+                        mode,
                     });
                 }
             }
@@ -987,9 +990,15 @@ impl Core {
             let Some(job) = self.store.job(p.job_id)? else {
                 continue;
             };
-            if job.state() == JobState::Queued && p.lower_bound > job.r().lower_bound {
+            // a worker's bound is a claim: at most what any position needs
+            let mode = self.batch_mode(batch_seq(p.job_id));
+            let known = job
+                .cube()
+                .and_then(|cube| known_length(&cube, &job.r().input, metric_of(&mode)));
+            let lower_bound = possible_bound(&mode, known, p.lower_bound);
+            if job.state() == JobState::Queued && lower_bound > job.r().lower_bound {
                 let mut new = job.clone();
-                new.r_mut().lower_bound = p.lower_bound;
+                new.r_mut().lower_bound = lower_bound;
                 new.r_mut().nodes = p.nodes;
                 self.store.cas_job(p.job_id, &job, &new)?;
             }
@@ -1146,7 +1155,10 @@ impl Core {
             return Ok(Completed::GivenUp);
         }
         let checked = match job.cube() {
-            Some(cube) => verify(&cube, job.r().lower_bound, mode, c),
+            Some(cube) => {
+                let known = known_length(&cube, &job.r().input, metric_of(mode));
+                verify(&cube, job.r().lower_bound, known, mode, c)
+            }
             None => Err("the job has no valid position".into()),
         };
         match checked {
@@ -1162,12 +1174,16 @@ impl Core {
                 self.requeue_from(c.job_id, Some(worker), "result rejected")?;
                 Ok(Completed::Rejected(reason))
             }
-            Ok(Checked { length, solution }) => Ok(Completed::Verified(Verified {
+            Ok(Checked {
+                length,
+                solution,
+                lower_bound,
+            }) => Ok(Completed::Verified(Verified {
                 status: c.status.clone(),
                 solution,
                 length,
                 optimal: c.optimal,
-                lower_bound: c.lower_bound,
+                lower_bound,
                 nodes: c.nodes,
                 millis: c.millis,
             })),
