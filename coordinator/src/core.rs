@@ -53,7 +53,8 @@ struct BatchMem {
     priority: i32,
     /// The batch's search (a copy of the stored record's, which never changes).
     mode: Option<Mode>,
-    counts: [u64; 6],
+    /// Jobs per state, indexed by `JobState as usize`.
+    counts: [u64; 7],
     histogram: Vec<u64>,
     cancelled: bool,
     /// Jobs answered from the store at submission.
@@ -67,6 +68,7 @@ impl BatchMem {
         self.counts[JobState::Done as usize]
             + self.counts[JobState::Invalid as usize]
             + self.counts[JobState::Cancelled as usize]
+            + self.counts[JobState::Failed as usize]
     }
 }
 
@@ -75,6 +77,11 @@ pub const MAX_LEASE_WAIT: Duration = Duration::from_secs(10);
 
 /// Most jobs one lease hands out.
 pub const MAX_LEASE_JOBS: u32 = 10_000;
+
+/// Results of one job rejected (from the worker holding its lease) before the job ends
+/// `failed` instead of going back to the queue: a job no worker answers acceptably does not
+/// loop forever.
+pub const MAX_REJECTIONS: usize = 5;
 
 /// A leased job as the core hands it out: the gRPC service sends the position as facelets
 /// ([`LeasedJob`]), a worker in the same process takes the cubies as they are.
@@ -146,6 +153,9 @@ struct State {
     batches: FastMap<u32, BatchMem>,
     workers: FastMap<String, WorkerInfo>,
     counters: Counters,
+    /// The reasons each job's results were rejected so far (from its lease holders), until
+    /// it finishes; at [`MAX_REJECTIONS`] the job fails.
+    rejections: FastMap<u64, Vec<String>>,
     next_worker: u64,
     /// Search times of accepted results, for metrics and the queued-work estimate.
     solve_times: crate::metrics::SolveTimes,
@@ -957,6 +967,45 @@ impl Core {
         Ok(())
     }
 
+    /// Ends job `id`, leased by `worker`, as failed with the `reasons` its results were
+    /// rejected for (nothing when the lease is no longer the worker's, or the job finished
+    /// meanwhile).
+    fn fail(&self, id: u64, worker: &str, reasons: &[String]) -> Result<(), Error> {
+        let mut st = self.lock();
+        if !st.leases.get(&id).is_some_and(|l| *l.worker == *worker) {
+            return Ok(());
+        }
+        loop {
+            let Some(job) = self.store.job(id)? else {
+                return Ok(());
+            };
+            if job.state() != JobState::Queued {
+                return Ok(()); // completed concurrently: that completion counts it
+            }
+            let mut new = job.clone();
+            let r = new.r_mut();
+            r.state = JobState::Failed as i32;
+            r.status = "failed".into();
+            r.error = format!(
+                "results rejected {} times: {}; check the workers' versions and logs, then \
+                 submit the line again",
+                reasons.len(),
+                reasons.join("; ")
+            );
+            if self.store.cas_job(id, &job, &new)? {
+                st.leases.remove(&id);
+                st.count(id, JobState::Leased, JobState::Failed);
+                drop(st);
+                tracing::warn!(job = id, worker, ?reasons, "job failed");
+                if self.followed() {
+                    self.send_followers(batch_seq(id), [(id, new)]);
+                }
+                Self::bump(&self.finished);
+                return Ok(());
+            }
+        }
+    }
+
     /// Extends the worker's leases, records progress, and names the jobs it must stop.
     pub fn heartbeat(&self, worker: &str, jobs: &[JobProgress]) -> Result<Vec<u64>, Error> {
         let mut cancel = Vec::new();
@@ -1118,6 +1167,7 @@ impl Core {
                 JobState::Queued
             };
             st.count(id, from, JobState::Done);
+            st.rejections.remove(&id);
             st.record_length(id, new.r());
             st.solve_times.observe(new.r().millis);
         }
@@ -1171,7 +1221,26 @@ impl Core {
                         w.rejected += 1;
                     }
                 }
-                self.requeue_from(c.job_id, Some(worker), "result rejected")?;
+                // only the lease holder's rejections count: another peer cannot fail a job
+                let failed = {
+                    let mut st = self.lock();
+                    let holds = st.leases.get(&c.job_id).is_some_and(|l| *l.worker == *worker);
+                    let mut rejected = 0;
+                    if holds {
+                        let reasons = st.rejections.entry(c.job_id).or_default();
+                        reasons.push(reason.clone());
+                        rejected = reasons.len();
+                    }
+                    if rejected >= MAX_REJECTIONS {
+                        st.rejections.remove(&c.job_id)
+                    } else {
+                        None
+                    }
+                };
+                match failed {
+                    Some(reasons) => self.fail(c.job_id, worker, &reasons)?,
+                    None => self.requeue_from(c.job_id, Some(worker), "result rejected")?,
+                }
                 Ok(Completed::Rejected(reason))
             }
             Ok(Checked {
@@ -1288,6 +1357,7 @@ impl Core {
             done: m.counts[JobState::Done as usize],
             invalid: m.counts[JobState::Invalid as usize],
             cancelled: m.counts[JobState::Cancelled as usize],
+            failed: m.counts[JobState::Failed as usize],
             rate,
             eta_seconds: if rate > 0.0 { left as f64 / rate } else { 0.0 },
             length_histogram: m.histogram.clone(),

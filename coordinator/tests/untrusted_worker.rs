@@ -407,3 +407,40 @@ async fn results_for_other_jobs_replayed_late_or_cancelled_change_nothing() {
     assert_verified(&job(&mut client, ja).await, a, 3);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_results_keep_being_rejected_ends_failed() {
+    let (_dir, server, mut client, liar) = start(Duration::from_secs(30)).await;
+    let bystander = register(&mut client, "bystander").await;
+    let scramble = "R U F";
+    submit(&mut client, "fails", two_phase(20), &[scramble]).await;
+    let id = lease(&mut client, &liar, 1).await[0].job_id;
+    let wrong = || vec![solved(id, "U R", false, 0)];
+    // a peer that does not hold the lease cannot wear the job down
+    for _ in 0..10 {
+        assert_eq!(complete(&mut client, &bystander, wrong()).await.0, 0);
+    }
+    for round in 0..cubefleet_coordinator::MAX_REJECTIONS {
+        if round > 0 {
+            let again = lease(&mut client, &liar, 1).await;
+            assert_eq!(again.len(), 1, "round {round}: the job is not queued again");
+        }
+        assert_eq!(complete(&mut client, &liar, wrong()).await.0, 0);
+    }
+    let r = job(&mut client, id).await;
+    assert_eq!(r.state, JobState::Failed as i32, "{r:?}");
+    assert_eq!(r.status, "failed");
+    assert!(r.error.contains("does not solve"), "{r:?}");
+    assert!(r.solution.is_empty(), "{r:?}");
+    assert!(lease(&mut client, &liar, 1).await.is_empty(), "a failed job is leased again");
+    let status = client
+        .batches
+        .get_batch(BatchRef {
+            batch_id: "fails".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((status.failed, status.queued, status.leased), (1, 0, 0), "{status:?}");
+    server.stop().await;
+}
