@@ -9,7 +9,8 @@ pub(crate) struct ResultLine {
     pub(crate) index: usize,
     /// The input as given.
     pub(crate) input: String,
-    /// `solved`, `timeout`, `none_within`, `cancelled` or `invalid`.
+    /// `solved`, `timeout`, `none_within`, `cancelled`, `invalid` or `failed` (the job's
+    /// results were rejected too many times; `error` says why).
     pub(crate) status: String,
     /// Space-separated standard notation; `""` for a solved cube or when there is none.
     pub(crate) solution: String,
