@@ -972,7 +972,7 @@ impl Core {
     /// meanwhile).
     fn fail(&self, id: u64, worker: &str, reasons: &[String]) -> Result<(), Error> {
         let mut st = self.lock();
-        if !st.leases.get(&id).is_some_and(|l| *l.worker == *worker) {
+        if st.leases.get(&id).is_none_or(|l| *l.worker != *worker) {
             return Ok(());
         }
         loop {
@@ -1224,7 +1224,10 @@ impl Core {
                 // only the lease holder's rejections count: another peer cannot fail a job
                 let failed = {
                     let mut st = self.lock();
-                    let holds = st.leases.get(&c.job_id).is_some_and(|l| *l.worker == *worker);
+                    let holds = st
+                        .leases
+                        .get(&c.job_id)
+                        .is_some_and(|l| *l.worker == *worker);
                     let mut rejected = 0;
                     if holds {
                         let reasons = st.rejections.entry(c.job_id).or_default();

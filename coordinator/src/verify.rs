@@ -230,9 +230,8 @@ mod tests {
         // length would not be the stored text's
         let merged = verify(&cube, 0, None, &mode, &solved("U' R R"));
         assert!(merged.is_err_and(|e| e.contains("twice in a row")));
-        assert!(
-            verify(&cube, 0, None, &mode, &solved("U R2")).is_err_and(|e| e.contains("does not solve"))
-        );
+        assert!(verify(&cube, 0, None, &mode, &solved("U R2"))
+            .is_err_and(|e| e.contains("does not solve")));
     }
 
     #[test]

@@ -16,8 +16,8 @@ use cubefleet_coordinator::{Config, Core};
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     mode, submit_request, BatchRef, BatchSpec, CompleteRequest, Completion, DepthLimited,
-    HeartbeatRequest, JobProgress, JobRef, JobResult, JobState, LeaseRequest, LeasedJob,
-    LineChunk, Metric, Mode, Optimal, RegisterRequest, ReleaseRequest, SubmitRequest, TwoPhase,
+    HeartbeatRequest, JobProgress, JobRef, JobResult, JobState, LeaseRequest, LeasedJob, LineChunk,
+    Metric, Mode, Optimal, RegisterRequest, ReleaseRequest, SubmitRequest, TwoPhase,
 };
 use cubefleet_tables::{parse_position, InputFormat, MoveSeq};
 use tempfile::TempDir;
@@ -237,7 +237,10 @@ async fn complete(
         .await
         .unwrap()
         .into_inner();
-    (r.accepted, r.rejected.into_iter().map(|x| x.reason).collect())
+    (
+        r.accepted,
+        r.rejected.into_iter().map(|x| x.reason).collect(),
+    )
 }
 
 /// The result of job `id`.
@@ -281,10 +284,15 @@ async fn a_bound_above_the_possible_makes_no_long_solution_optimal() {
     // the resumed search starts from a bound that cannot exclude the 4-move optimum
     let again = lease(&mut client, &liar, 1).await;
     assert_eq!(again.len(), 1);
-    assert!(again[0].lower_bound <= 4, "resumed from {}", again[0].lower_bound);
+    assert!(
+        again[0].lower_bound <= 4,
+        "resumed from {}",
+        again[0].lower_bound
+    );
     // 40 moves "proven optimal"
     let long = format!("{} {}", [NOTHING; 9].join(" "), undo(scramble));
-    let (accepted, rejected) = complete(&mut client, &liar, vec![solved(id, &long, true, 40)]).await;
+    let (accepted, rejected) =
+        complete(&mut client, &liar, vec![solved(id, &long, true, 40)]).await;
     assert_eq!(accepted, 0, "a 40-move solution stored as optimal");
     assert!(rejected[0].contains("false claim"), "{rejected:?}");
     // 8 moves "proven optimal" (the position has a 4-move solution: its scramble undone)
@@ -311,11 +319,24 @@ async fn a_bound_above_a_short_solution_is_refused_in_two_phase_too() {
     submit(&mut client, "tp", two_phase(20), &[scramble]).await;
     let id = lease(&mut client, &liar, 1).await[0].job_id;
     // a bound above the solution sent with it is a contradiction
-    let (accepted, rejected) =
-        complete(&mut client, &liar, vec![solved(id, &undo(scramble), false, 9)]).await;
+    let (accepted, rejected) = complete(
+        &mut client,
+        &liar,
+        vec![solved(id, &undo(scramble), false, 9)],
+    )
+    .await;
     assert_eq!(accepted, 0, "{rejected:?}");
     assert_eq!(lease(&mut client, &liar, 1).await.len(), 1);
-    assert_eq!(complete(&mut client, &liar, vec![solved(id, &undo(scramble), false, 0)]).await.0, 1);
+    assert_eq!(
+        complete(
+            &mut client,
+            &liar,
+            vec![solved(id, &undo(scramble), false, 0)]
+        )
+        .await
+        .0,
+        1
+    );
     assert_verified(&job(&mut client, id).await, scramble, 2);
     server.stop().await;
 }
@@ -338,7 +359,11 @@ async fn none_within_is_accepted_only_where_possible() {
     assert_eq!(rejected.len(), 1);
     // depth 5: the line itself names a 3-move solution
     submit(&mut client, "d5", depth_limited(5), &[scramble]).await;
-    let mut ids: Vec<u64> = lease(&mut client, &liar, 2).await.iter().map(|j| j.job_id).collect();
+    let mut ids: Vec<u64> = lease(&mut client, &liar, 2)
+        .await
+        .iter()
+        .map(|j| j.job_id)
+        .collect();
     ids.sort_unstable();
     let d5 = *ids.last().unwrap();
     let (accepted, _) = complete(&mut client, &liar, vec![none_within(d5, 6)]).await;
@@ -353,7 +378,12 @@ async fn odd_notation_is_stored_canonically() {
     submit(&mut client, "odd", two_phase(20), &[scramble]).await;
     let id = lease(&mut client, &liar, 1).await[0].job_id;
     // "R2'" is R2, written oddly
-    assert_eq!(complete(&mut client, &liar, vec![solved(id, "U' R2'", false, 0)]).await.0, 1);
+    assert_eq!(
+        complete(&mut client, &liar, vec![solved(id, "U' R2'", false, 0)])
+            .await
+            .0,
+        1
+    );
     let r = job(&mut client, id).await;
     assert_eq!(r.solution, "U' R2");
     assert_verified(&r, scramble, 2);
@@ -432,7 +462,10 @@ async fn a_job_whose_results_keep_being_rejected_ends_failed() {
     assert_eq!(r.status, "failed");
     assert!(r.error.contains("does not solve"), "{r:?}");
     assert!(r.solution.is_empty(), "{r:?}");
-    assert!(lease(&mut client, &liar, 1).await.is_empty(), "a failed job is leased again");
+    assert!(
+        lease(&mut client, &liar, 1).await.is_empty(),
+        "a failed job is leased again"
+    );
     let status = client
         .batches
         .get_batch(BatchRef {
@@ -441,6 +474,10 @@ async fn a_job_whose_results_keep_being_rejected_ends_failed() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!((status.failed, status.queued, status.leased), (1, 0, 0), "{status:?}");
+    assert_eq!(
+        (status.failed, status.queued, status.leased),
+        (1, 0, 0),
+        "{status:?}"
+    );
     server.stop().await;
 }

@@ -90,7 +90,11 @@ fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
     let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
     assert_eq!((f.id, f.outcome.status), (1, Status::Cancelled));
     assert_eq!(pool.panics(), 1);
-    assert_eq!(pool.in_flight(), 0, "the job stays in the pool (its lease renewed forever)");
+    assert_eq!(
+        pool.in_flight(),
+        0,
+        "the job stays in the pool (its lease renewed forever)"
+    );
     assert!(pool.progress().is_empty());
     // the thread lives on
     pool.submit(Job {
