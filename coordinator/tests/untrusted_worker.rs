@@ -481,3 +481,27 @@ async fn a_job_whose_results_keep_being_rejected_ends_failed() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_depth_limited_answer_is_reused_only_for_the_depth_it_proves() {
+    let (_dir, server, mut client, liar) = start(Duration::from_secs(30)).await;
+    let scramble = "R U F D";
+    submit(&mut client, "d3", depth_limited(3), &[scramble]).await;
+    let id = lease(&mut client, &liar, 1).await[0].job_id;
+    let none = Completion {
+        job_id: id,
+        status: "none_within".into(),
+        lower_bound: 4,
+        ..Completion::default()
+    };
+    assert_eq!(complete(&mut client, &liar, vec![none]).await.0, 1);
+    // "none within 3" says nothing of depth 5: the job is searched
+    submit(&mut client, "d5", depth_limited(5), &[scramble]).await;
+    let leased = lease(&mut client, &liar, 1).await;
+    assert_eq!(
+        leased.len(),
+        1,
+        "none_within 3 reused for a depth-5 request"
+    );
+    server.stop().await;
+}
