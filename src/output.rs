@@ -54,8 +54,9 @@ pub(crate) struct ResultLine {
     /// The input as given.
     pub(crate) input: String,
     /// `solved`, `timeout`, `over_target` (two-phase: no solution within the target found, the
-    /// best one given, no time ran out), `none_within`, `cancelled`, `invalid` or `skipped` (a
-    /// blank or `#` comment line).
+    /// best one given, no time ran out), `none_within`, `cancelled`, `invalid`, `skipped` (a
+    /// blank or `#` comment line) or `failed` (the job's results were rejected too many times;
+    /// `error` says why).
     pub(crate) status: String,
     /// Space-separated standard notation; `""` for a solved cube or when there is none.
     pub(crate) solution: String,

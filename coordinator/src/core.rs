@@ -37,7 +37,7 @@ use crate::record::{
     batch_seq, checked_job_id, job_id, line_index, BatchRecord, JobRecord, LeaseView, MAX_LINES,
 };
 use crate::store::Store;
-use crate::verify::{mode_key, normalize_mode, verify, Checked};
+use crate::verify::{known_length, mode_key, normalize_mode, possible_bound, verify, Checked};
 
 /// Longest line accepted in a submission, in bytes; longer lines become invalid jobs. The one
 /// limit of every command ([`cubefleet_tables::MAX_LINE_BYTES`]).
@@ -58,7 +58,8 @@ struct BatchMem {
     priority: i32,
     /// The batch's search (a copy of the stored record's, which never changes).
     mode: Option<Mode>,
-    counts: [u64; 6],
+    /// Jobs per state, indexed by `JobState as usize`.
+    counts: [u64; 7],
     histogram: Vec<u64>,
     cancelled: bool,
     /// Jobs answered from the store at submission.
@@ -72,6 +73,7 @@ impl BatchMem {
         self.counts[JobState::Done as usize]
             + self.counts[JobState::Invalid as usize]
             + self.counts[JobState::Cancelled as usize]
+            + self.counts[JobState::Failed as usize]
     }
 }
 
@@ -80,6 +82,11 @@ pub const MAX_LEASE_WAIT: Duration = Duration::from_secs(10);
 
 /// Most jobs one lease hands out.
 pub const MAX_LEASE_JOBS: u32 = 10_000;
+
+/// Results of one job rejected (from the worker holding its lease) before the job ends
+/// `failed` instead of going back to the queue: a job no worker answers acceptably does not
+/// loop forever.
+pub const MAX_REJECTIONS: usize = 5;
 
 /// A leased job as the core hands it out: the gRPC service sends the position as facelets
 /// ([`LeasedJob`]), a worker in the same process takes the cubies as they are.
@@ -151,6 +158,9 @@ struct State {
     batches: FastMap<u32, BatchMem>,
     workers: FastMap<String, WorkerInfo>,
     counters: Counters,
+    /// The reasons each job's results were rejected so far (from its lease holders), until
+    /// it finishes; at [`MAX_REJECTIONS`] the job fails.
+    rejections: FastMap<u64, Vec<String>>,
     next_worker: u64,
     /// Search times of accepted results, for metrics and the queued-work estimate.
     solve_times: crate::solve_times::SolveTimes,
@@ -227,7 +237,8 @@ struct Verified {
 }
 
 impl Verified {
-    /// The record `job` with this result: done, its lower bound the higher of the two.
+    /// The record `job` with this result: done, with the lower bound [`verify`] proved (the
+    /// stored one taken into account, clamped, never above the solution's length).
     fn apply(self, mut job: JobRecord) -> JobRecord {
         let r = job.r_mut();
         r.state = JobState::Done as i32;
@@ -235,7 +246,7 @@ impl Verified {
         r.solution = self.solution;
         r.length = self.length;
         r.optimal = self.optimal;
-        r.lower_bound = r.lower_bound.max(self.lower_bound);
+        r.lower_bound = self.lower_bound;
         r.nodes = self.nodes;
         r.millis = self.millis;
         job
@@ -902,11 +913,13 @@ impl Core {
                     },
                 );
                 if let Some((cube, lower_bound)) = handed {
+                    let mode = st.mode(batch_seq(id));
                     out.push(Leased {
                         job_id: id,
                         cube,
-                        mode: st.mode(batch_seq(id)),
-                        lower_bound,
+                        // a bound stored by an earlier version may be above the possible
+                        lower_bound: possible_bound(&mode, None, lower_bound),
+                        mode,
                     });
                 }
             }
@@ -1036,6 +1049,45 @@ impl Core {
         Ok(())
     }
 
+    /// Ends job `id`, leased by `worker`, as failed with the `reasons` its results were
+    /// rejected for (nothing when the lease is no longer the worker's, or the job finished
+    /// meanwhile).
+    fn fail(&self, id: u64, worker: &str, reasons: &[String]) -> Result<(), Error> {
+        let mut st = self.lock();
+        if st.leases.get(&id).is_none_or(|l| *l.worker != *worker) {
+            return Ok(());
+        }
+        loop {
+            let Some(job) = self.store.job(id)? else {
+                return Ok(());
+            };
+            if job.state() != JobState::Queued {
+                return Ok(()); // completed concurrently: that completion counts it
+            }
+            let mut new = job.clone();
+            let r = new.r_mut();
+            r.state = JobState::Failed as i32;
+            r.status = "failed".into();
+            r.error = format!(
+                "results rejected {} times: {}; check the workers' versions and logs, then \
+                 submit the line again",
+                reasons.len(),
+                reasons.join("; ")
+            );
+            if self.store.cas_job(id, &job, &new)? {
+                st.leases.remove(&id);
+                st.count(id, JobState::Leased, JobState::Failed);
+                drop(st);
+                tracing::warn!(job = id, worker, ?reasons, "job failed");
+                if self.followed() {
+                    self.send_followers(batch_seq(id), [(id, new)]);
+                }
+                Self::bump(&self.finished);
+                return Ok(());
+            }
+        }
+    }
+
     /// Extends the worker's leases, records progress, and names the jobs it must stop.
     pub fn heartbeat(&self, worker: &str, jobs: &[JobProgress]) -> Result<Vec<u64>, Error> {
         let mut cancel = Vec::new();
@@ -1069,9 +1121,15 @@ impl Core {
             let Some(job) = self.store.job(p.job_id)? else {
                 continue;
             };
-            if job.state() == JobState::Queued && p.lower_bound > job.r().lower_bound {
+            // a worker's bound is a claim: at most what any position needs
+            let mode = self.batch_mode(batch_seq(p.job_id));
+            let known = job
+                .cube()
+                .and_then(|cube| known_length(&cube, &job.r().input, metric_of(&mode)));
+            let lower_bound = possible_bound(&mode, known, p.lower_bound);
+            if job.state() == JobState::Queued && lower_bound > job.r().lower_bound {
                 let mut new = job.clone();
-                new.r_mut().lower_bound = p.lower_bound;
+                new.r_mut().lower_bound = lower_bound;
                 new.r_mut().nodes = p.nodes;
                 self.store.cas_job(p.job_id, &job, &new)?;
             }
@@ -1191,6 +1249,7 @@ impl Core {
                 JobState::Queued
             };
             st.count(id, from, JobState::Done);
+            st.rejections.remove(&id);
             st.record_length(id, new.r());
             st.solve_times.observe(new.r().millis);
         }
@@ -1228,7 +1287,10 @@ impl Core {
             return Ok(Completed::GivenUp);
         }
         let checked = match job.cube() {
-            Some(cube) => verify(&cube, job.r().lower_bound, mode, c),
+            Some(cube) => {
+                let known = known_length(&cube, &job.r().input, metric_of(mode));
+                verify(&cube, job.r().lower_bound, known, mode, c)
+            }
             None => Err("the job has no valid position".into()),
         };
         match checked {
@@ -1241,15 +1303,41 @@ impl Core {
                         w.rejected += 1;
                     }
                 }
-                self.requeue_from(c.job_id, Some(worker), "result rejected")?;
+                // only the lease holder's rejections count: another peer cannot fail a job
+                let failed = {
+                    let mut st = self.lock();
+                    let holds = st
+                        .leases
+                        .get(&c.job_id)
+                        .is_some_and(|l| *l.worker == *worker);
+                    let mut rejected = 0;
+                    if holds {
+                        let reasons = st.rejections.entry(c.job_id).or_default();
+                        reasons.push(reason.clone());
+                        rejected = reasons.len();
+                    }
+                    if rejected >= MAX_REJECTIONS {
+                        st.rejections.remove(&c.job_id)
+                    } else {
+                        None
+                    }
+                };
+                match failed {
+                    Some(reasons) => self.fail(c.job_id, worker, &reasons)?,
+                    None => self.requeue_from(c.job_id, Some(worker), "result rejected")?,
+                }
                 Ok(Completed::Rejected(reason))
             }
-            Ok(Checked { length, solution }) => Ok(Completed::Verified(Verified {
+            Ok(Checked {
+                length,
+                solution,
+                lower_bound,
+            }) => Ok(Completed::Verified(Verified {
                 status: c.status.clone(),
                 solution,
                 length,
                 optimal: c.optimal,
-                lower_bound: c.lower_bound,
+                lower_bound,
                 nodes: c.nodes,
                 millis: c.millis,
             })),
@@ -1354,6 +1442,7 @@ impl Core {
             done: m.counts[JobState::Done as usize],
             invalid: m.counts[JobState::Invalid as usize],
             cancelled: m.counts[JobState::Cancelled as usize],
+            failed: m.counts[JobState::Failed as usize],
             rate,
             eta_seconds: if rate > 0.0 { left as f64 / rate } else { 0.0 },
             length_histogram: m.histogram.clone(),

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::core::Core;
+pub use crate::core::{Core, MAX_REJECTIONS};
 pub use error::Error;
 use tokio_util::sync::CancellationToken;
 

@@ -34,30 +34,88 @@ pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
     }
 }
 
+/// God's number in `metric`: every solvable position has a solution of at most this many moves
+/// (HTM 20, QTM 26), so no true lower bound is above it and no depth at or above it leaves a
+/// position without a solution.
+pub(crate) fn gods_number(metric: Metric) -> u32 {
+    match metric {
+        Metric::Qtm => 26,
+        _ => 20,
+    }
+}
+
+/// The length in `metric` of a solution of `cube` the coordinator knows without any worker:
+/// when the job's line `input` is a move sequence that makes `cube`, its inverse solves it.
+/// None when the line is not such a sequence (a facelet string).
+pub(crate) fn known_length(cube: &CubieCube, input: &str, metric: Metric) -> Option<u32> {
+    let moves = MoveSeq::parse(input).ok()?;
+    (CubieCube::from_moves(&moves.0) == *cube).then(|| match metric {
+        Metric::Qtm => moves.qtm_len(),
+        _ => moves.len() as u32,
+    })
+}
+
+/// The most a true lower bound can be in `metric` for a position with a known solution of
+/// `known` moves ([`known_length`]): [`gods_number`], or that length when it is shorter.
+fn most_possible(metric: Metric, known: Option<u32>) -> u32 {
+    let gods = gods_number(metric);
+    known.map_or(gods, |k| k.min(gods))
+}
+
+/// A lower bound a worker reported for a job of `mode` whose position has a known solution of
+/// `known` moves, clamped to what can be true ([`most_possible`]): a bound from a worker is a
+/// claim, and a resumed search must never start above the optimum.
+pub(crate) fn possible_bound(mode: &Mode, known: Option<u32>, reported: u32) -> u32 {
+    reported.min(most_possible(metric_of(mode), known))
+}
+
 /// A result that passed [`verify`]: what the job's record stores of it (the default: no
 /// solution).
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Checked {
     /// The solution's length in the mode's metric (0 without one).
     pub(crate) length: u32,
-    /// The solution in standard notation: the text sent, or the turn numbers written out
-    /// ("" without one).
+    /// The solution in canonical notation (faces U R F D L B with "", "2" or "'"), written
+    /// from the parsed turns whatever notation the worker used ("" without one).
     pub(crate) solution: String,
+    /// The proven lower bound to store: the higher of the known and the reported one, each
+    /// clamped to [`gods_number`], and never above `length` when there is a solution.
+    pub(crate) lower_bound: u32,
 }
 
-/// Checks a worker's result for the position `cube`, whose proven lower bound is
-/// `lower_bound`, under `mode`; returns what is stored of it, or the reason it is refused.
+/// Checks a worker's result for the position `cube`, whose stored lower bound is
+/// `lower_bound` and whose known solution has `known` moves ([`known_length`]), under `mode`;
+/// returns what is stored of it, or the reason it is refused. A bound, a `none_within` or an
+/// `optimal` claim above what is possible ([`most_possible`]) is refused as false.
 pub(crate) fn verify(
     cube: &CubieCube,
     lower_bound: u32,
+    known: Option<u32>,
     mode: &Mode,
     c: &Completion,
 ) -> Result<Checked, String> {
     let metric = metric_of(mode);
+    let gods = most_possible(metric, known);
+    // a stored bound raised by an earlier lie (or an older version) cannot exclude the optimum
+    let lower_bound = lower_bound.min(gods);
+    if c.lower_bound > gods && (c.optimal || c.status == "none_within") {
+        return Err(format!(
+            "lower bound {} is above {gods}, the most this position can need: a false claim",
+            c.lower_bound
+        ));
+    }
+    let proven = lower_bound.max(c.lower_bound.min(gods));
     if c.status == "none_within" {
         return match &mode.kind {
+            Some(mode::Kind::DepthLimited(d)) if d.max_depth >= gods => Err(format!(
+                "none_within {} is impossible: the position has a solution within {gods}",
+                d.max_depth
+            )),
             Some(mode::Kind::DepthLimited(d)) if !c.has_solution && c.lower_bound > d.max_depth => {
-                Ok(Checked::default())
+                Ok(Checked {
+                    lower_bound: proven,
+                    ..Checked::default()
+                })
             }
             Some(mode::Kind::DepthLimited(_)) => {
                 Err("none_within needs a lower bound above the depth limit".into())
@@ -67,7 +125,10 @@ pub(crate) fn verify(
     }
     if !c.has_solution {
         return if c.status == "timeout" {
-            Ok(Checked::default())
+            Ok(Checked {
+                lower_bound: proven,
+                ..Checked::default()
+            })
         } else {
             Err(format!("status {} without a solution", c.status))
         };
@@ -86,6 +147,11 @@ pub(crate) fn verify(
         ));
     }
     let length = match (&mode.kind, c.status.as_str()) {
+        // no solution shorter than the bound exists, yet here is one
+        (_, "solved" | "timeout" | "over_target") if c.lower_bound > length => Err(format!(
+            "lower bound {} above the solution's length {length}",
+            c.lower_bound
+        )),
         (_, "timeout") => Ok(length),
         // a two-phase search that ended with time to spare above the target
         (Some(mode::Kind::TwoPhase(t)), "over_target") if length > t.max_length => Ok(length),
@@ -100,11 +166,10 @@ pub(crate) fn verify(
             "{length} moves is above the depth limit {}",
             d.max_depth
         )),
-        (Some(mode::Kind::Optimal(_)) | Some(mode::Kind::DepthLimited(_)), "solved")
-            if c.optimal && c.lower_bound > length =>
-        {
-            Err("lower bound above the solution's length".into())
-        }
+        (_, "solved") if c.optimal && c.lower_bound < length => Err(format!(
+            "optimal claimed with a lower bound {} below the solution's length {length}",
+            c.lower_bound
+        )),
         // an optimal batch's answer is reused for every symmetric copy: it must be proven
         (Some(mode::Kind::Optimal(_)), "solved") if !c.optimal || c.lower_bound < length => Err(
             format!(
@@ -115,12 +180,11 @@ pub(crate) fn verify(
         (_, "solved") => Ok(length),
         (_, other) => Err(format!("unknown status `{other}`")),
     }?;
-    let solution = if c.moves.is_empty() {
-        c.solution.clone()
-    } else {
-        moves.to_string()
-    };
-    Ok(Checked { length, solution })
+    Ok(Checked {
+        length,
+        solution: moves.to_string(),
+        lower_bound: proven.min(length),
+    })
 }
 
 /// The turns of a reported solution: from its compact form (`moves`) when it has one, else
@@ -165,15 +229,14 @@ mod tests {
     fn a_solution_is_counted_as_written() {
         let mode = normalize_mode(Mode::default()).expect("two-phase");
         let cube = CubieCube::from_moves(&MoveSeq::parse("R2 U").expect("parses").0);
-        let checked = verify(&cube, 0, &mode, &solved("U' R2"));
+        let checked = verify(&cube, 0, None, &mode, &solved("U' R2"));
         assert_eq!(checked.map(|v| v.length), Ok(2));
         // the same turns with R2 written as two quarter turns: merged by the parser, so the
         // length would not be the stored text's
-        let merged = verify(&cube, 0, &mode, &solved("U' R R"));
+        let merged = verify(&cube, 0, None, &mode, &solved("U' R R"));
         assert!(merged.is_err_and(|e| e.contains("twice in a row")));
-        assert!(
-            verify(&cube, 0, &mode, &solved("U R2")).is_err_and(|e| e.contains("does not solve"))
-        );
+        assert!(verify(&cube, 0, None, &mode, &solved("U R2"))
+            .is_err_and(|e| e.contains("does not solve")));
     }
 
     #[test]
@@ -187,24 +250,24 @@ mod tests {
             status: "over_target".into(),
             ..solved(solution)
         };
-        let checked = verify(&cube, 0, &five, &over("B' L' D' F' U' R'"));
+        let checked = verify(&cube, 0, None, &five, &over("B' L' D' F' U' R'"));
         assert_eq!(checked.map(|v| v.length), Ok(6));
         // within the target it is `solved`, a wrong solution is wrong, none is nothing
-        assert!(verify(&cube, 0, &five, &over("B' L' D' F' U' R' R R'")).is_err());
-        assert!(verify(&cube, 0, &five, &over("B' L' D' F' U' R")).is_err());
+        assert!(verify(&cube, 0, None, &five, &over("B' L' D' F' U' R' R R'")).is_err());
+        assert!(verify(&cube, 0, None, &five, &over("B' L' D' F' U' R")).is_err());
         let short = CubieCube::from_moves(&MoveSeq::parse("R U").expect("parses").0);
-        assert!(verify(&short, 0, &five, &over("U' R'")).is_err());
+        assert!(verify(&short, 0, None, &five, &over("U' R'")).is_err());
         let without = Completion {
             has_solution: false,
             ..over("")
         };
-        assert!(verify(&cube, 0, &five, &without).is_err());
+        assert!(verify(&cube, 0, None, &five, &without).is_err());
         let optimal = normalize_mode(Mode {
             kind: Some(mode::Kind::Optimal(Default::default())),
             ..Mode::default()
         })
         .expect("optimal");
-        assert!(verify(&cube, 0, &optimal, &over("B' L' D' F' U' R'")).is_err());
+        assert!(verify(&cube, 0, None, &optimal, &over("B' L' D' F' U' R'")).is_err());
     }
 
     #[test]
@@ -215,28 +278,28 @@ mod tests {
             moves: MoveSeq::parse(moves).expect("parses").indices(),
             ..solved("")
         };
-        let checked = verify(&cube, 0, &mode, &as_moves("U' R2"));
+        let checked = verify(&cube, 0, None, &mode, &as_moves("U' R2"));
         assert_eq!(
             checked.map(|v| (v.length, v.solution)),
             Ok((2, "U' R2".into()))
         );
-        assert!(verify(&cube, 0, &mode, &as_moves("U R2"))
+        assert!(verify(&cube, 0, None, &mode, &as_moves("U R2"))
             .is_err_and(|e| e.contains("`U R2` does not solve")));
         // R2 as two quarter turns: two turns, which the text "U' R R" would not be
         let twice = Completion {
             moves: vec![2, 3, 3],
             ..solved("")
         };
-        assert!(verify(&cube, 0, &mode, &twice).is_err_and(|e| e.contains("twice in a row")));
+        assert!(verify(&cube, 0, None, &mode, &twice).is_err_and(|e| e.contains("twice in a row")));
         let beyond = Completion {
             moves: vec![2, 18],
             ..solved("")
         };
-        assert!(verify(&cube, 0, &mode, &beyond).is_err_and(|e| e.contains("above 17")));
+        assert!(verify(&cube, 0, None, &mode, &beyond).is_err_and(|e| e.contains("above 17")));
         let both = Completion {
             moves: vec![2, 4],
             ..solved("U' R2")
         };
-        assert!(verify(&cube, 0, &mode, &both).is_err_and(|e| e.contains("both")));
+        assert!(verify(&cube, 0, None, &mode, &both).is_err_and(|e| e.contains("both")));
     }
 }

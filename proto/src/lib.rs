@@ -10,11 +10,11 @@ mod generated {
 pub use generated::*;
 
 impl JobState {
-    /// True for the states a job never leaves: done, invalid, cancelled.
+    /// True for the states a job never leaves: done, invalid, cancelled, failed.
     pub fn is_finished(self) -> bool {
         matches!(
             self,
-            JobState::Done | JobState::Invalid | JobState::Cancelled
+            JobState::Done | JobState::Invalid | JobState::Cancelled | JobState::Failed
         )
     }
 }

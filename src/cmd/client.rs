@@ -86,7 +86,7 @@ pub(crate) struct ResultsArgs {
     #[arg(long, value_enum, default_value = "jsonl")]
     format: ResultsFormat,
     /// Only results with this status (solved, timeout, over_target, none_within, invalid,
-    /// cancelled, skipped).
+    /// cancelled, skipped, failed).
     #[arg(long)]
     status: Option<String>,
 }
@@ -221,7 +221,7 @@ where
     while let Some(s) = statuses.next().await {
         let s = s?;
         bar.set_length(s.total);
-        bar.set_position(s.done + s.invalid + s.cancelled);
+        bar.set_position(s.done + s.invalid + s.cancelled + s.failed);
         bar.set_message(format!("{:.1}/s, ETA {}", s.rate, eta_text(&s)));
         last = Some(s);
     }
@@ -239,6 +239,7 @@ fn status_json(s: &BatchStatus) -> serde_json::Value {
         "done": s.done,
         "invalid": s.invalid,
         "cancelled": s.cancelled,
+        "failed": s.failed,
         "rate": s.rate,
         "eta_seconds": s.eta_seconds,
         "length_histogram": s.length_histogram,
@@ -263,7 +264,7 @@ fn status_text(s: &BatchStatus) -> String {
         .map(|(l, n)| format!("{l}:{n}"))
         .collect();
     format!(
-        "{} {}: total {} queued {} leased {} done {} invalid {} cancelled {}  {:.1}/s  ETA {}  lengths {}",
+        "{} {}: total {} queued {} leased {} done {} invalid {} cancelled {} failed {}  {:.1}/s  ETA {}  lengths {}",
         s.batch_id,
         s.name,
         s.total,
@@ -272,6 +273,7 @@ fn status_text(s: &BatchStatus) -> String {
         s.done,
         s.invalid,
         s.cancelled,
+        s.failed,
         s.rate,
         eta_text(s),
         hist.join(" ")

@@ -6,7 +6,8 @@
 //! what comes out; `cubefleet solve` could use it the same way.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use cubefleet_tables::{CubieCube, Tables};
 
-use crate::search::{Budget, Mode, Outcome, Progress, Solver};
+use crate::search::{Budget, Mode, Outcome, Progress, Solver, Status};
 
 /// A job for the pool.
 #[derive(Clone, Debug)]
@@ -59,6 +60,8 @@ struct InPool {
 #[derive(Default)]
 struct Shared {
     jobs: Mutex<JobMap<InPool>>,
+    /// Searches that panicked since the pool started (each job finished as cancelled).
+    panics: AtomicU64,
 }
 
 /// A fixed set of search threads over shared tables.
@@ -134,6 +137,13 @@ impl Pool {
             .collect()
     }
 
+    /// Searches that panicked since the pool started. Each such job left the pool as
+    /// `cancelled` (so its lease is handed back, not renewed by heartbeats), and its thread
+    /// went on with new searchers.
+    pub fn panics(&self) -> u64 {
+        self.shared.panics.load(Ordering::Relaxed)
+    }
+
     /// Number of jobs queued or running.
     pub fn in_flight(&self) -> usize {
         lock(&self.shared.jobs).len()
@@ -182,17 +192,39 @@ fn search_thread(
             deadline: job.timeout.map(|t| start + t),
             cancel: Some(flag),
         };
-        let outcome = solver.solve(
-            &job.cube,
-            &job.mode,
-            job.start_lower_bound,
-            &budget,
-            &mut |p| {
-                if let Some(j) = lock(&shared.jobs).get_mut(&job.id) {
-                    j.progress = Some(p);
-                }
-            },
-        );
+        // a search that panics must not leave its job in the pool (its progress would renew
+        // the lease at every heartbeat, forever) nor take its thread down
+        let searched = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            solver.solve(
+                &job.cube,
+                &job.mode,
+                job.start_lower_bound,
+                &budget,
+                &mut |p| {
+                    if let Some(j) = lock(&shared.jobs).get_mut(&job.id) {
+                        j.progress = Some(p);
+                    }
+                },
+            )
+        }));
+        let outcome = searched.unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(job = job.id, panic = %what, "search panicked; the job is given back");
+            shared.panics.fetch_add(1, Ordering::Relaxed);
+            // the searchers may be half-way through a search: start clean
+            solver = Solver::new(tables);
+            Outcome {
+                status: Status::Cancelled,
+                solution: None,
+                optimal: false,
+                lower_bound: job.start_lower_bound,
+                nodes: 0,
+            }
+        });
         lock(&shared.jobs).remove(&job.id);
         done(Finished {
             id: job.id,

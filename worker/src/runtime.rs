@@ -97,6 +97,8 @@ pub struct WorkerStats {
     pub completed: u64,
     /// Jobs handed back unfinished.
     pub released: u64,
+    /// Searches that panicked (each job reported as given up, so it went back to the queue).
+    pub search_panics: u64,
 }
 
 /// Search time per thread a worker aims to hold in leased jobs.
@@ -373,6 +375,13 @@ pub async fn run<C: Coordinator>(
         if let Err(e) = coordinator.release(back).await {
             tracing::warn!(error = %e, "release failed; the leases will expire instead");
         }
+    }
+    stats.search_panics = pool.panics();
+    if stats.search_panics > 0 {
+        tracing::error!(
+            panics = stats.search_panics,
+            "searches panicked during this run"
+        );
     }
     tokio::task::spawn_blocking(move || pool.shutdown())
         .await

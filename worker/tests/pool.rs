@@ -68,3 +68,43 @@ fn jobs_in_results_out_and_cancel() {
     assert_eq!(pool.in_flight(), 0);
     pool.shutdown();
 }
+
+#[test]
+fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
+    let (tx, rx) = mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let pool = Pool::new(tables(), 1, move |f| {
+        let _ = tx.lock().expect("lock").send(f);
+    });
+    // corner twists out of range: the coordinates index past the tables
+    let mut broken = parse_position("R U", InputFormat::Moves).expect("valid");
+    broken.co = [200; 8];
+    broken.ep = [200; 12];
+    pool.submit(Job {
+        id: 1,
+        cube: broken,
+        mode: Mode::TwoPhase { max_length: 21 },
+        start_lower_bound: 3,
+        timeout: None,
+    });
+    let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
+    assert_eq!((f.id, f.outcome.status), (1, Status::Cancelled));
+    assert_eq!(pool.panics(), 1);
+    assert_eq!(
+        pool.in_flight(),
+        0,
+        "the job stays in the pool (its lease renewed forever)"
+    );
+    assert!(pool.progress().is_empty());
+    // the thread lives on
+    pool.submit(Job {
+        id: 2,
+        cube: parse_position("R U F", InputFormat::Moves).expect("valid"),
+        mode: Mode::TwoPhase { max_length: 21 },
+        start_lower_bound: 0,
+        timeout: None,
+    });
+    let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
+    assert_eq!((f.id, f.outcome.status), (2, Status::Solved));
+    pool.shutdown();
+}
