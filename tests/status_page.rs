@@ -190,6 +190,7 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     assert!(sample(&w, "cubefleet_worker_nodes_total") > 0.0);
     assert!(sample(&w, "cubefleet_worker_nodes_per_second") > 0.0);
     assert!(sample(&w, "cubefleet_worker_tables_load_seconds") > 0.0);
+    assert_eq!(sample(&w, "cubefleet_worker_search_panics_total"), 0.0);
     assert_eq!(worker.terminate(Duration::from_secs(60)), Some(0));
 
     // batch 2, no worker: its first 20 lines are answered from the store, the bad line is

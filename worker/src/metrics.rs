@@ -40,6 +40,8 @@ pub struct WorkerMetrics {
     nodes: AtomicU64,
     /// Search time of the reported results, microseconds.
     search_micros: AtomicU64,
+    /// Searches that panicked (their jobs were handed back) since start.
+    search_panics: AtomicU64,
     /// When the worker started.
     started: Instant,
 }
@@ -56,6 +58,7 @@ impl WorkerMetrics {
             ended: AtomicU64::new(0),
             nodes: AtomicU64::new(0),
             search_micros: AtomicU64::new(0),
+            search_panics: AtomicU64::new(0),
             started: Instant::now(),
         })
     }
@@ -113,7 +116,7 @@ impl Collector for WorkerMetrics {
                 .encode_gauge(&v)?;
         }
         // counters without their `_total`: OpenMetrics adds it to the sample
-        let counters: [(&str, &str, f64); 5] = [
+        let counters: [(&str, &str, f64); 6] = [
             (
                 "cubefleet_worker_jobs_leased",
                 "Jobs leased since start.",
@@ -138,6 +141,11 @@ impl Collector for WorkerMetrics {
                 "cubefleet_worker_search_seconds",
                 "Search time of the reported results.",
                 search,
+            ),
+            (
+                "cubefleet_worker_search_panics",
+                "Searches that panicked since start (each job was handed back to the queue).",
+                load(&self.search_panics) as f64,
             ),
         ];
         for (name, help, v) in counters {
@@ -198,6 +206,8 @@ impl<C: Coordinator> Coordinator for Metered<C> {
         m.released.fetch_add(n - count, Ordering::Relaxed);
         m.ended.fetch_add(n, Ordering::Relaxed);
         m.nodes.fetch_add(nodes, Ordering::Relaxed);
+        let panics = results.iter().filter(|f| f.panicked).count() as u64;
+        m.search_panics.fetch_add(panics, Ordering::Relaxed);
         m.search_micros.fetch_add(micros as u64, Ordering::Relaxed);
         Ok(())
     }

@@ -41,6 +41,9 @@ pub struct Finished {
     pub outcome: Outcome,
     /// Wall time of the search.
     pub millis: f64,
+    /// True when the search panicked: the outcome is then `cancelled` (the job goes back to
+    /// the queue) and the panic is logged.
+    pub panicked: bool,
 }
 
 /// A map keyed by job id, hashed with foldhash (these maps change once or more per job).
@@ -207,6 +210,7 @@ fn search_thread(
                 },
             )
         }));
+        let panicked = searched.is_err();
         let outcome = searched.unwrap_or_else(|panic| {
             let what = panic
                 .downcast_ref::<&str>()
@@ -230,6 +234,7 @@ fn search_thread(
             id: job.id,
             outcome,
             millis: start.elapsed().as_secs_f64() * 1000.0,
+            panicked,
         });
     }
 }

@@ -89,6 +89,10 @@ fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
     });
     let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
     assert_eq!((f.id, f.outcome.status), (1, Status::Cancelled));
+    assert!(
+        f.panicked,
+        "the result says the search panicked (the worker counts it)"
+    );
     assert_eq!(pool.panics(), 1);
     assert_eq!(
         pool.in_flight(),
@@ -106,5 +110,6 @@ fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
     });
     let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
     assert_eq!((f.id, f.outcome.status), (2, Status::Solved));
+    assert!(!f.panicked);
     pool.shutdown();
 }
