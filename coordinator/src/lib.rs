@@ -18,6 +18,7 @@ pub mod snapshot;
 pub mod solve_times;
 mod store;
 pub mod stream;
+mod mode;
 mod verify;
 
 use std::path::PathBuf;
