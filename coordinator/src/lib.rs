@@ -12,13 +12,13 @@ pub mod core;
 mod error;
 pub mod http;
 pub mod metrics;
+mod mode;
 mod record;
 mod service;
 pub mod snapshot;
 pub mod solve_times;
 mod store;
 pub mod stream;
-mod mode;
 mod verify;
 
 use std::path::PathBuf;

@@ -53,4 +53,3 @@ impl Core {
         self.status(batch_id)
     }
 }
-

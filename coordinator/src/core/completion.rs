@@ -8,11 +8,11 @@ use cubefleet_proto::{Completion, JobResult, JobState, Mode};
 
 use super::state::FastMap;
 use super::{view, Core};
-use prost::Message;
 use crate::error::Error;
 use crate::mode::{metric_of, mode_key};
 use crate::record::{batch_seq, JobRecord};
 use crate::verify::{known_length, verify, Checked};
+use prost::Message;
 
 /// Results of one job rejected (from the worker holding its lease) before the job ends
 /// `failed` instead of going back to the queue: a job no worker answers acceptably does not
@@ -33,12 +33,19 @@ enum Completed {
 
 /// A verified result: the fields of the job's record it sets.
 struct Verified {
+    /// The worker's status (`solved`, `timeout`, `over_target`, `none_within`).
     status: String,
+    /// The solution in canonical notation ("" without one).
     solution: String,
+    /// Its length in the mode's metric (0 without one).
     length: u32,
+    /// Whether it is proven shortest.
     optimal: bool,
+    /// No solution is shorter (as [`verify`] clamped it).
     lower_bound: u32,
+    /// Search nodes the worker visited.
     nodes: u64,
+    /// The worker's search time, milliseconds.
     millis: f64,
 }
 
@@ -336,7 +343,11 @@ impl Core {
 
     /// Sends the finished jobs among `jobs` to the followers of their batches (all of one
     /// batch, `seq`), moving them: without a follower nothing is converted.
-    pub(super) fn send_followers(&self, seq: u32, jobs: impl IntoIterator<Item = (u64, JobRecord)>) {
+    pub(super) fn send_followers(
+        &self,
+        seq: u32,
+        jobs: impl IntoIterator<Item = (u64, JobRecord)>,
+    ) {
         let mut followers = self.followers.lock().unwrap_or_else(|e| e.into_inner());
         followers.retain(|(_, f)| !f.is_closed());
         let Some(f) = followers.iter().find(|(s, _)| *s == seq).map(|(_, f)| f) else {
@@ -353,4 +364,3 @@ impl Core {
         }
     }
 }
-

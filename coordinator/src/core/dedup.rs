@@ -80,7 +80,6 @@ impl Core {
     }
 }
 
-
 /// Maps `stored`, the result for the position whose canonical form is `src` (of the same class
 /// as `canon`), to the position `cube`, verified.
 pub(super) fn map_result(

@@ -28,6 +28,7 @@ fn shortened(text: &str) -> String {
     }
 }
 
+/// Milliseconds since the Unix epoch (0 for a clock before it).
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -303,4 +304,3 @@ impl Core {
         Ok(None)
     }
 }
-

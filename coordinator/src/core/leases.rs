@@ -263,7 +263,12 @@ impl Core {
     /// A lease is memory only, so returning a job to the queue writes nothing; a cancelled
     /// batch's job is stored as `cancelled` by compare-and-swap, retried while a concurrent
     /// heartbeat changes the record.
-    pub(super) fn requeue_from(&self, id: u64, owner: Option<&str>, why: &str) -> Result<(), Error> {
+    pub(super) fn requeue_from(
+        &self,
+        id: u64,
+        owner: Option<&str>,
+        why: &str,
+    ) -> Result<(), Error> {
         let mut st = self.lock();
         match st.leases.get(&id) {
             Some(l) if owner.is_none_or(|w| *l.worker == *w) => {}
@@ -296,4 +301,3 @@ impl Core {
         Ok(())
     }
 }
-

@@ -55,21 +55,25 @@ use cubefleet_tables::FaceletCube;
 use prost::Message;
 
 pub use self::completion::MAX_REJECTIONS;
+use self::dedup::SymIndex;
 pub use self::intake::MAX_LINE_LEN;
 pub use self::leases::{Leased, MAX_LEASE_JOBS, MAX_LEASE_WAIT};
 pub use self::state::Counters;
-pub use self::workers::WorkerInfo;
-use self::dedup::SymIndex;
 use self::state::State;
+pub use self::workers::WorkerInfo;
 use crate::error::Error;
 use crate::record::{line_index, BatchRecord, JobRecord};
 use crate::store::Store;
 
 /// The coordinator: a store and the state derived from it.
 pub struct Core {
+    /// The store: the truth.
     store: Box<dyn Store>,
+    /// What is derived from the store, behind one lock ([`Core::lock`]).
     state: Mutex<State>,
+    /// The symmetry index (memory only, rebuilt at open).
     index: RwLock<SymIndex>,
+    /// How long a lease lasts without a heartbeat.
     lease_duration: Duration,
     /// Serialises submissions of the same batch (one writer per batch at a time).
     submitting: Mutex<HashSet<String>>,
@@ -103,6 +107,8 @@ impl Core {
         Ok(Arc::new(core))
     }
 
+    /// The state, locked (a poisoned lock is taken over: every change to the state is made
+    /// after the store write it follows, so a panic leaves no half-made change).
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -160,7 +166,6 @@ impl Core {
         self.store.flush()
     }
 }
-
 
 /// Job `id`'s stored record as clients see it, but for [`State::overlay`]: with the fields the
 /// store leaves out, which the key and the canonical form give back (job id, line index, and

@@ -21,6 +21,8 @@ impl Core {
         Ok(self.status_of(&b))
     }
 
+    /// The progress of batch `b`: counts from memory, and the rate over the last minute of
+    /// calls (each call adds a sample).
     fn status_of(&self, b: &BatchRecord) -> BatchStatus {
         let mut st = self.lock();
         let m = st.batch(b.seq);
@@ -194,4 +196,3 @@ impl Core {
         self.lock().solve_times.clone()
     }
 }
-

@@ -18,19 +18,24 @@ use crate::record::batch_seq;
 pub(super) struct Lease {
     /// The worker's id (shared by all the jobs of one lease call).
     pub(super) worker: Arc<str>,
+    /// When the lease ends unless a heartbeat extends it.
     pub(super) deadline: Instant,
 }
 
 /// Per-batch counters.
 #[derive(Clone, Debug, Default)]
 pub(super) struct BatchMem {
+    /// The batch's id (its record's `batch_id`).
     pub(super) id: String,
+    /// Its priority: higher is leased first.
     pub(super) priority: i32,
     /// The batch's search (a copy of the stored record's, which never changes).
     pub(super) mode: Option<Mode>,
     /// Jobs per state, indexed by `JobState as usize`.
     pub(super) counts: [u64; 7],
+    /// Solutions per length: `histogram[n]` jobs were solved in `n` moves.
     pub(super) histogram: Vec<u64>,
+    /// Whether the batch was cancelled (its unfinished jobs end cancelled).
     pub(super) cancelled: bool,
     /// Jobs answered from the store at submission.
     pub(super) from_store: u64,
@@ -39,6 +44,7 @@ pub(super) struct BatchMem {
 }
 
 impl BatchMem {
+    /// Its jobs in a final state (done, invalid, cancelled, failed).
     pub(super) fn finished(&self) -> u64 {
         self.counts[JobState::Done as usize]
             + self.counts[JobState::Invalid as usize]
@@ -69,20 +75,28 @@ pub(super) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// Everything derived from the store, behind one lock.
 #[derive(Default)]
 pub(super) struct State {
+    /// The ready queue: queued jobs not leased, as (priority reversed, job id), so the first
+    /// entry is the highest priority's oldest line.
     pub(super) queue: BTreeSet<(Reverse<i32>, u64)>,
+    /// The leases by job id (memory only: a leased job's record stays `queued`).
     pub(super) leases: FastMap<u64, Lease>,
+    /// Per-batch counters by batch sequence number.
     pub(super) batches: FastMap<u32, BatchMem>,
+    /// The worker registry by worker id.
     pub(super) workers: FastMap<String, WorkerInfo>,
+    /// Counters since start.
     pub(super) counters: Counters,
     /// The reasons each job's results were rejected so far (from its lease holders), until
     /// it finishes; at [`MAX_REJECTIONS`] the job fails.
     pub(super) rejections: FastMap<u64, Vec<String>>,
+    /// The number of the last worker registered (part of the next worker's id).
     pub(super) next_worker: u64,
     /// Search times of accepted results, for metrics and the queued-work estimate.
     pub(super) solve_times: crate::solve_times::SolveTimes,
 }
 
 impl State {
+    /// The counters of batch `seq`, made empty when there were none.
     pub(super) fn batch(&mut self, seq: u32) -> &mut BatchMem {
         self.batches.entry(seq).or_default()
     }
@@ -117,6 +131,7 @@ impl State {
         }
     }
 
+    /// Counts a result's solution length in its batch's histogram (nothing without one).
     pub(super) fn record_length(&mut self, id: u64, r: &JobResult) {
         if r.has_length() {
             let h = &mut self.batch(batch_seq(id)).histogram;

@@ -77,4 +77,3 @@ impl Core {
         v
     }
 }
-
