@@ -160,8 +160,9 @@ impl Core {
     }
 
     /// Checks that `lines`, resubmitted as lines `first..` of `batch`, are the lines stored
-    /// there (as [`cubefleet_tables::input::cut_line`] keeps them): a client that sends no content hash cannot make
-    /// a batch answer for other lines than its own. A line with no stored job is not checked.
+    /// there (as [`cubefleet_tables::input::cut_line`] keeps them): a client that sends no
+    /// content hash cannot make a batch answer for other lines than its own. A line with no
+    /// stored job is not checked.
     fn check_stored_lines(
         &self,
         batch: &BatchRecord,
