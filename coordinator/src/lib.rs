@@ -1,17 +1,21 @@
 //! The cubefleet coordinator: the gRPC services (`Batches` for clients, `Workers` for workers)
 //! over a crash-safe sled job store, with every reported solution verified.
 //!
-//! Module map: [`core`] holds the logic (batches, queue, leases, verification, dedup,
-//! progress) over the [`store`]; `service` adapts it to gRPC; [`serve`] runs it all on a
-//! listener until shut down; [`http`] serves the status page and [`metrics`] on a second port,
-//! both from a [`snapshot`] of the core (they never read the core themselves); [`solve_times`]
-//! keeps the search-time statistics; `auth` checks bearer tokens (gRPC and HTTP alike).
+//! Module map: [`core`] holds the logic (batches, queue, leases, completions, dedup,
+//! progress; one file per part of a job's life) over the [`store`]; `verify` checks every
+//! reported result and `mode` says what a batch's mode means (defaults, dedup key, metric);
+//! `record` is what the store keeps; `service` adapts the core to gRPC; [`serve`] runs it all
+//! on a listener until shut down; [`http`] serves the status page and [`metrics`] on a second
+//! port, both from a [`snapshot`] of the core (they never read the core themselves);
+//! [`solve_times`] keeps the search-time statistics; `auth` checks bearer tokens (gRPC and
+//! HTTP alike).
 
 mod auth;
 pub mod core;
 mod error;
 pub mod http;
 pub mod metrics;
+mod mode;
 mod record;
 mod service;
 pub mod snapshot;

@@ -1,38 +1,9 @@
 //! Trust nothing: every reported solution is applied to the position before it is stored.
 
-use cubefleet_proto::{mode, Completion, Metric, Mode, TwoPhase};
+use cubefleet_proto::{mode, Completion, Metric, Mode};
 use cubefleet_tables::{CubieCube, MoveSeq};
 
-use crate::core::metric_of;
-use crate::error::Error;
-
-/// Fills defaults (two-phase with 20 moves) and refuses nonsense.
-pub(crate) fn normalize_mode(mut m: Mode) -> Result<Mode, Error> {
-    match &mut m.kind {
-        None => m.kind = Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
-        Some(mode::Kind::TwoPhase(t)) if t.max_length == 0 => t.max_length = 20,
-        Some(mode::Kind::DepthLimited(d)) if d.max_depth > 40 => {
-            return Err(Error::InvalidArgument("max_depth above 40".into()))
-        }
-        _ => {}
-    }
-    if m.timeout_seconds < 0.0 || !m.timeout_seconds.is_finite() {
-        return Err(Error::InvalidArgument(
-            "timeout must be a positive number".into(),
-        ));
-    }
-    Ok(m)
-}
-
-/// A short key naming what a result answers (two results with equal keys are interchangeable).
-pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
-    match &m.kind {
-        Some(mode::Kind::TwoPhase(t)) => vec![1, t.max_length.min(255) as u8],
-        Some(mode::Kind::Optimal(o)) => vec![2, o.metric as u8],
-        Some(mode::Kind::DepthLimited(d)) => vec![3, d.max_depth.min(255) as u8, d.metric as u8],
-        None => vec![0],
-    }
-}
+use crate::mode::metric_of;
 
 /// God's number in `metric`: every solvable position has a solution of at most this many moves
 /// (HTM 20, QTM 26), so no true lower bound is above it and no depth at or above it leaves a
@@ -215,6 +186,8 @@ fn solution_moves(c: &Completion) -> Result<MoveSeq, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mode::normalize_mode;
+    use cubefleet_proto::TwoPhase;
 
     fn solved(solution: &str) -> Completion {
         Completion {

@@ -1,0 +1,366 @@
+//! Completions: a worker's results verified ([`crate::verify`]), stored by compare-and-swap,
+//! flushed, then counted and indexed; rejected results requeue the job (or fail it after
+//! [`MAX_REJECTIONS`]); finished jobs go to the followers of their batch.
+
+use std::cmp::Reverse;
+
+use cubefleet_proto::{Completion, JobResult, JobState, Mode};
+
+use super::state::FastMap;
+use super::{view, Core};
+use crate::error::Error;
+use crate::mode::{metric_of, mode_key};
+use crate::record::{batch_seq, JobRecord};
+use crate::verify::{known_length, verify, Checked};
+use prost::Message;
+
+/// Results of one job rejected (from the worker holding its lease) before the job ends
+/// `failed` instead of going back to the queue: a job no worker answers acceptably does not
+/// loop forever.
+pub const MAX_REJECTIONS: usize = 5;
+
+/// What became of one reported result.
+enum Completed {
+    /// Verified: what the job's record becomes, stored by compare-and-swap against the one read.
+    Verified(Verified),
+    /// The job had finished before (a repeated report): accepted, nothing changes.
+    Before,
+    /// The worker gave the job up (cancelled): back to the queue.
+    GivenUp,
+    /// Refused, with the reason.
+    Rejected(String),
+}
+
+/// A verified result: the fields of the job's record it sets.
+struct Verified {
+    /// The worker's status (`solved`, `timeout`, `over_target`, `none_within`).
+    status: String,
+    /// The solution in canonical notation ("" without one).
+    solution: String,
+    /// Its length in the mode's metric (0 without one).
+    length: u32,
+    /// Whether it is proven shortest.
+    optimal: bool,
+    /// No solution is shorter (as [`verify`] clamped it).
+    lower_bound: u32,
+    /// Search nodes the worker visited.
+    nodes: u64,
+    /// The worker's search time, milliseconds.
+    millis: f64,
+}
+
+impl Verified {
+    /// The record `job` with this result: done, with the lower bound [`verify`] proved (the
+    /// stored one taken into account, clamped, never above the solution's length).
+    fn apply(self, mut job: JobRecord) -> JobRecord {
+        let r = job.r_mut();
+        r.state = JobState::Done as i32;
+        r.status = self.status;
+        r.solution = self.solution;
+        r.length = self.length;
+        r.optimal = self.optimal;
+        r.lower_bound = self.lower_bound;
+        r.nodes = self.nodes;
+        r.millis = self.millis;
+        job
+    }
+}
+
+impl Core {
+    /// Verifies and stores results; returns (accepted, rejected with reasons). Flushes once.
+    pub fn complete(
+        &self,
+        worker: &str,
+        results: &[Completion],
+    ) -> Result<(u32, Vec<(u64, String)>), Error> {
+        let mut accepted = 0;
+        let mut rejected = Vec::new();
+        let mut done = Vec::with_capacity(results.len());
+        // a concurrent change of the record (a heartbeat raising the lower bound) makes the
+        // compare-and-swap fail: read again and retry, a few times
+        let mut pending: Vec<&Completion> = results.iter().collect();
+        // the modes of the batches concerned, read under the lock once
+        let modes: FastMap<u32, Mode> = {
+            let st = self.lock();
+            let mut modes = FastMap::default();
+            for c in results {
+                let seq = batch_seq(c.job_id);
+                modes.entry(seq).or_insert_with(|| st.mode(seq));
+            }
+            modes
+        };
+        for _attempt in 0..8 {
+            if pending.is_empty() {
+                break;
+            }
+            let mut retry = Vec::new();
+            // the group's records in one pass (its ids are mostly runs of consecutive ones)
+            let mut ids: Vec<u64> = pending.iter().map(|c| c.job_id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            // records[i] is the record of ids[i] (sorted): looked up by binary search; a
+            // verified result takes its record (to make the new one of it without a copy)
+            let mut encoded = self.store.jobs_encoded(&ids)?;
+            let mut records = encoded
+                .iter()
+                .map(|b| b.as_deref().map(JobRecord::decode).transpose())
+                .collect::<Result<Vec<_>, _>>()?;
+            let read: Vec<bool> = records.iter().map(Option::is_some).collect();
+            // (result, the record as stored, the new record)
+            let mut verified: Vec<(&Completion, Vec<u8>, JobRecord)> =
+                Vec::with_capacity(pending.len());
+            for c in std::mem::take(&mut pending) {
+                let mode = &modes[&batch_seq(c.job_id)];
+                let at = ids.binary_search(&c.job_id).ok();
+                if at.is_some_and(|i| read[i] && records[i].is_none()) {
+                    // a second result for a job of the group: after the first is stored, it
+                    // is one reported before
+                    retry.push(c);
+                    continue;
+                }
+                let old = at.and_then(|i| records[i].as_ref());
+                match self.complete_one(worker, c, old, mode)? {
+                    // a verified result always has the record it was checked against
+                    Completed::Verified(v) => {
+                        let taken = at.and_then(|i| records[i].take().zip(encoded[i].take()));
+                        if let Some((old, bytes)) = taken {
+                            verified.push((c, bytes, v.apply(old)));
+                        }
+                    }
+                    Completed::Before => accepted += 1,
+                    Completed::GivenUp => {}
+                    Completed::Rejected(reason) => rejected.push((c.job_id, reason)),
+                }
+            }
+            // the group's records in one compare-and-swap per block
+            let swaps: Vec<(u64, &[u8], &JobRecord)> = verified
+                .iter()
+                .map(|(c, old, new)| (c.job_id, old.as_slice(), new))
+                .collect();
+            let made = self.store.cas_jobs(&swaps)?;
+            for ((c, _, new), made) in verified.into_iter().zip(made) {
+                if made {
+                    accepted += 1;
+                    done.push((c.job_id, new));
+                } else {
+                    retry.push(c);
+                }
+            }
+            pending = retry;
+        }
+        for c in pending {
+            rejected.push((c.job_id, "job changed concurrently; retry".into()));
+        }
+        self.store.flush()?;
+        {
+            // the mode keys of the group's batches, once (not once per job)
+            let mkeys: FastMap<u32, Vec<u8>> =
+                modes.iter().map(|(&seq, m)| (seq, mode_key(m))).collect();
+            let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
+            for (id, new) in &done {
+                index.add(*id, new, &mkeys[&batch_seq(*id)]);
+            }
+        }
+        let mut st = self.lock();
+        self.touch(&mut st, worker);
+        if let Some(w) = st.workers.get_mut(worker) {
+            w.completed += done.len() as u64;
+        }
+        st.counters.completed += done.len() as u64;
+        for (id, new) in &done {
+            let id = *id;
+            // the job left `leased` when it held a lease, else `queued` (a late result after
+            // its lease expired)
+            let from = if st.leases.remove(&id).is_some() {
+                JobState::Leased
+            } else {
+                let priority = st.batch(batch_seq(id)).priority;
+                st.queue.remove(&(Reverse(priority), id));
+                JobState::Queued
+            };
+            st.count(id, from, JobState::Done);
+            st.rejections.remove(&id);
+            st.record_length(id, new.r());
+            st.solve_times.observe(new.r().millis);
+        }
+        drop(st);
+        if self.followed() {
+            // the group's batches, each to its own followers
+            done.sort_unstable_by_key(|(id, _)| *id);
+            while let Some(&(first, _)) = done.first() {
+                let seq = batch_seq(first);
+                let end = done.partition_point(|(id, _)| batch_seq(*id) == seq);
+                self.send_followers(seq, done.drain(..end));
+            }
+        }
+        Self::bump(&self.finished);
+        Ok((accepted, rejected))
+    }
+
+    /// One step of [`Core::complete`] for result `c` of a job whose batch has `mode` and whose
+    /// record, as read, is `job`.
+    fn complete_one(
+        &self,
+        worker: &str,
+        c: &Completion,
+        job: Option<&JobRecord>,
+        mode: &Mode,
+    ) -> Result<Completed, Error> {
+        let Some(job) = job else {
+            return Ok(Completed::Rejected("no such job".into()));
+        };
+        if job.state().is_finished() {
+            return Ok(Completed::Before); // reported before: harmless
+        }
+        if c.status == "cancelled" {
+            self.requeue_from(c.job_id, Some(worker), "worker gave it up")?;
+            return Ok(Completed::GivenUp);
+        }
+        let checked = match job.cube() {
+            Some(cube) => {
+                let known = known_length(&cube, &job.r().input, metric_of(mode));
+                verify(&cube, job.r().lower_bound, known, mode, c)
+            }
+            None => Err("the job has no valid position".into()),
+        };
+        match checked {
+            Err(reason) => {
+                tracing::warn!(worker, job = c.job_id, %reason, "result rejected");
+                {
+                    let mut st = self.lock();
+                    st.counters.rejected += 1;
+                    if let Some(w) = st.workers.get_mut(worker) {
+                        w.rejected += 1;
+                    }
+                }
+                // only the lease holder's rejections count: another peer cannot fail a job
+                let failed = {
+                    let mut st = self.lock();
+                    let holds = st
+                        .leases
+                        .get(&c.job_id)
+                        .is_some_and(|l| *l.worker == *worker);
+                    let mut rejected = 0;
+                    if holds {
+                        let reasons = st.rejections.entry(c.job_id).or_default();
+                        reasons.push(reason.clone());
+                        rejected = reasons.len();
+                    }
+                    if rejected >= MAX_REJECTIONS {
+                        st.rejections.remove(&c.job_id)
+                    } else {
+                        None
+                    }
+                };
+                match failed {
+                    Some(reasons) => self.fail(c.job_id, worker, &reasons)?,
+                    None => self.requeue_from(c.job_id, Some(worker), "result rejected")?,
+                }
+                Ok(Completed::Rejected(reason))
+            }
+            Ok(Checked {
+                length,
+                solution,
+                lower_bound,
+            }) => Ok(Completed::Verified(Verified {
+                status: c.status.clone(),
+                solution,
+                length,
+                optimal: c.optimal,
+                lower_bound,
+                nodes: c.nodes,
+                millis: c.millis,
+            })),
+        }
+    }
+
+    /// Ends job `id`, leased by `worker`, as failed with the `reasons` its results were
+    /// rejected for (nothing when the lease is no longer the worker's, or the job finished
+    /// meanwhile).
+    fn fail(&self, id: u64, worker: &str, reasons: &[String]) -> Result<(), Error> {
+        let mut st = self.lock();
+        if st.leases.get(&id).is_none_or(|l| *l.worker != *worker) {
+            return Ok(());
+        }
+        loop {
+            let Some(job) = self.store.job(id)? else {
+                return Ok(());
+            };
+            if job.state() != JobState::Queued {
+                return Ok(()); // completed concurrently: that completion counts it
+            }
+            let mut new = job.clone();
+            let r = new.r_mut();
+            r.state = JobState::Failed as i32;
+            r.status = "failed".into();
+            r.error = format!(
+                "results rejected {} times: {}; check the workers' versions and logs, then \
+                 submit the line again",
+                reasons.len(),
+                reasons.join("; ")
+            );
+            if self.store.cas_job(id, &job, &new)? {
+                st.leases.remove(&id);
+                st.count(id, JobState::Leased, JobState::Failed);
+                drop(st);
+                tracing::warn!(job = id, worker, ?reasons, "job failed");
+                if self.followed() {
+                    self.send_followers(batch_seq(id), [(id, new)]);
+                }
+                Self::bump(&self.finished);
+                return Ok(());
+            }
+        }
+    }
+
+    /// The results of the batch `batch_id` as its jobs finish from now on, in groups (in no
+    /// particular order; without the facelets and the batch id), each once it is durable:
+    /// those of completions, and those of lines finished when they were stored (invalid, or
+    /// answered from the store). A job a cancellation finishes is not sent, nor one finished
+    /// before this call: those are read from the store. Sending ends when the receiver is
+    /// dropped.
+    pub fn follow(
+        &self,
+        batch_id: &str,
+    ) -> Result<tokio::sync::mpsc::UnboundedReceiver<Vec<Box<JobResult>>>, Error> {
+        let b = self.batch_record(batch_id)?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        self.followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((b.seq, tx));
+        Ok(rx)
+    }
+
+    /// True while some batch has a follower.
+    pub(super) fn followed(&self) -> bool {
+        !self
+            .followers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
+    /// Sends the finished jobs among `jobs` to the followers of their batches (all of one
+    /// batch, `seq`), moving them: without a follower nothing is converted.
+    pub(super) fn send_followers(
+        &self,
+        seq: u32,
+        jobs: impl IntoIterator<Item = (u64, JobRecord)>,
+    ) {
+        let mut followers = self.followers.lock().unwrap_or_else(|e| e.into_inner());
+        followers.retain(|(_, f)| !f.is_closed());
+        let Some(f) = followers.iter().find(|(s, _)| *s == seq).map(|(_, f)| f) else {
+            return;
+        };
+        let finished: Vec<Box<JobResult>> = jobs
+            .into_iter()
+            .filter(|(_, j)| j.state().is_finished())
+            .map(|(id, j)| view(id, j, false))
+            .collect();
+        if !finished.is_empty() {
+            // a receiver dropped meanwhile is removed at the next send
+            let _ = f.send(finished);
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! Intake: a submission begins (the batch created, or continued and checked), its lines are
+//! prepared in chunks (parsed, keyed by their symmetry class, answered from the store when a
+//! symmetric copy was solved before) and stored, flushed before they become visible.
+
+use std::cmp::Reverse;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use cubefleet_proto::{BatchSpec, JobResult, JobState, Mode};
+use cubefleet_tables::symmetry::Canonical;
+use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat};
+use prost::Message;
+
+use super::dedup::map_result;
+use super::Core;
+use crate::error::Error;
+use crate::mode::{mode_key, normalize_mode};
+use crate::record::{checked_job_id, job_id, line_index, BatchRecord, JobRecord, MAX_LINES};
+
+/// Longest line accepted in a submission, in bytes; longer lines become invalid jobs. The one
+/// limit of every command ([`cubefleet_tables::MAX_LINE_BYTES`]).
+pub const MAX_LINE_LEN: usize = cubefleet_tables::MAX_LINE_BYTES;
+
+/// `text` for an error message: its first 60 characters, and "..." when there were more.
+fn shortened(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// Milliseconds since the Unix epoch (0 for a clock before it).
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Core {
+    /// Starts or continues a submission: creates the batch or checks that the spec matches.
+    /// Returns the batch record (its `total` says how many lines are already stored).
+    pub(crate) fn begin_submit(&self, spec: BatchSpec) -> Result<BatchRecord, Error> {
+        let mode = normalize_mode(spec.mode.unwrap_or_default())?;
+        let id = if spec.batch_id.is_empty() {
+            format!("b{:016x}", rand::random::<u64>())
+        } else {
+            spec.batch_id
+        };
+        if id.len() > 200 {
+            return Err(Error::InvalidArgument(
+                "batch id longer than 200 bytes".into(),
+            ));
+        }
+        if !self
+            .submitting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone())
+        {
+            return Err(Error::InvalidArgument(format!(
+                "batch {id} is being submitted by another client"
+            )));
+        }
+        let opened = self.open_batch(
+            id.clone(),
+            spec.name,
+            mode,
+            spec.priority,
+            spec.content_hash,
+        );
+        if opened.is_err() {
+            self.end_submit(&id);
+        }
+        opened
+    }
+
+    /// The batch `id` a submission continues, checked against the submission's mode and
+    /// content hash (when both it and the batch have one); or a new batch with these.
+    fn open_batch(
+        &self,
+        id: String,
+        name: String,
+        mode: Mode,
+        priority: i32,
+        content_hash: Vec<u8>,
+    ) -> Result<BatchRecord, Error> {
+        if let Some(b) = self.store.batch(&id)? {
+            if b.mode.as_ref() != Some(&mode) {
+                return Err(Error::InvalidArgument(format!(
+                    "batch {id} exists with another mode"
+                )));
+            }
+            if !content_hash.is_empty()
+                && !b.content_hash.is_empty()
+                && content_hash != b.content_hash
+            {
+                return Err(Error::ContentDiffers {
+                    batch: id,
+                    what: "their content hash is not the one it was created with".into(),
+                });
+            }
+            return Ok(b);
+        }
+        if content_hash.len() > 64 {
+            return Err(Error::InvalidArgument(
+                "content hash longer than 64 bytes".into(),
+            ));
+        }
+        let b = self.store.create_batch(&BatchRecord {
+            batch_id: id,
+            seq: 0,
+            name,
+            mode: Some(mode),
+            priority,
+            total: 0,
+            created_unix_ms: now_ms(),
+            cancelled: false,
+            content_hash,
+        })?;
+        let mut st = self.lock();
+        let m = st.batch(b.seq);
+        m.id = b.batch_id.clone();
+        m.priority = b.priority;
+        m.mode = b.mode;
+        Ok(b)
+    }
+
+    /// Ends a submission (successful or not), letting another client continue the batch.
+    pub(crate) fn end_submit(&self, id: &str) {
+        self.submitting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
+    /// Prepares lines `first..first + lines.len()` of a batch for [`Core::store_chunk`]: the
+    /// lines not stored yet (by an earlier submission) are parsed, keyed and looked up in the
+    /// store. Writes nothing, so the next lines can be prepared while these are stored, and
+    /// the parts of a chunk can be prepared on several threads at once.
+    pub(crate) fn prepare_chunk(
+        &self,
+        batch: &BatchRecord,
+        first: u64,
+        lines: Vec<String>,
+    ) -> Result<Vec<(u64, JobRecord)>, Error> {
+        let skip = batch.total.saturating_sub(first).min(lines.len() as u64) as usize;
+        if first + lines.len() as u64 > MAX_LINES {
+            return Err(Error::Full(format!(
+                "batch {} would have more than {MAX_LINES} lines; split the file",
+                batch.batch_id
+            )));
+        }
+        self.check_stored_lines(batch, first, &lines[..skip])?;
+        let mkey = mode_key(&batch.mode.unwrap_or_default());
+        lines
+            .into_iter()
+            .enumerate()
+            .skip(skip)
+            .map(|(i, line)| self.prepare_line(batch, &mkey, first + i as u64, line))
+            .collect()
+    }
+
+    /// Checks that `lines`, resubmitted as lines `first..` of `batch`, are the lines stored
+    /// there (as [`cubefleet_tables::input::cut_line`] keeps them): a client that sends no
+    /// content hash cannot make a batch answer for other lines than its own. A line with no
+    /// stored job is not checked.
+    fn check_stored_lines(
+        &self,
+        batch: &BatchRecord,
+        first: u64,
+        lines: &[String],
+    ) -> Result<(), Error> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<u64> = (first..first + lines.len() as u64)
+            .map(|i| job_id(batch.seq, i))
+            .collect();
+        for ((index, line), stored) in (first..).zip(lines).zip(self.store.jobs_encoded(&ids)?) {
+            let Some(stored) = stored else { continue };
+            let stored = JobRecord::decode(&*stored)?;
+            if stored.r().input != cubefleet_tables::input::cut_line(line.clone()) {
+                return Err(Error::ContentDiffers {
+                    batch: batch.batch_id.clone(),
+                    what: format!(
+                        "line {index} is {:?}, the stored line {:?}",
+                        shortened(line),
+                        shortened(&stored.r().input)
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores the jobs [`Core::prepare_chunk`] made of the batch's next lines in one atomic
+    /// sled batch, raises the batch's line count over them, flushes, and only then makes them
+    /// visible (queued). Chunks of a batch are stored in line order.
+    pub(crate) fn store_chunk(
+        &self,
+        batch: &mut BatchRecord,
+        jobs: Vec<(u64, JobRecord)>,
+    ) -> Result<(), Error> {
+        let Some(&(last, _)) = jobs.last() else {
+            return Ok(());
+        };
+        self.store.insert_jobs(&jobs)?;
+        batch.total = batch.total.max(line_index(last) + 1);
+        self.store.put_batch(batch)?;
+        self.store.flush()?;
+        let mut from_store = 0;
+        let mut st = self.lock();
+        for (id, j) in &jobs {
+            let state = j.state();
+            st.count(*id, JobState::Unspecified, state);
+            st.record_length(*id, j.r());
+            if state == JobState::Queued {
+                st.queue.insert((Reverse(batch.priority), *id));
+            }
+            if j.r().from_store {
+                from_store += 1;
+            }
+        }
+        st.counters.submitted += jobs.len() as u64;
+        st.counters.from_store += from_store;
+        st.batch(batch.seq).from_store += from_store;
+        drop(st);
+        self.send_followers(batch.seq, jobs);
+        Self::bump(&self.queued);
+        Self::bump(&self.finished);
+        Ok(())
+    }
+
+    /// The job record of line `index` of `batch`: parsed (invalid, with the reason, when it
+    /// does not parse), keyed by its canonical class, and answered from the store when a
+    /// symmetric copy was solved before in the batch's mode (`mkey`). A blank or `#` comment
+    /// line is done at once with status `skipped` (no position, so no key, never leased). A
+    /// line over [`MAX_LINE_LEN`] is invalid and kept cut just past the limit.
+    fn prepare_line(
+        &self,
+        batch: &BatchRecord,
+        mkey: &[u8],
+        index: u64,
+        line: String,
+    ) -> Result<(u64, JobRecord), Error> {
+        let id = checked_job_id(batch.seq, index)?;
+        let parsed = (!is_blank_or_comment(&line))
+            .then(|| parse_position(&line, InputFormat::Auto).map_err(|e| e.to_string()));
+        let mut r = JobResult {
+            input: cubefleet_tables::input::cut_line(line),
+            ..JobResult::default()
+        };
+        let (mut canonical, mut sym) = (Vec::new(), 0);
+        match parsed {
+            None => {
+                r.state = JobState::Done as i32;
+                r.status = "skipped".into();
+            }
+            Some(Err(e)) => {
+                r.state = JobState::Invalid as i32;
+                r.status = "invalid".into();
+                r.error = e;
+            }
+            Some(Ok(cube)) => {
+                r.state = JobState::Queued as i32;
+                let canon = cube.canonical();
+                canonical = canon.cube.key().to_vec();
+                sym = u32::from(canon.sym) * 2 + u32::from(canon.inverted);
+                if batch.cancelled {
+                    r.state = JobState::Cancelled as i32;
+                    r.status = "cancelled".into();
+                } else if let Some(stored) = self.answer_from_store(&cube, &canon, mkey)? {
+                    r.state = JobState::Done as i32;
+                    r.status = stored.status;
+                    r.solution = stored.solution;
+                    r.length = stored.length;
+                    r.optimal = stored.optimal;
+                    r.lower_bound = stored.lower_bound;
+                    r.from_store = true;
+                }
+            }
+        }
+        Ok((
+            id,
+            JobRecord {
+                result: Some(Box::new(r)),
+                canonical,
+                sym,
+            },
+        ))
+    }
+
+    /// A stored result for `cube` (or a symmetric / inverse copy) in the mode with key `mkey`,
+    /// mapped back to `cube` and verified.
+    fn answer_from_store(
+        &self,
+        cube: &CubieCube,
+        canon: &Canonical,
+        mkey: &[u8],
+    ) -> Result<Option<JobResult>, Error> {
+        for (_, job, stored) in self.indexed(&canon.cube.key(), &[mkey.to_vec()])? {
+            if let Some(r) = map_result(job.r().clone(), &stored, cube, canon) {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}

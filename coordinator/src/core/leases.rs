@@ -1,0 +1,303 @@
+//! Leases: queued jobs handed to workers (memory only), long-polling for work, heartbeats that
+//! extend leases and persist proven lower bounds, release, and the expiry that returns jobs
+//! to the queue.
+
+use std::cmp::Reverse;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cubefleet_proto::{JobProgress, JobState, LeasedJob, Mode};
+use cubefleet_tables::{CubieCube, FaceletCube};
+use prost::Message;
+use tokio_util::sync::CancellationToken;
+
+use super::state::Lease;
+use super::Core;
+use crate::error::Error;
+use crate::mode::metric_of;
+use crate::record::{batch_seq, LeaseView};
+use crate::verify::{known_length, possible_bound};
+
+/// Longest wait of a long-polling lease ([`Core::lease_wait`]).
+pub const MAX_LEASE_WAIT: Duration = Duration::from_secs(10);
+
+/// Most jobs one lease hands out.
+pub const MAX_LEASE_JOBS: u32 = 10_000;
+
+/// A leased job as the core hands it out: the gRPC service sends the position as facelets
+/// ([`LeasedJob`]), a worker in the same process takes the cubies as they are.
+#[derive(Clone, Debug)]
+pub struct Leased {
+    /// The job's id.
+    pub job_id: u64,
+    /// The position (valid: invalid lines are never queued).
+    pub cube: CubieCube,
+    /// The search its batch asks for.
+    pub mode: Mode,
+    /// Lengths below this are proven to have no solution (where a re-leased optimal search
+    /// resumes).
+    pub lower_bound: u32,
+}
+
+impl From<Leased> for LeasedJob {
+    fn from(j: Leased) -> LeasedJob {
+        LeasedJob {
+            job_id: j.job_id,
+            facelets: FaceletCube::from_cubie(&j.cube).to_string(),
+            mode: Some(j.mode),
+            lower_bound: j.lower_bound,
+        }
+    }
+}
+
+impl Core {
+    /// How many jobs make `seconds` of search at the mean search time of the results accepted
+    /// lately (at least one); `max` when `seconds` is not above 0.
+    pub fn jobs_for_seconds(&self, max: u32, seconds: f64) -> u32 {
+        if seconds.is_nan() || seconds <= 0.0 {
+            return max;
+        }
+        let per_job = self.lock().solve_times.estimate();
+        let fit = if per_job > 0.0 {
+            (seconds / per_job).floor().min(f64::from(u32::MAX)) as u32
+        } else {
+            max
+        };
+        fit.clamp(1, max.max(1))
+    }
+
+    /// Leases up to `max` queued jobs, highest priority first, then submission order.
+    ///
+    /// The state lock is held only to look at the queue and to take jobs from it: the records
+    /// are read between the two, so concurrent leases and completions do not wait for the
+    /// store. A job that finished between the read and the taking is skipped (its completion
+    /// counts it); one taken by another worker meanwhile is no longer in the queue.
+    ///
+    /// Expired leases are not looked for here: the coordinator's sweeper returns them to the
+    /// queue every half second (and wakes long-polling leases when it does).
+    pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<Leased>, Error> {
+        self.touch(&mut self.lock(), worker);
+        let owner: Arc<str> = worker.into();
+        let mut out = Vec::new();
+        while out.len() < max as usize {
+            let want = max as usize - out.len();
+            let next: Vec<(Reverse<i32>, u64)> =
+                self.lock().queue.iter().take(want).copied().collect();
+            if next.is_empty() {
+                break;
+            }
+            let ids: Vec<u64> = next.iter().map(|e| e.1).collect();
+            // what a lease hands out, made before the lock is taken: the position and proven
+            // lower bound of each job still queued in the store (a queued job always has a
+            // position; without one its lease simply expires)
+            // (of each record only the fields a lease hands out are decoded)
+            let mut read = Vec::with_capacity(ids.len());
+            for (entry, job) in next.into_iter().zip(self.store.jobs_encoded(&ids)?) {
+                let job = job
+                    .map(|b| LeaseView::decode(&*b))
+                    .transpose()?
+                    .filter(|j| j.state() == JobState::Queued);
+                let handed = job
+                    .as_ref()
+                    .and_then(|j| Some((j.cube()?, j.lower_bound())));
+                read.push((entry, job.is_some(), handed));
+            }
+            let mut st = self.lock();
+            let deadline = Instant::now() + self.lease_duration;
+            for (entry, queued, handed) in read {
+                if !st.queue.remove(&entry) || !queued {
+                    continue;
+                }
+                let id = entry.1;
+                st.count(id, JobState::Queued, JobState::Leased);
+                st.leases.insert(
+                    id,
+                    Lease {
+                        worker: owner.clone(),
+                        deadline,
+                    },
+                );
+                if let Some((cube, lower_bound)) = handed {
+                    let mode = st.mode(batch_seq(id));
+                    out.push(Leased {
+                        job_id: id,
+                        cube,
+                        // a bound stored by an earlier version may be above the possible
+                        lower_bound: possible_bound(&mode, None, lower_bound),
+                        mode,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`Core::lease`] as a long poll: when no job is queued, waits until one is, `wait` has
+    /// passed (at most [`MAX_LEASE_WAIT`]) or `shutdown` is cancelled, and answers with none
+    /// then. `max` is first cut to the jobs of about `seconds` of search
+    /// ([`Core::jobs_for_seconds`]). The store is read off the async threads. After shutdown
+    /// nothing is leased.
+    pub async fn lease_wait(
+        self: &Arc<Self>,
+        worker: &str,
+        max: u32,
+        seconds: f64,
+        wait: Duration,
+        shutdown: &CancellationToken,
+    ) -> Result<Vec<Leased>, Error> {
+        let deadline = tokio::time::Instant::now() + wait.min(MAX_LEASE_WAIT);
+        let mut changes = self.watch_queued();
+        while !shutdown.is_cancelled() {
+            changes.borrow_and_update();
+            let (core, worker) = (self.clone(), worker.to_string());
+            let max = core.jobs_for_seconds(max.min(MAX_LEASE_JOBS), seconds);
+            let jobs = tokio::task::spawn_blocking(move || core.lease(&worker, max)).await??;
+            if !jobs.is_empty() || tokio::time::Instant::now() >= deadline {
+                return Ok(jobs);
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(deadline) => {}
+                _ = changes.changed() => {}
+                _ = shutdown.cancelled() => {}
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// Extends the worker's leases, records progress, and names the jobs it must stop.
+    pub fn heartbeat(&self, worker: &str, jobs: &[JobProgress]) -> Result<Vec<u64>, Error> {
+        let mut cancel = Vec::new();
+        let mut record = Vec::new();
+        {
+            let mut st = self.lock();
+            self.touch(&mut st, worker);
+            let deadline = Instant::now() + self.lease_duration;
+            for p in jobs {
+                let ours = st
+                    .leases
+                    .get(&p.job_id)
+                    .is_some_and(|l| *l.worker == *worker);
+                let cancelled = st.batch(batch_seq(p.job_id)).cancelled;
+                if !ours || cancelled {
+                    cancel.push(p.job_id);
+                    continue;
+                }
+                if let Some(l) = st.leases.get_mut(&p.job_id) {
+                    l.deadline = deadline;
+                }
+                // a lower bound of 0 raises nothing: the record is not read (most held jobs
+                // are queued in the worker or are two-phase searches, which prove none)
+                if p.lower_bound > 0 {
+                    record.push(*p);
+                }
+            }
+        }
+        // persist proven lower bounds, so a re-leased job resumes from them
+        for p in record {
+            let Some(job) = self.store.job(p.job_id)? else {
+                continue;
+            };
+            // a worker's bound is a claim: at most what any position needs
+            let mode = self.batch_mode(batch_seq(p.job_id));
+            let known = job
+                .cube()
+                .and_then(|cube| known_length(&cube, &job.r().input, metric_of(&mode)));
+            let lower_bound = possible_bound(&mode, known, p.lower_bound);
+            if job.state() == JobState::Queued && lower_bound > job.r().lower_bound {
+                let mut new = job.clone();
+                new.r_mut().lower_bound = lower_bound;
+                new.r_mut().nodes = p.nodes;
+                self.store.cas_job(p.job_id, &job, &new)?;
+            }
+        }
+        Ok(cancel)
+    }
+
+    /// Hands jobs back unfinished, keeping their progress.
+    pub fn release(&self, worker: &str, jobs: &[JobProgress]) -> Result<u32, Error> {
+        let mut n = 0;
+        for p in jobs {
+            let ours = self
+                .lock()
+                .leases
+                .get(&p.job_id)
+                .is_some_and(|l| *l.worker == *worker);
+            if ours {
+                self.heartbeat(worker, std::slice::from_ref(p))?;
+                self.requeue(p.job_id, "released by worker")?;
+                n += 1;
+            }
+        }
+        self.store.flush()?;
+        Ok(n)
+    }
+
+    /// Returns every lease past its deadline to the queue, with the progress it reached.
+    pub fn expire_leases(&self) -> Result<usize, Error> {
+        let now = Instant::now();
+        let expired: Vec<u64> = {
+            let st = self.lock();
+            st.leases
+                .iter()
+                .filter(|(_, l)| l.deadline <= now)
+                .map(|(&id, _)| id)
+                .collect()
+        };
+        for &id in &expired {
+            self.requeue(id, "lease expired")?;
+            self.lock().counters.lease_expiries += 1;
+        }
+        Ok(expired.len())
+    }
+
+    /// Moves a leased job back to the queue (keeping its lower bound), or to `cancelled` when
+    /// its batch was cancelled. Does nothing when the job holds no lease (it was completed or
+    /// returned already), so it is safe to call twice.
+    fn requeue(&self, id: u64, why: &str) -> Result<(), Error> {
+        self.requeue_from(id, None, why)
+    }
+
+    /// Like [`Core::requeue`], but when `owner` is given only if the job is leased to that
+    /// worker: a worker whose lease was lost must not take the job from its new holder.
+    ///
+    /// A lease is memory only, so returning a job to the queue writes nothing; a cancelled
+    /// batch's job is stored as `cancelled` by compare-and-swap, retried while a concurrent
+    /// heartbeat changes the record.
+    pub(super) fn requeue_from(
+        &self,
+        id: u64,
+        owner: Option<&str>,
+        why: &str,
+    ) -> Result<(), Error> {
+        let mut st = self.lock();
+        match st.leases.get(&id) {
+            Some(l) if owner.is_none_or(|w| *l.worker == *w) => {}
+            _ => return Ok(()),
+        }
+        st.leases.remove(&id);
+        let b = st.batch(batch_seq(id));
+        let (cancelled, priority) = (b.cancelled, b.priority);
+        if cancelled {
+            loop {
+                let Some(job) = self.store.job(id)? else {
+                    break;
+                };
+                if job.state() != JobState::Queued {
+                    break; // completed concurrently: that completion counts it
+                }
+                if self.store.cas_job(id, &job, &job.cancelled())? {
+                    st.count(id, JobState::Leased, JobState::Cancelled);
+                    drop(st);
+                    Self::bump(&self.finished);
+                    return Ok(());
+                }
+            }
+        }
+        st.count(id, JobState::Leased, JobState::Queued);
+        st.queue.insert((Reverse(priority), id));
+        drop(st);
+        Self::bump(&self.queued);
+        tracing::debug!(job = id, why, "job returned to the queue");
+        Ok(())
+    }
+}

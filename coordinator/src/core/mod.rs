@@ -1,0 +1,185 @@
+//! The coordinator's logic, independent of gRPC: batches, the ready queue, leases, verified
+//! completions, deduplication and progress. Methods block on the store; the services call them
+//! from `spawn_blocking`.
+//!
+//! [`Core`] owns the state: the store, the in-memory `State` under one lock, the
+//! symmetry index, the signals and the followers. Each part of a job's life is an `impl Core`
+//! block in a file of its own:
+//!
+//! - `state`: the in-memory state (ready queue, leases, per-batch counters) and its helpers;
+//! - `recovery`: the rebuild of that state from the store at open;
+//! - `intake`: begin/end a submission, prepare and store chunks of lines (parsing, answers
+//!   from the store);
+//! - `dedup`: the symmetry index, and mapping a symmetric copy's answer back;
+//! - `leases`: lease, long-polling lease, heartbeat, release, expiry and requeueing;
+//! - `workers`: the worker registry and per-worker figures;
+//! - `completion`: verify and store results, rejections and failures, following a batch;
+//! - `cancel`: cancelling a batch;
+//! - `queries`: status, list, results, finished prefix, one job, lookup, counters.
+//!
+//! This file holds what the parts share: opening, the lock, the signals, compare-and-swap of
+//! job records, and the view of a record as clients see it.
+//!
+//! Invariants:
+//! - the store is the truth; the in-memory state (queue, leases, counters) is derived from
+//!   it and rebuilt at start-up;
+//! - a lease lives only in memory: a leased job's record stays `queued` in the store (so a
+//!   restart returns it to the queue without writing anything), and every reader of records
+//!   reports it as `leased` while the state's leases hold it;
+//! - a job's stored state changes only by a successful compare-and-swap of its record, and the
+//!   in-memory counters change only after that swap succeeded, so each job is counted in one
+//!   state;
+//! - submissions and completions are acknowledged only after a flush covering them;
+//! - the symmetry index names, for a position's class and a mode, a finished job holding a
+//!   reusable answer; it is memory only, rebuilt from the records at start-up, and every
+//!   candidate it names is checked against the record before use.
+
+mod cancel;
+mod completion;
+mod dedup;
+mod intake;
+mod leases;
+mod queries;
+mod recovery;
+mod state;
+#[cfg(test)]
+mod tests;
+mod workers;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
+
+use cubefleet_proto::{JobResult, Mode};
+use cubefleet_tables::FaceletCube;
+use prost::Message;
+
+pub use self::completion::MAX_REJECTIONS;
+use self::dedup::SymIndex;
+pub use self::intake::MAX_LINE_LEN;
+pub use self::leases::{Leased, MAX_LEASE_JOBS, MAX_LEASE_WAIT};
+pub use self::state::Counters;
+use self::state::State;
+pub use self::workers::WorkerInfo;
+use crate::error::Error;
+use crate::record::{line_index, BatchRecord, JobRecord};
+use crate::store::Store;
+
+/// The coordinator: a store and the state derived from it.
+pub struct Core {
+    /// The store: the truth.
+    store: Box<dyn Store>,
+    /// What is derived from the store, behind one lock ([`Core::lock`]).
+    state: Mutex<State>,
+    /// The symmetry index (memory only, rebuilt at open).
+    index: RwLock<SymIndex>,
+    /// How long a lease lasts without a heartbeat.
+    lease_duration: Duration,
+    /// Serialises submissions of the same batch (one writer per batch at a time).
+    submitting: Mutex<HashSet<String>>,
+    /// Bumped whenever jobs are queued (for long-polling leases); its value means nothing.
+    queued: tokio::sync::watch::Sender<u64>,
+    /// Bumped whenever jobs finish (for prompt progress streams); its value means nothing.
+    finished: tokio::sync::watch::Sender<u64>,
+    /// Followers of batches ([`Core::follow`]): a batch's sequence number and where its
+    /// results go as they finish.
+    followers: Mutex<Vec<(u32, Follower)>>,
+}
+
+/// Where [`Core::follow`] sends the results of a batch.
+type Follower = tokio::sync::mpsc::UnboundedSender<Vec<Box<JobResult>>>;
+
+impl Core {
+    /// Opens the sled store in `dir` and rebuilds the in-memory state from it.
+    pub fn open(dir: &std::path::Path, lease_duration: Duration) -> Result<Arc<Core>, Error> {
+        let store = crate::store::SledStore::open(dir)?;
+        let core = Core {
+            store: Box::new(store),
+            state: Mutex::new(State::default()),
+            index: RwLock::new(SymIndex::default()),
+            lease_duration,
+            submitting: Mutex::new(HashSet::new()),
+            queued: tokio::sync::watch::Sender::new(0),
+            finished: tokio::sync::watch::Sender::new(0),
+            followers: Mutex::new(Vec::new()),
+        };
+        core.rebuild()?;
+        Ok(Arc::new(core))
+    }
+
+    /// The state, locked (a poisoned lock is taken over: every change to the state is made
+    /// after the store write it follows, so a panic leaves no half-made change).
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A receiver that sees a change whenever jobs were queued after it last looked.
+    pub fn watch_queued(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.queued.subscribe()
+    }
+
+    /// A receiver that sees a change whenever jobs finished after it last looked.
+    pub fn watch_finished(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.finished.subscribe()
+    }
+
+    /// The stored record of the batch `batch_id` (NotFound when there is none).
+    fn batch_record(&self, batch_id: &str) -> Result<BatchRecord, Error> {
+        self.store
+            .batch(batch_id)?
+            .ok_or_else(|| Error::NotFound(format!("batch {batch_id}")))
+    }
+
+    /// Tells the subscribers of `signal` that something happened.
+    fn bump(signal: &tokio::sync::watch::Sender<u64>) {
+        signal.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// Stores each `(id, old, new)` by compare-and-swap ([`Store::cas_jobs`]: one write per
+    /// block of jobs) and returns the changes that were made.
+    fn swap_jobs(
+        &self,
+        changes: Vec<(u64, JobRecord, JobRecord)>,
+    ) -> Result<Vec<(u64, JobRecord, JobRecord)>, Error> {
+        let old: Vec<Vec<u8>> = changes.iter().map(|(_, o, _)| o.encode_to_vec()).collect();
+        let swaps: Vec<_> = changes
+            .iter()
+            .zip(&old)
+            .map(|((id, _, n), o)| (*id, o.as_slice(), n))
+            .collect();
+        let made = self.store.cas_jobs(&swaps)?;
+        Ok(changes
+            .into_iter()
+            .zip(made)
+            .filter_map(|(change, made)| made.then_some(change))
+            .collect())
+    }
+
+    /// The mode of the batch with sequence number `seq`. Takes the state lock: never call it
+    /// while holding that lock.
+    fn batch_mode(&self, seq: u32) -> Mode {
+        self.lock().mode(seq)
+    }
+
+    /// Flushes the store (shutdown).
+    pub fn flush(&self) -> Result<(), Error> {
+        self.store.flush()
+    }
+}
+
+/// Job `id`'s stored record as clients see it, but for [`State::overlay`]: with the fields the
+/// store leaves out, which the key and the canonical form give back (job id, line index, and
+/// when `facelets` the facelets), filled in. Needs no lock: the costly part of presenting a
+/// result (the facelets) is done here. Boxed as the record holds it, so it moves cheaply.
+fn view(id: u64, mut job: JobRecord, facelets: bool) -> Box<JobResult> {
+    let cube = (facelets && job.r().facelets.is_empty())
+        .then(|| job.cube())
+        .flatten();
+    let mut r = job.result.take().unwrap_or_default();
+    r.job_id = id;
+    r.index = line_index(id);
+    if let Some(cube) = cube {
+        r.facelets = FaceletCube::from_cubie(&cube).to_string();
+    }
+    r
+}

@@ -1,0 +1,198 @@
+//! Queries: a batch's progress and rate, the list of batches, results by page or as a
+//! finished prefix, one job, a lookup of any stored answer, and the counters since start.
+//! They read the store and overlay what only memory knows (leases, batch ids).
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use cubefleet_proto::{BatchStatus, JobResult, JobState, Mode};
+use cubefleet_tables::{parse_position, InputFormat};
+
+use super::dedup::map_result;
+use super::{view, Core, Counters};
+use crate::error::Error;
+use crate::mode::mode_key;
+use crate::record::{batch_seq, job_id, line_index, BatchRecord};
+
+impl Core {
+    /// A batch's progress.
+    pub fn status(&self, batch_id: &str) -> Result<BatchStatus, Error> {
+        let b = self.batch_record(batch_id)?;
+        Ok(self.status_of(&b))
+    }
+
+    /// The progress of batch `b`: counts from memory, and the rate over the last minute of
+    /// calls (each call adds a sample).
+    fn status_of(&self, b: &BatchRecord) -> BatchStatus {
+        let mut st = self.lock();
+        let m = st.batch(b.seq);
+        let finished = m.finished();
+        let now = Instant::now();
+        m.samples.push_back((now, finished));
+        while m
+            .samples
+            .front()
+            .is_some_and(|(t, _)| now.duration_since(*t) > Duration::from_secs(60))
+        {
+            m.samples.pop_front();
+        }
+        let rate = match m.samples.front() {
+            Some(&(t, f)) if now.duration_since(t) > Duration::from_millis(500) => {
+                (finished - f) as f64 / now.duration_since(t).as_secs_f64()
+            }
+            _ => 0.0,
+        };
+        let left = b.total.saturating_sub(finished);
+        BatchStatus {
+            batch_id: b.batch_id.clone(),
+            name: b.name.clone(),
+            mode: b.mode,
+            priority: b.priority,
+            total: b.total,
+            queued: m.counts[JobState::Queued as usize],
+            leased: m.counts[JobState::Leased as usize],
+            done: m.counts[JobState::Done as usize],
+            invalid: m.counts[JobState::Invalid as usize],
+            cancelled: m.counts[JobState::Cancelled as usize],
+            failed: m.counts[JobState::Failed as usize],
+            rate,
+            eta_seconds: if rate > 0.0 { left as f64 / rate } else { 0.0 },
+            length_histogram: m.histogram.clone(),
+            cancelled_batch: m.cancelled,
+            created_unix_ms: b.created_unix_ms,
+        }
+    }
+
+    /// All batches, oldest first.
+    pub fn list(&self) -> Result<Vec<BatchStatus>, Error> {
+        Ok(self
+            .store
+            .batches()?
+            .iter()
+            .map(|b| self.status_of(b))
+            .collect())
+    }
+
+    /// Results of a batch from line `from_index`, at most `limit`, optionally of one status;
+    /// with each position as facelets when `facelets` (the protocol's field; a caller that
+    /// does not show them saves computing them).
+    pub fn results(
+        &self,
+        batch_id: &str,
+        from_index: u64,
+        limit: usize,
+        status: &str,
+        facelets: bool,
+    ) -> Result<(Vec<JobResult>, u64), Error> {
+        let b = self.batch_record(batch_id)?;
+        let mut out = Vec::with_capacity(limit.min(4096));
+        let mut next = job_id(b.seq, from_index.min(b.total));
+        let end = job_id(b.seq, b.total);
+        while out.len() < limit && next < end {
+            let jobs = self
+                .store
+                .jobs_range(next, end, (limit - out.len()).min(4096))?;
+            let Some(&(last, _)) = jobs.last() else {
+                break;
+            };
+            let first = out.len();
+            for (id, j) in jobs {
+                if status.is_empty() || j.r().status == status {
+                    out.push(*view(id, j, facelets));
+                }
+            }
+            let st = self.lock();
+            for r in &mut out[first..] {
+                st.overlay(r);
+            }
+            drop(st);
+            next = last + 1;
+        }
+        Ok((out, line_index(next).min(b.total)))
+    }
+
+    /// The results of a batch from line `from_index` on, in line order, up to `limit` of them
+    /// and ending before its first unfinished line (invalid and cancelled lines count as
+    /// finished): what a writer of results in line order can write next while the batch runs.
+    /// Without the facelets and the batch id, which such a writer does not show.
+    pub fn finished_prefix(
+        &self,
+        batch_id: &str,
+        from_index: u64,
+        limit: usize,
+    ) -> Result<Vec<JobResult>, Error> {
+        let b = self.batch_record(batch_id)?;
+        let (from, end) = (
+            job_id(b.seq, from_index.min(b.total)),
+            job_id(b.seq, b.total),
+        );
+        let mut out = Vec::with_capacity(limit.min(4096));
+        if from < end && limit > 0 {
+            self.store.scan_jobs(from, end - 1, &mut |id, job| {
+                if !job.state().is_finished() {
+                    return false;
+                }
+                out.push(*view(id, job, false));
+                out.len() < limit
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// One job's result.
+    pub fn job(&self, id: u64) -> Result<JobResult, Error> {
+        let job = self
+            .store
+            .job(id)?
+            .ok_or_else(|| Error::NotFound(format!("job {id}")))?;
+        let mut r = *view(id, job, true);
+        self.lock().overlay(&mut r);
+        Ok(r)
+    }
+
+    /// A stored result for `position` from any batch and mode (proven-optimal ones first).
+    pub fn lookup(&self, position: &str) -> Result<Option<(JobResult, Mode)>, Error> {
+        let cube = parse_position(position, InputFormat::Auto)
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let canon = cube.canonical();
+        let mkeys: HashSet<Vec<u8>> = {
+            let st = self.lock();
+            st.batches
+                .values()
+                .map(|b| mode_key(&b.mode.unwrap_or_default()))
+                .collect()
+        };
+        let mkeys: Vec<Vec<u8>> = mkeys.into_iter().collect();
+        let mut best: Option<(JobResult, Mode)> = None;
+        for (id, job, stored) in self.indexed(&canon.cube.key(), &mkeys)? {
+            let mut base = *view(id, job, true);
+            self.lock().overlay(&mut base);
+            let Some(r) = map_result(base, &stored, &cube, &canon) else {
+                continue;
+            };
+            let better = best.as_ref().is_none_or(|(b, _)| r.optimal && !b.optimal);
+            if better {
+                best = Some((r, self.batch_mode(batch_seq(id))));
+            }
+        }
+        Ok(best)
+    }
+
+    /// Of the lines of batch `seq` stored so far: (invalid ones, ones answered from the store).
+    pub(crate) fn submitted_counts(&self, seq: u32) -> (u64, u64) {
+        let mut st = self.lock();
+        let b = st.batch(seq);
+        (b.counts[JobState::Invalid as usize], b.from_store)
+    }
+
+    /// Counters since start, and the number of queued jobs.
+    pub fn counters(&self) -> (Counters, usize) {
+        let st = self.lock();
+        (st.counters, st.queue.len())
+    }
+
+    /// Search times of the results accepted since start (histogram and recent mean).
+    pub fn solve_times(&self) -> crate::solve_times::SolveTimes {
+        self.lock().solve_times.clone()
+    }
+}

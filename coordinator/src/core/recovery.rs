@@ -1,0 +1,117 @@
+//! Recovery at open: the in-memory state (queue, counters, symmetry index) rebuilt from the
+//! store, which is the truth; unfinished jobs queued again, those of a cancelled batch
+//! cancelled, and batch line counts raised over chunks a crash left without their record.
+
+use std::cmp::Reverse;
+use std::collections::HashSet;
+
+use cubefleet_proto::JobState;
+
+use super::dedup::SymIndex;
+use super::state::{FastMap, State};
+use super::Core;
+use crate::error::Error;
+use crate::mode::mode_key;
+use crate::record::{batch_seq, line_index};
+
+impl Core {
+    /// Rebuilds queue and counters from the store; every unfinished job is queued.
+    pub(super) fn rebuild(&self) -> Result<(), Error> {
+        let mut st = State::default();
+        let batches = self.store.batches()?;
+        let mut priority = FastMap::default();
+        for b in &batches {
+            priority.insert(b.seq, b.priority);
+            let m = st.batch(b.seq);
+            m.id = b.batch_id.clone();
+            m.priority = b.priority;
+            m.mode = b.mode;
+            m.cancelled = b.cancelled;
+        }
+        let cancelled: HashSet<u32> = batches
+            .iter()
+            .filter(|b| b.cancelled)
+            .map(|b| b.seq)
+            .collect();
+        // queued jobs go back to the queue (leases are never stored; a record `leased` was
+        // written by an earlier version and is queued again); unfinished jobs of a cancelled
+        // batch (a cancellation cut short by a crash) become cancelled
+        let mut requeue = Vec::new();
+        // lines stored per batch (the highest index + 1)
+        let mut stored: FastMap<u32, u64> = FastMap::default();
+        let mkeys: FastMap<u32, Vec<u8>> = batches
+            .iter()
+            .map(|b| (b.seq, mode_key(&b.mode.unwrap_or_default())))
+            .collect();
+        let mut index = SymIndex::default();
+        self.store.for_each_job(&mut |id, job| {
+            let state = job.state();
+            let seq = batch_seq(id);
+            let lines = stored.entry(seq).or_default();
+            *lines = (*lines).max(line_index(id) + 1);
+            match state {
+                JobState::Queued | JobState::Leased if cancelled.contains(&seq) => {
+                    requeue.push((id, job.clone()))
+                }
+                JobState::Queued => {
+                    st.queue
+                        .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
+                }
+                JobState::Leased => requeue.push((id, job.clone())),
+                JobState::Done => {
+                    if let Some(mkey) = mkeys.get(&seq) {
+                        index.add(id, &job, mkey);
+                    }
+                }
+                _ => {}
+            }
+            st.record_length(id, job.r());
+            st.count(id, JobState::Unspecified, state);
+            if job.r().from_store {
+                st.batch(seq).from_store += 1;
+            }
+        })?;
+        // jobs of a chunk whose batch record was not written before a crash: count them, so
+        // that a resubmission continues after them instead of overwriting them
+        for b in &batches {
+            let lines = stored.get(&b.seq).copied().unwrap_or(0);
+            if lines > b.total {
+                let mut b = b.clone();
+                b.total = lines;
+                self.store.put_batch(&b)?;
+            }
+        }
+        let requeued = requeue.len();
+        let changes = requeue
+            .into_iter()
+            .map(|(id, job)| {
+                let new = if cancelled.contains(&batch_seq(id)) {
+                    job.cancelled()
+                } else {
+                    let mut new = job.clone();
+                    new.r_mut().state = JobState::Queued as i32;
+                    new
+                };
+                (id, job, new)
+            })
+            .collect();
+        for (id, job, new) in self.swap_jobs(changes)? {
+            st.count(id, job.state(), new.state());
+            if new.state() == JobState::Queued {
+                let seq = batch_seq(id);
+                st.queue
+                    .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
+            }
+        }
+        self.store.flush()?;
+        *self.index.write().unwrap_or_else(|e| e.into_inner()) = index;
+        tracing::info!(
+            batches = batches.len(),
+            queued = st.queue.len(),
+            requeued,
+            "store opened"
+        );
+        *self.lock() = st;
+        Ok(())
+    }
+}

@@ -1,0 +1,145 @@
+//! The in-memory state derived from the store, behind the core's one lock: the ready queue,
+//! the leases (memory only), per-batch counters, the worker registry's entries, rejections
+//! and the counters since start. Its helpers move a job's count between states; they never
+//! touch the store.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use cubefleet_proto::{JobResult, JobState, Mode};
+
+use super::WorkerInfo;
+use crate::record::batch_seq;
+
+/// A lease held by a worker.
+#[derive(Clone, Debug)]
+pub(super) struct Lease {
+    /// The worker's id (shared by all the jobs of one lease call).
+    pub(super) worker: Arc<str>,
+    /// When the lease ends unless a heartbeat extends it.
+    pub(super) deadline: Instant,
+}
+
+/// Per-batch counters.
+#[derive(Clone, Debug, Default)]
+pub(super) struct BatchMem {
+    /// The batch's id (its record's `batch_id`).
+    pub(super) id: String,
+    /// Its priority: higher is leased first.
+    pub(super) priority: i32,
+    /// The batch's search (a copy of the stored record's, which never changes).
+    pub(super) mode: Option<Mode>,
+    /// Jobs per state, indexed by `JobState as usize`.
+    pub(super) counts: [u64; 7],
+    /// Solutions per length: `histogram[n]` jobs were solved in `n` moves.
+    pub(super) histogram: Vec<u64>,
+    /// Whether the batch was cancelled (its unfinished jobs end cancelled).
+    pub(super) cancelled: bool,
+    /// Jobs answered from the store at submission.
+    pub(super) from_store: u64,
+    /// (time, finished) samples for the rate.
+    pub(super) samples: VecDeque<(Instant, u64)>,
+}
+
+impl BatchMem {
+    /// Its jobs in a final state (done, invalid, cancelled, failed).
+    pub(super) fn finished(&self) -> u64 {
+        self.counts[JobState::Done as usize]
+            + self.counts[JobState::Invalid as usize]
+            + self.counts[JobState::Cancelled as usize]
+            + self.counts[JobState::Failed as usize]
+    }
+}
+
+/// Counters since start, for metrics.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    /// Lines submitted.
+    pub submitted: u64,
+    /// Results accepted.
+    pub completed: u64,
+    /// Results refused by verification.
+    pub rejected: u64,
+    /// Leases that expired.
+    pub lease_expiries: u64,
+    /// Lines answered from the store at submission.
+    pub from_store: u64,
+}
+
+/// A hash map keyed by ids this process made or read (job ids, batch sequence numbers, worker
+/// ids): hashed with foldhash, which is several times cheaper than SipHash on such keys.
+pub(super) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// Everything derived from the store, behind one lock.
+#[derive(Default)]
+pub(super) struct State {
+    /// The ready queue: queued jobs not leased, as (priority reversed, job id), so the first
+    /// entry is the highest priority's oldest line.
+    pub(super) queue: BTreeSet<(Reverse<i32>, u64)>,
+    /// The leases by job id (memory only: a leased job's record stays `queued`).
+    pub(super) leases: FastMap<u64, Lease>,
+    /// Per-batch counters by batch sequence number.
+    pub(super) batches: FastMap<u32, BatchMem>,
+    /// The worker registry by worker id.
+    pub(super) workers: FastMap<String, WorkerInfo>,
+    /// Counters since start.
+    pub(super) counters: Counters,
+    /// The reasons each job's results were rejected so far (from its lease holders), until
+    /// it finishes; at [`MAX_REJECTIONS`] the job fails.
+    pub(super) rejections: FastMap<u64, Vec<String>>,
+    /// The number of the last worker registered (part of the next worker's id).
+    pub(super) next_worker: u64,
+    /// Search times of accepted results, for metrics and the queued-work estimate.
+    pub(super) solve_times: crate::solve_times::SolveTimes,
+}
+
+impl State {
+    /// The counters of batch `seq`, made empty when there were none.
+    pub(super) fn batch(&mut self, seq: u32) -> &mut BatchMem {
+        self.batches.entry(seq).or_default()
+    }
+
+    /// The mode of batch `seq` (the default mode for an unknown batch).
+    pub(super) fn mode(&self, seq: u32) -> Mode {
+        self.batches
+            .get(&seq)
+            .and_then(|b| b.mode)
+            .unwrap_or_default()
+    }
+
+    /// Fills in what only the coordinator's memory knows of a job's [`view`]: its batch's id,
+    /// and `leased` while a lease (memory only) holds it.
+    pub(super) fn overlay(&self, r: &mut JobResult) {
+        if let Some(b) = self.batches.get(&batch_seq(r.job_id)) {
+            r.batch_id.clone_from(&b.id);
+        }
+        if r.state == JobState::Queued as i32 && self.leases.contains_key(&r.job_id) {
+            r.state = JobState::Leased as i32;
+        }
+    }
+
+    /// Moves one job's count from state `from` to `to` (both may be Unspecified: none).
+    pub(super) fn count(&mut self, id: u64, from: JobState, to: JobState) {
+        let b = self.batch(batch_seq(id));
+        if from != JobState::Unspecified {
+            b.counts[from as usize] = b.counts[from as usize].saturating_sub(1);
+        }
+        if to != JobState::Unspecified {
+            b.counts[to as usize] += 1;
+        }
+    }
+
+    /// Counts a result's solution length in its batch's histogram (nothing without one).
+    pub(super) fn record_length(&mut self, id: u64, r: &JobResult) {
+        if r.has_length() {
+            let h = &mut self.batch(batch_seq(id)).histogram;
+            let n = r.length as usize;
+            if h.len() <= n {
+                h.resize(n + 1, 0);
+            }
+            h[n] += 1;
+        }
+    }
+}
