@@ -7,10 +7,12 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_coordinator::{Config, Core, HEALTH_SERVICE};
+mod common;
+
+use common::Server;
+use cubefleet_coordinator::{Config, HEALTH_SERVICE};
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     mode, submit_request, BatchRef, BatchSpec, BatchStatus, CompleteRequest, Completion,
@@ -21,75 +23,10 @@ use cubefleet_proto::{
 use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, MoveSeq};
 use tempfile::TempDir;
-use tokio::task::JoinHandle;
 use tokio_stream::StreamExt;
-use tokio_util::sync::CancellationToken;
 
 /// The solved cube as a facelet string.
 const SOLVED: &str = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
-
-/// A coordinator running in this process.
-struct Server {
-    url: String,
-    shutdown: CancellationToken,
-    handle: JoinHandle<Result<(), cubefleet_coordinator::Error>>,
-    /// The coordinator itself (for counters gRPC does not show).
-    core: Arc<Core>,
-}
-
-impl Server {
-    /// Starts a coordinator with `config` on a fresh loopback port.
-    async fn start(config: Config) -> Server {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        // a store just closed by a stopped server may take a moment to release its lock
-        let mut tries = 0;
-        let core = loop {
-            let (dir, lease) = (config.data_dir.clone(), config.lease);
-            match tokio::task::spawn_blocking(move || Core::open(&dir, lease))
-                .await
-                .unwrap()
-            {
-                Ok(core) => break core,
-                Err(e) if tries < 50 => {
-                    tries += 1;
-                    eprintln!("store not open yet: {e}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(e) => panic!("store does not open: {e}"),
-            }
-        };
-        let shutdown = CancellationToken::new();
-        let handle = tokio::spawn(cubefleet_coordinator::serve_core(
-            core.clone(),
-            config,
-            listener,
-            shutdown.clone(),
-        ));
-        Server {
-            url,
-            shutdown,
-            handle,
-            core,
-        }
-    }
-
-    /// A client without a token.
-    async fn client(&self) -> Client {
-        Client::connect(&self.url, None).await.unwrap()
-    }
-
-    /// Stops the server and waits until it has flushed the store and released it.
-    async fn stop(self) {
-        self.shutdown.cancel();
-        drop(self.core);
-        tokio::time::timeout(Duration::from_secs(20), self.handle)
-            .await
-            .expect("the server stops")
-            .unwrap()
-            .expect("the server stops cleanly");
-    }
-}
 
 /// A config for a store in `dir` with short leases.
 fn config(dir: &TempDir, lease: Duration) -> Config {

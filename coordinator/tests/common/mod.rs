@@ -1,0 +1,78 @@
+//! What the coordinator's integration tests share: a real coordinator serving gRPC on a
+//! loopback port of this process, over a real sled store.
+
+#![allow(dead_code, clippy::unwrap_used)] // each test binary uses its own subset
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cubefleet_coordinator::{Config, Core};
+use cubefleet_proto::client::Client;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// A coordinator running in this process.
+pub(crate) struct Server {
+    /// Its address, `http://127.0.0.1:PORT`.
+    pub(crate) url: String,
+    /// Cancelled to stop it.
+    shutdown: CancellationToken,
+    /// The serving task.
+    handle: JoinHandle<Result<(), cubefleet_coordinator::Error>>,
+    /// The coordinator itself (for counters gRPC does not show).
+    pub(crate) core: Arc<Core>,
+}
+
+impl Server {
+    /// Starts a coordinator with `config` on a fresh loopback port.
+    pub(crate) async fn start(config: Config) -> Server {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        // a store just closed by a stopped server may take a moment to release its lock
+        let mut tries = 0;
+        let core = loop {
+            let (dir, lease) = (config.data_dir.clone(), config.lease);
+            match tokio::task::spawn_blocking(move || Core::open(&dir, lease))
+                .await
+                .unwrap()
+            {
+                Ok(core) => break core,
+                Err(e) if tries < 50 => {
+                    tries += 1;
+                    eprintln!("store not open yet: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("store does not open: {e}"),
+            }
+        };
+        let shutdown = CancellationToken::new();
+        let handle = tokio::spawn(cubefleet_coordinator::serve_core(
+            core.clone(),
+            config,
+            listener,
+            shutdown.clone(),
+        ));
+        Server {
+            url,
+            shutdown,
+            handle,
+            core,
+        }
+    }
+
+    /// A client without a token.
+    pub(crate) async fn client(&self) -> Client {
+        Client::connect(&self.url, None).await.unwrap()
+    }
+
+    /// Stops the server and waits until it has flushed the store and released it.
+    pub(crate) async fn stop(self) {
+        self.shutdown.cancel();
+        drop(self.core);
+        tokio::time::timeout(Duration::from_secs(20), self.handle)
+            .await
+            .expect("the server stops")
+            .unwrap()
+            .expect("the server stops cleanly");
+    }
+}
