@@ -305,8 +305,9 @@ pub struct Core {
     followers: Mutex<Vec<(u32, Follower)>>,
 }
 
-/// Where [`Core::follow`] sends the results of a batch.
-type Follower = tokio::sync::mpsc::UnboundedSender<Vec<Box<JobResult>>>;
+/// Where [`Core::follow`] sends the results of a batch, one at a time: a bounded channel, so
+/// at most its capacity wait for a receiver that does not read.
+type Follower = tokio::sync::mpsc::Sender<Box<JobResult>>;
 
 /// `text` for an error message: its first 60 characters, and "..." when there were more.
 fn shortened(text: &str) -> String {
@@ -354,18 +355,23 @@ impl Core {
         self.finished.subscribe()
     }
 
-    /// The results of the batch `batch_id` as its jobs finish from now on, in groups (in no
-    /// particular order; without the facelets and the batch id), each once it is durable:
-    /// those of completions, and those of lines finished when they were stored (invalid, or
-    /// answered from the store). A job a cancellation finishes is not sent, nor one finished
-    /// before this call: those are read from the store. Sending ends when the receiver is
-    /// dropped.
+    /// The results of the batch `batch_id` as its jobs finish from now on (in no particular
+    /// order; without the facelets and the batch id), each once it is durable: those of
+    /// completions, and those of lines finished when they were stored (invalid, or answered
+    /// from the store). A job a cancellation finishes is not sent, nor one finished before this
+    /// call: those are read from the store. Sending ends when the receiver is dropped.
+    ///
+    /// At most `capacity` results (at least 1) wait in the channel: when a result finds it
+    /// full, the core stops sending to this receiver instead of waiting for it (the result and
+    /// all later ones are only in the store), and the receiver sees the channel end after the
+    /// results already in it. Memory held for a receiver that does not read stays bounded.
     pub fn follow(
         &self,
         batch_id: &str,
-    ) -> Result<tokio::sync::mpsc::UnboundedReceiver<Vec<Box<JobResult>>>, Error> {
+        capacity: usize,
+    ) -> Result<tokio::sync::mpsc::Receiver<Box<JobResult>>, Error> {
         let b = self.batch_record(batch_id)?;
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = tokio::sync::mpsc::channel(capacity.max(1));
         self.followers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -389,22 +395,26 @@ impl Core {
             .is_empty()
     }
 
-    /// Sends the finished jobs among `jobs` to the followers of their batches (all of one
-    /// batch, `seq`), moving them: without a follower nothing is converted.
+    /// Sends the finished jobs among `jobs` to the follower of their batch (all of one batch,
+    /// `seq`), moving them: without a follower nothing is converted. Never waits: a follower
+    /// whose channel is full is dropped (it reads the store from then on, see [`Core::follow`]).
     fn send_followers(&self, seq: u32, jobs: impl IntoIterator<Item = (u64, JobRecord)>) {
         let mut followers = self.followers.lock().unwrap_or_else(|e| e.into_inner());
         followers.retain(|(_, f)| !f.is_closed());
-        let Some(f) = followers.iter().find(|(s, _)| *s == seq).map(|(_, f)| f) else {
+        let Some(at) = followers.iter().position(|(s, _)| *s == seq) else {
             return;
         };
-        let finished: Vec<Box<JobResult>> = jobs
+        let finished = jobs
             .into_iter()
             .filter(|(_, j)| j.state().is_finished())
-            .map(|(id, j)| view(id, j, false))
-            .collect();
-        if !finished.is_empty() {
-            // a receiver dropped meanwhile is removed at the next send
-            let _ = f.send(finished);
+            .map(|(id, j)| view(id, j, false));
+        for result in finished {
+            // full, or (a receiver dropped meanwhile) closed: no more sending to it
+            if followers[at].1.try_send(result).is_err() {
+                tracing::debug!(seq, "a follower fell behind: it reads the store instead");
+                followers.swap_remove(at);
+                return;
+            }
         }
     }
 
@@ -1771,7 +1781,7 @@ mod tests {
             1
         );
         // begun now: the job finished before is not sent
-        let mut feed = core.follow("b").expect("follow");
+        let mut feed = core.follow("b", 16).expect("follow");
         assert!(feed.try_recv().is_err());
         // a line finished at submission (invalid) and a completion are sent, once durable
         let mut batch = core.store.batch("b").expect("read").expect("stored");
@@ -1782,11 +1792,8 @@ mod tests {
             .expect("prepare");
         core.store_chunk(&mut batch, jobs).expect("store");
         let invalid = feed.try_recv().expect("the invalid line");
-        assert_eq!(invalid.len(), 1);
-        assert_eq!(
-            (invalid[0].index, invalid[0].status.as_str()),
-            (2, "invalid")
-        );
+        assert_eq!((invalid.index, invalid.status.as_str()), (2, "invalid"));
+        assert!(feed.try_recv().is_err());
         let second = core.lease(&w, 1).expect("lease")[0].job_id;
         assert_eq!(
             core.complete(&w, &[solved(second, "F' R' U'")])
@@ -1795,8 +1802,7 @@ mod tests {
             1
         );
         let done = feed.try_recv().expect("the completion");
-        assert_eq!(done.len(), 1);
-        assert_eq!((done[0].index, done[0].solution.as_str()), (1, "F' R' U'"));
+        assert_eq!((done.index, done.solution.as_str()), (1, "F' R' U'"));
         // another batch's results are not
         let other = submit(&core, "other", &["D2 B L"]);
         let third = core.lease(&w, 1).expect("lease")[0].job_id;
@@ -1812,6 +1818,52 @@ mod tests {
         drop(feed);
         core.send_followers(before.seq, Vec::new());
         assert!(!core.followed());
+    }
+
+    /// A follower that does not read holds at most its channel's capacity: the result that
+    /// finds the channel full drops the follower (the core never waits for it, and sends it
+    /// nothing more), and the receiver sees the end after the results queued. Every result is
+    /// still in the store.
+    #[test]
+    fn a_follower_that_does_not_read_is_dropped_when_its_channel_is_full() {
+        const CAPACITY: usize = 3;
+        let (_dir, core, w) = fresh_core();
+        let b = submit(&core, "slow", &["R"]);
+        let mut feed = core.follow("slow", CAPACITY).expect("follow");
+        // many lines finished at once (invalid), never read by the follower
+        let mut batch = core.store.batch("slow").expect("read").expect("stored");
+        let more: Vec<String> = (0..100).map(|i| format!("not a cube {i}")).collect();
+        let jobs = core.prepare_chunk(&batch, 1, more).expect("prepare");
+        core.store_chunk(&mut batch, jobs).expect("store");
+        assert_eq!(feed.len(), CAPACITY);
+        assert!(
+            !core.followed(),
+            "the follower is dropped once its channel is full"
+        );
+        // a completion afterwards is not queued for it
+        let first = core.lease(&w, 1).expect("lease")[0].job_id;
+        assert_eq!(
+            core.complete(&w, &[solved(first, "R'")])
+                .expect("complete")
+                .0,
+            1
+        );
+        assert_eq!(feed.len(), CAPACITY);
+        let queued: Vec<u64> = std::iter::from_fn(|| feed.try_recv().ok())
+            .map(|r| r.index)
+            .collect();
+        assert_eq!(queued, [1, 2, 3]);
+        assert_eq!(
+            feed.try_recv(),
+            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected)
+        );
+        // and every result is in the store
+        assert_eq!(
+            core.finished_prefix("slow", 0, 1000).expect("read").len(),
+            101
+        );
+        assert_eq!(core.status("slow").expect("status").invalid, 100);
+        assert_eq!(b.seq, batch.seq);
     }
 
     #[test]
