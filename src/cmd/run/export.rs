@@ -39,6 +39,9 @@ impl Limits {
     };
 }
 
+/// The most results taken from the follower's channel at once (between two flushes).
+const RECEIVED: usize = 1024;
+
 /// Results that finished before some line ahead of them, by line index, waiting for their
 /// turn. Only results of lines `next..next + window` are kept (`next` the next line to
 /// write), so at most `window` results wait, however far ahead the others finish.
@@ -124,6 +127,8 @@ pub(super) async fn export_following(
     // true until the core stops sending
     let mut fed = true;
     let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
+    // the results taken from the feed at once (those already there, up to a page's worth)
+    let mut received = Vec::with_capacity(page_size.min(RECEIVED));
     // lines go out in order, so the next to write is line `w.written()`
     let mut waiting = Waiting::new(limits.waiting);
     // the line the last store read stopped at (then unfinished)
@@ -152,17 +157,17 @@ pub(super) async fn export_following(
         }
         w.flush()?;
         tokio::select! {
-            result = feed.recv(), if fed => match result {
-                Some(r) => {
-                    waiting.offer(next, r);
-                }
-                // the core stopped sending (the export fell behind): from now on the store,
-                // now and whenever jobs finish
-                None => {
+            n = feed.recv_many(&mut received, page_size.min(RECEIVED)), if fed => {
+                // none: the core stopped sending (the export fell behind); from now on the
+                // store, now and whenever jobs finish
+                if n == 0 {
                     fed = false;
                     read_at = None;
                 }
-            },
+                for r in received.drain(..) {
+                    waiting.offer(next, r);
+                }
+            }
             changed = finished.changed(), if !fed => match changed {
                 Ok(()) => read_at = None,
                 // the core is gone: what is stored is read below
