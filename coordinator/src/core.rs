@@ -1828,7 +1828,7 @@ mod tests {
     fn a_follower_that_does_not_read_is_dropped_when_its_channel_is_full() {
         const CAPACITY: usize = 3;
         let (_dir, core, w) = fresh_core();
-        let b = submit(&core, "slow", &["R"]);
+        submit(&core, "slow", &["R"]);
         let mut feed = core.follow("slow", CAPACITY).expect("follow");
         // many lines finished at once (invalid), never read by the follower
         let mut batch = core.store.batch("slow").expect("read").expect("stored");
@@ -1863,7 +1863,6 @@ mod tests {
             101
         );
         assert_eq!(core.status("slow").expect("status").invalid, 100);
-        assert_eq!(b.seq, batch.seq);
     }
 
     #[test]

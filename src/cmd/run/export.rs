@@ -242,12 +242,20 @@ mod tests {
         }
     }
 
-    /// Exports a batch whose first line is slow: the export begins while only line 0 is
-    /// stored (unfinished), then `fast` lines finish at once (invalid lines, finished as they
-    /// are stored), then line 0. Returns the line indexes written, in the order written.
-    async fn export_after_a_slow_first_line(limits: Limits, fast: u64) -> Vec<u64> {
+    /// Exports a batch whose first line is slow, with the core queueing at most `queued`
+    /// results for the export and the export keeping those of the next 5 lines (store pages
+    /// of 7): the export begins while only line 0 is stored (unfinished), then 300 lines
+    /// finish at once (invalid lines, finished as they are stored), then line 0. Checks that
+    /// every line is written once, in order, and that the export ends by itself.
+    async fn check_export_after_a_slow_first_line(queued: usize) {
         use cubefleet_coordinator::stream;
         use cubefleet_proto::{mode, BatchSpec, Completion, Mode, TwoPhase};
+        let limits = Limits {
+            queued,
+            waiting: 5,
+            page: 7,
+        };
+        let fast = 300;
         let dir = tempfile::tempdir().expect("temp dir");
         let core = Core::open(dir.path(), std::time::Duration::from_secs(30)).expect("open");
         let spec = BatchSpec {
@@ -300,37 +308,27 @@ mod tests {
             .expect("export");
         assert_eq!(written, lines.len() as u64);
         let text = String::from_utf8(out.0.lock().expect("output").clone()).expect("UTF-8");
-        text.lines()
+        let indexes: Vec<u64> = text
+            .lines()
             .map(|l| {
                 let v: serde_json::Value = serde_json::from_str(l).expect("JSON");
                 v["index"].as_u64().expect("index")
             })
-            .collect()
+            .collect();
+        assert_eq!(indexes, (0..=fast).collect::<Vec<u64>>());
     }
 
     /// Results too far ahead of the next line are not kept but read back from the store:
     /// every line is still written once, in order.
     #[tokio::test]
     async fn results_too_far_ahead_are_read_back_from_the_store() {
-        let limits = Limits {
-            queued: 100_000,
-            waiting: 5,
-            page: 7,
-        };
-        let indexes = export_after_a_slow_first_line(limits, 300).await;
-        assert_eq!(indexes, (0..=300).collect::<Vec<u64>>());
+        check_export_after_a_slow_first_line(100_000).await;
     }
 
     /// When the core stops sending (the export's channel full), the export goes on from the
     /// store, woken as jobs finish: every line is still written once, in order.
     #[tokio::test]
     async fn an_export_the_core_stopped_sending_to_goes_on_from_the_store() {
-        let limits = Limits {
-            queued: 3,
-            waiting: 5,
-            page: 7,
-        };
-        let indexes = export_after_a_slow_first_line(limits, 300).await;
-        assert_eq!(indexes, (0..=300).collect::<Vec<u64>>());
+        check_export_after_a_slow_first_line(3).await;
     }
 }
