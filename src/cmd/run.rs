@@ -3,11 +3,10 @@
 //! same code as its gRPC service: the file is submitted with [`stream::submit`] and watched
 //! with [`stream::watch`], and the worker runtime, the same as `cubefleet worker`'s, leases and
 //! reports through [`LocalCoordinator`]. No position is formatted and parsed again, no protocol
-//! message is framed. Results are written in line order as they finish ([`export_following`]),
+//! message is framed. Results are written in line order as they finish, in bounded memory ([`export`]),
 //! not all at the end. The batch id is derived from the file's contents and the mode, so
 //! running the same file again resumes from the store instead of starting over.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cubefleet_coordinator::{stream, Core};
-use cubefleet_proto::{BatchSpec, JobResult};
+use cubefleet_proto::BatchSpec;
 use cubefleet_worker::pool::{Finished, Job};
 use cubefleet_worker::remote::{completion_with_moves, leased_job, mode_to_proto, progress_list};
 use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
@@ -23,9 +22,12 @@ use cubefleet_worker::search::Progress;
 use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{content_hash, read_chunks, show_progress, ResultsFormat, ResultsWriter};
+use super::client::{content_hash, read_chunks, show_progress};
 use super::connect::{runtime, shutdown_signal};
 use super::{ModeArgs, TablesArgs};
+
+mod export;
+use export::{export_following, Limits};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
@@ -104,91 +106,6 @@ impl Coordinator for LocalCoordinator {
         self.blocking(move |c, w| c.release(w, &jobs)).await?;
         Ok(())
     }
-}
-
-/// Writes every result of the batch as JSON lines in line order while the batch runs, as they
-/// finish (without the facelets, which the lines do not show). Returns the number written once
-/// all `total` are.
-///
-/// The results come from the core as they finish ([`Core::follow`], which moves them out of
-/// the completions, so they are not read back from the store), and wait in a reorder buffer
-/// until every line before them is written. A line the follower will not send (finished before
-/// it began: at submission, in an earlier run, or by a cancellation) is read from the store,
-/// once per line it stops at: it started to follow before that read, so a line the read finds
-/// unfinished comes from the follower when it finishes. Once `all_finished` is cancelled
-/// (every job of the batch finished), the rest is read from the store at once. Store reads run
-/// off the async threads; what was written is flushed whenever the export waits.
-async fn export_following(
-    core: Arc<Core>,
-    batch: String,
-    total: u64,
-    out: Box<dyn Write + Send>,
-    all_finished: CancellationToken,
-) -> anyhow::Result<u64> {
-    const PAGE: usize = 4096;
-    // the finished results from line `from` on, up to the first unfinished one (PAGE at most)
-    let read = |from: u64| {
-        let (core, batch) = (core.clone(), batch.clone());
-        async move {
-            tokio::task::spawn_blocking(move || core.finished_prefix(&batch, from, PAGE)).await?
-        }
-    };
-    let mut feed = core.follow(&batch)?;
-    let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
-    // lines go out in order, so the next to write is line `w.written()`; results that
-    // arrived before the lines ahead of them wait here, by line index
-    let mut waiting: BTreeMap<u64, Box<JobResult>> = BTreeMap::new();
-    let (mut read_at, mut fed) = (None, true);
-    while w.written() < total {
-        while let Some(r) = waiting.remove(&w.written()) {
-            w.write(*r)?;
-        }
-        // the line is not among the results sent: read the store from it, once per line the
-        // export stops at (a page short of PAGE ends at a line then unfinished, which the
-        // follower sends when it finishes)
-        let next = w.written();
-        if next < total && read_at != Some(next) {
-            let page = read(next).await?;
-            let full = page.len() == PAGE;
-            for r in page {
-                w.write(r)?;
-            }
-            waiting = waiting.split_off(&w.written());
-            if full {
-                continue;
-            }
-            read_at = Some(w.written());
-        }
-        if w.written() >= total {
-            break;
-        }
-        w.flush()?;
-        tokio::select! {
-            results = feed.recv(), if fed => match results {
-                Some(results) => {
-                    let next = w.written();
-                    for r in results.into_iter().filter(|r| r.index >= next) {
-                        waiting.insert(r.index, r);
-                    }
-                }
-                // the core stopped sending: the rest comes from the store at the end
-                None => fed = false,
-            },
-            _ = all_finished.cancelled() => break,
-        }
-    }
-    // every job finished: the rest is in the store
-    while w.written() < total {
-        let page = read(w.written()).await?;
-        if page.is_empty() {
-            let next = w.written();
-            anyhow::bail!("line {next} of the batch has no result after all jobs finished");
-        }
-        for r in page {
-            w.write(r)?;
-        }
-    }
-    w.finish()
 }
 
 /// A batch id naming this file's contents and mode: the same lines and mode give the same id,
@@ -288,6 +205,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             submitted.total,
             out,
             all_finished.clone(),
+            Limits::RUN,
         ));
         let progress = stream::watch(core.clone(), id.clone(), stopping.clone()).await?;
         let interrupted = tokio::select! {

@@ -313,18 +313,23 @@ impl Core {
         }
     }
 
-    /// The results of the batch `batch_id` as its jobs finish from now on, in groups (in no
-    /// particular order; without the facelets and the batch id), each once it is durable:
-    /// those of completions, and those of lines finished when they were stored (invalid, or
-    /// answered from the store). A job a cancellation finishes is not sent, nor one finished
-    /// before this call: those are read from the store. Sending ends when the receiver is
-    /// dropped.
+    /// The results of the batch `batch_id` as its jobs finish from now on (in no particular
+    /// order; without the facelets and the batch id), each once it is durable: those of
+    /// completions, and those of lines finished when they were stored (invalid, or answered
+    /// from the store). A job a cancellation finishes is not sent, nor one finished before this
+    /// call: those are read from the store. Sending ends when the receiver is dropped.
+    ///
+    /// At most `capacity` results (at least 1) wait in the channel: when a result finds it
+    /// full, the core stops sending to this receiver instead of waiting for it (the result and
+    /// all later ones are only in the store), and the receiver sees the channel end after the
+    /// results already in it. Memory held for a receiver that does not read stays bounded.
     pub fn follow(
         &self,
         batch_id: &str,
-    ) -> Result<tokio::sync::mpsc::UnboundedReceiver<Vec<Box<JobResult>>>, Error> {
+        capacity: usize,
+    ) -> Result<tokio::sync::mpsc::Receiver<Box<JobResult>>, Error> {
         let b = self.batch_record(batch_id)?;
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = tokio::sync::mpsc::channel(capacity.max(1));
         self.followers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -341,8 +346,9 @@ impl Core {
             .is_empty()
     }
 
-    /// Sends the finished jobs among `jobs` to the followers of their batches (all of one
-    /// batch, `seq`), moving them: without a follower nothing is converted.
+    /// Sends the finished jobs among `jobs` to the follower of their batch (all of one batch,
+    /// `seq`), moving them: without a follower nothing is converted. Never waits: a follower
+    /// whose channel is full is dropped (it reads the store from then on, see [`Core::follow`]).
     pub(super) fn send_followers(
         &self,
         seq: u32,
@@ -350,17 +356,20 @@ impl Core {
     ) {
         let mut followers = self.followers.lock().unwrap_or_else(|e| e.into_inner());
         followers.retain(|(_, f)| !f.is_closed());
-        let Some(f) = followers.iter().find(|(s, _)| *s == seq).map(|(_, f)| f) else {
+        let Some(at) = followers.iter().position(|(s, _)| *s == seq) else {
             return;
         };
-        let finished: Vec<Box<JobResult>> = jobs
+        let finished = jobs
             .into_iter()
             .filter(|(_, j)| j.state().is_finished())
-            .map(|(id, j)| view(id, j, false))
-            .collect();
-        if !finished.is_empty() {
-            // a receiver dropped meanwhile is removed at the next send
-            let _ = f.send(finished);
+            .map(|(id, j)| view(id, j, false));
+        for result in finished {
+            // full, or (a receiver dropped meanwhile) closed: no more sending to it
+            if followers[at].1.try_send(result).is_err() {
+                tracing::debug!(seq, "a follower fell behind: it reads the store instead");
+                followers.swap_remove(at);
+                return;
+            }
         }
     }
 }

@@ -86,8 +86,9 @@ pub struct Core {
     followers: Mutex<Vec<(u32, Follower)>>,
 }
 
-/// Where [`Core::follow`] sends the results of a batch.
-type Follower = tokio::sync::mpsc::UnboundedSender<Vec<Box<JobResult>>>;
+/// Where [`Core::follow`] sends the results of a batch, one at a time: a bounded channel, so
+/// at most its capacity wait for a receiver that does not read.
+type Follower = tokio::sync::mpsc::Sender<Box<JobResult>>;
 
 impl Core {
     /// Opens the sled store in `dir` and rebuilds the in-memory state from it.

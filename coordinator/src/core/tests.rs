@@ -118,7 +118,7 @@ fn a_follower_gets_the_results_that_finish_after_it_began() {
         1
     );
     // begun now: the job finished before is not sent
-    let mut feed = core.follow("b").expect("follow");
+    let mut feed = core.follow("b", 16).expect("follow");
     assert!(feed.try_recv().is_err());
     // a line finished at submission (invalid) and a completion are sent, once durable
     let mut batch = core.store.batch("b").expect("read").expect("stored");
@@ -129,11 +129,8 @@ fn a_follower_gets_the_results_that_finish_after_it_began() {
         .expect("prepare");
     core.store_chunk(&mut batch, jobs).expect("store");
     let invalid = feed.try_recv().expect("the invalid line");
-    assert_eq!(invalid.len(), 1);
-    assert_eq!(
-        (invalid[0].index, invalid[0].status.as_str()),
-        (2, "invalid")
-    );
+    assert_eq!((invalid.index, invalid.status.as_str()), (2, "invalid"));
+    assert!(feed.try_recv().is_err());
     let second = core.lease(&w, 1).expect("lease")[0].job_id;
     assert_eq!(
         core.complete(&w, &[solved(second, "F' R' U'")])
@@ -142,8 +139,7 @@ fn a_follower_gets_the_results_that_finish_after_it_began() {
         1
     );
     let done = feed.try_recv().expect("the completion");
-    assert_eq!(done.len(), 1);
-    assert_eq!((done[0].index, done[0].solution.as_str()), (1, "F' R' U'"));
+    assert_eq!((done.index, done.solution.as_str()), (1, "F' R' U'"));
     // another batch's results are not
     let other = submit(&core, "other", &["D2 B L"]);
     let third = core.lease(&w, 1).expect("lease")[0].job_id;
@@ -215,4 +211,49 @@ fn blank_and_comment_lines_are_skipped_in_place_and_long_lines_invalid() {
     lines.sort_unstable();
     assert_eq!(lines, [1, 5]);
     assert_eq!(batch.total, 6);
+}
+
+/// A follower that does not read holds at most its channel's capacity: the result that
+/// finds the channel full drops the follower (the core never waits for it, and sends it
+/// nothing more), and the receiver sees the end after the results queued. Every result is
+/// still in the store.
+#[test]
+fn a_follower_that_does_not_read_is_dropped_when_its_channel_is_full() {
+    const CAPACITY: usize = 3;
+    let (_dir, core, w) = fresh_core();
+    submit(&core, "slow", &["R"]);
+    let mut feed = core.follow("slow", CAPACITY).expect("follow");
+    // many lines finished at once (invalid), never read by the follower
+    let mut batch = core.store.batch("slow").expect("read").expect("stored");
+    let more: Vec<String> = (0..100).map(|i| format!("not a cube {i}")).collect();
+    let jobs = core.prepare_chunk(&batch, 1, more).expect("prepare");
+    core.store_chunk(&mut batch, jobs).expect("store");
+    assert_eq!(feed.len(), CAPACITY);
+    assert!(
+        !core.followed(),
+        "the follower is dropped once its channel is full"
+    );
+    // a completion afterwards is not queued for it
+    let first = core.lease(&w, 1).expect("lease")[0].job_id;
+    assert_eq!(
+        core.complete(&w, &[solved(first, "R'")])
+            .expect("complete")
+            .0,
+        1
+    );
+    assert_eq!(feed.len(), CAPACITY);
+    let queued: Vec<u64> = std::iter::from_fn(|| feed.try_recv().ok())
+        .map(|r| r.index)
+        .collect();
+    assert_eq!(queued, [1, 2, 3]);
+    assert_eq!(
+        feed.try_recv(),
+        Err(tokio::sync::mpsc::error::TryRecvError::Disconnected)
+    );
+    // and every result is in the store
+    assert_eq!(
+        core.finished_prefix("slow", 0, 1000).expect("read").len(),
+        101
+    );
+    assert_eq!(core.status("slow").expect("status").invalid, 100);
 }
