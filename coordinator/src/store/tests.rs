@@ -1,0 +1,438 @@
+//! The store's unit tests: blocks, swaps, reopens, batch numbers and format versions.
+
+use super::*;
+use crate::record::job_id;
+use cubefleet_proto::{JobResult, JobState};
+
+fn record(input: &str, state: JobState) -> JobRecord {
+    JobRecord {
+        result: Some(Box::new(JobResult {
+            input: input.into(),
+            state: state as i32,
+            ..JobResult::default()
+        })),
+        canonical: Vec::new(),
+        sym: 0,
+    }
+}
+
+/// The jobs with ids `ids`, read and decoded.
+fn read(store: &SledStore, ids: &[u64]) -> Vec<Option<JobRecord>> {
+    store
+        .jobs_encoded(ids)
+        .expect("read")
+        .iter()
+        .map(|j| {
+            j.as_ref()
+                .map(|b| JobRecord::decode(&b[..]).expect("decodes"))
+        })
+        .collect()
+}
+
+fn input(j: &Option<JobRecord>) -> Option<&str> {
+    j.as_ref().map(|j| j.r().input.as_str())
+}
+
+/// Lines 0..150 of batch 1 (three blocks) and lines 0..10 of batch 2.
+fn filled() -> (tempfile::TempDir, SledStore) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SledStore::open(dir.path()).expect("open");
+    let first: Vec<_> = (0..150)
+        .map(|i| (job_id(1, i), record(&format!("a{i}"), JobState::Queued)))
+        .collect();
+    store.insert_jobs(&first[..100]).expect("insert");
+    store.insert_jobs(&first[100..]).expect("insert");
+    let second: Vec<_> = (0..10)
+        .map(|i| (job_id(2, i), record(&format!("b{i}"), JobState::Queued)))
+        .collect();
+    store.insert_jobs(&second).expect("insert");
+    (dir, store)
+}
+
+#[test]
+fn blocks_read_back_by_id_run_range_and_scan() {
+    let (_dir, store) = filled();
+    assert_eq!(store.blocks.len(), 2 + 1 + 1, "64 + 36, 50, 10 jobs");
+    assert_eq!(input(&store.job(job_id(1, 77)).expect("read")), Some("a77"));
+    assert!(store.job(job_id(1, 150)).expect("read").is_none());
+    assert!(store.job(job_id(3, 0)).expect("read").is_none());
+    // a run across block boundaries and past the batch's end
+    let ids: Vec<u64> = (60..160).map(|i| job_id(1, i)).collect();
+    let got = read(&store, &ids);
+    assert_eq!(got.len(), 100);
+    for (i, j) in (60..160).zip(&got) {
+        let want = format!("a{i}");
+        assert_eq!(input(j), (i < 150).then_some(want.as_str()));
+    }
+    let range = store
+        .jobs_range(job_id(1, 140), job_id(2, 5), 100)
+        .expect("range");
+    let ids: Vec<u64> = range.iter().map(|(id, _)| *id).collect();
+    let want: Vec<u64> = (140..150)
+        .map(|i| job_id(1, i))
+        .chain((0..5).map(|i| job_id(2, i)))
+        .collect();
+    assert_eq!(ids, want);
+    assert_eq!(
+        store
+            .jobs_range(job_id(1, 0), job_id(3, 0), 7)
+            .expect("range")
+            .len(),
+        7
+    );
+    let mut all = Vec::new();
+    store
+        .for_each_job(&mut |id, j| all.push((id, j.r().input.clone())))
+        .expect("scan");
+    assert_eq!(all.len(), 160);
+    assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
+}
+
+#[test]
+fn a_changed_job_reads_as_changed_everywhere_and_swaps_are_exclusive() {
+    let (dir, store) = filled();
+    let id = job_id(1, 64);
+    let old = store.job(id).expect("read").expect("stored");
+    let done = record("a64", JobState::Done);
+    assert!(store.cas_job(id, &old, &done).expect("cas"));
+    // a second writer that read the block's copy loses
+    let other = record("a64", JobState::Cancelled);
+    assert!(!store.cas_job(id, &old, &other).expect("cas"));
+    let state = |j: &Option<JobRecord>| j.as_ref().map(JobRecord::state);
+    assert_eq!(state(&store.job(id).expect("read")), Some(JobState::Done));
+    let run = read(&store, &[id - 1, id, id + 1]);
+    assert_eq!(
+        run.iter().map(state).collect::<Vec<_>>(),
+        [
+            Some(JobState::Queued),
+            Some(JobState::Done),
+            Some(JobState::Queued)
+        ]
+    );
+    let mut seen = None;
+    store
+        .for_each_job(&mut |i, j| {
+            if i == id {
+                seen = Some(j.state());
+            }
+        })
+        .expect("scan");
+    assert_eq!(seen, Some(JobState::Done));
+    // the job's own record changes by swap from itself
+    assert!(store.cas_job(id, &done, &other).expect("cas"));
+    store.flush().expect("flush");
+    drop(store);
+    let store = SledStore::open(dir.path()).expect("reopen");
+    assert_eq!(
+        state(&store.job(id).expect("read")),
+        Some(JobState::Cancelled)
+    );
+    assert_eq!(
+        store
+            .jobs_range(0, u64::MAX, usize::MAX)
+            .expect("range")
+            .len(),
+        160
+    );
+}
+
+#[test]
+fn a_group_of_swaps_makes_each_change_on_its_own() {
+    let (_dir, store) = filled();
+    let ids = [job_id(1, 3), job_id(1, 63), job_id(1, 64), job_id(1, 120)];
+    let old: Vec<JobRecord> = ids
+        .iter()
+        .map(|&id| store.job(id).expect("read").expect("stored"))
+        .collect();
+    // job 120 changed meanwhile, in a block whose other change goes on
+    let meanwhile = record("a120", JobState::Cancelled);
+    assert!(store.cas_job(ids[3], &old[3], &meanwhile).expect("cas"));
+    // job 64 still has a record of its own, as an earlier version wrote a first change
+    let own = record("a64 own", JobState::Queued);
+    store
+        .jobs
+        .insert(ids[2].to_be_bytes(), own.encode_to_vec())
+        .expect("insert");
+    let done: Vec<JobRecord> = (0..4)
+        .map(|i| record(&format!("done {i}"), JobState::Done))
+        .collect();
+    let olds = [&old[0], &old[1], &own, &old[3]].map(|o| o.encode_to_vec());
+    let changes: Vec<(u64, &[u8], &JobRecord)> = (0..4)
+        .rev()
+        .map(|i| (ids[i], olds[i].as_slice(), &done[i]))
+        .collect();
+    let made = store.cas_jobs(&changes).expect("cas");
+    assert_eq!(made, [false, true, true, true], "in the order given");
+    let now: Vec<Option<String>> = read(&store, &ids)
+        .iter()
+        .map(|j| input(j).map(str::to_string))
+        .collect();
+    assert_eq!(
+        now,
+        [
+            Some("done 0".into()),
+            Some("done 1".into()),
+            Some("done 2".into()),
+            Some("a120".into())
+        ]
+    );
+    // the block's copy of job 64 is untouched: its own record holds the change
+    let block = store.blocks.get(job_id(1, 64).to_be_bytes()).expect("get");
+    let block = block.expect("block");
+    let copy = Block::parse(&block)
+        .expect("parse")
+        .record(0)
+        .expect("job 64");
+    assert_eq!(JobRecord::decode(copy).expect("decode").r().input, "a64");
+    // the neighbours in the rewritten blocks are as they were
+    assert_eq!(input(&store.job(job_id(1, 4)).expect("read")), Some("a4"));
+    assert_eq!(
+        input(&store.job(job_id(1, 121)).expect("read")),
+        Some("a121")
+    );
+}
+
+#[test]
+fn concurrent_changes_of_one_block_all_land() {
+    let (_dir, store) = filled();
+    let store = std::sync::Arc::new(store);
+    let writers: Vec<_> = (0..4u64)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                // each writer changes its own 16 jobs of the first block, one at a time
+                for i in (0..16).map(|k| t * 16 + k) {
+                    let id = job_id(1, i);
+                    let old = store.job(id).expect("read").expect("stored");
+                    let new = record(&format!("w{t} {i}"), JobState::Done);
+                    assert!(store.cas_job(id, &old, &new).expect("cas"));
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().expect("writer");
+    }
+    for i in 0..64 {
+        let want = format!("w{} {i}", i / 16);
+        assert_eq!(
+            input(&store.job(job_id(1, i)).expect("read")),
+            Some(want.as_str())
+        );
+    }
+}
+
+#[test]
+fn jobs_stored_one_key_each_by_earlier_versions_read_the_same() {
+    let (_dir, store) = filled();
+    // an earlier version's store: every job under its own key, no block
+    let id = job_id(5, 3);
+    let old = record("old", JobState::Queued);
+    store
+        .jobs
+        .insert(id.to_be_bytes(), old.encode_to_vec())
+        .expect("insert");
+    assert_eq!(input(&store.job(id).expect("read")), Some("old"));
+    let got = read(&store, &[id - 1, id, id + 1]);
+    assert_eq!(
+        got.iter().map(input).collect::<Vec<_>>(),
+        [None, Some("old"), None]
+    );
+    let done = record("old", JobState::Done);
+    assert!(store.cas_job(id, &old, &done).expect("cas"));
+    let mut n = 0;
+    store.for_each_job(&mut |_, _| n += 1).expect("scan");
+    assert_eq!(n, 161);
+}
+
+/// A record with a field this version retired (tag 2, an earlier version's lease holder)
+/// changes by swap from its decoded copy, which has dropped that field, and not from a
+/// record it is not.
+#[test]
+fn a_record_with_retired_fields_changes_from_its_decoded_copy() {
+    let (_dir, store) = filled();
+    let id = job_id(5, 9);
+    let mut leased = record("leased", JobState::Leased).encode_to_vec();
+    leased.extend_from_slice(&[2 << 3 | 2, 2, b'w', b'1']);
+    store.jobs.insert(id.to_be_bytes(), leased).expect("insert");
+    let read_back = store.job(id).expect("read").expect("stored");
+    assert_eq!(read_back.r().input, "leased");
+    let queued = record("leased", JobState::Queued);
+    assert!(!store
+        .cas_job(id, &record("other", JobState::Leased), &queued)
+        .expect("cas"));
+    assert!(store.cas_job(id, &read_back, &queued).expect("cas"));
+    assert_eq!(
+        store.job(id).expect("read").map(|j| j.state()),
+        Some(JobState::Queued)
+    );
+}
+
+/// A batch record as the caller gives it to [`Store::create_batch`] (number not set).
+fn batch(id: &str) -> BatchRecord {
+    BatchRecord {
+        batch_id: id.into(),
+        ..BatchRecord::default()
+    }
+}
+
+/// The store's format version key, read with sled directly.
+fn version_in(dir: &Path) -> Option<u32> {
+    let db = sled::open(dir).expect("open");
+    let meta = db.open_tree("meta").expect("tree");
+    let v = meta.get(VERSION_KEY).expect("get")?;
+    Some(be_u32(&v, "version").expect("4 bytes"))
+}
+
+/// What an earlier version (format 1) wrote: batch records numbered `seqs` (by sled's id
+/// generator) with two jobs each in one block, and no `meta` tree entries.
+fn old_store(seqs: &[u32]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = sled::open(dir.path()).expect("open");
+    let batches = db.open_tree("batches").expect("tree");
+    let blocks = db.open_tree("job_blocks").expect("tree");
+    for (k, &seq) in seqs.iter().enumerate() {
+        let b = BatchRecord {
+            batch_id: format!("old{k}"),
+            seq,
+            total: 2,
+            ..BatchRecord::default()
+        };
+        batches
+            .insert(b.batch_id.as_bytes(), b.encode_to_vec())
+            .expect("insert");
+        // the old key: (seq as u64) << 40, whatever bits fall off
+        let first = u64::from(seq) << 40;
+        let jobs: Vec<(u64, JobRecord)> = (0..2)
+            .map(|i| (first + i, record(&format!("old{k} {i}"), JobState::Queued)))
+            .collect();
+        blocks
+            .insert(first.to_be_bytes(), Block::encode(&jobs))
+            .expect("insert");
+    }
+    db.flush().expect("flush");
+    dir
+}
+
+/// Batch numbers are dense and survive reopening: no jump, no reuse (sled's id generator,
+/// used before, jumped by about a million at every reopen).
+#[test]
+fn batch_numbers_are_dense_across_reopens() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut seqs = Vec::new();
+    for round in 0..30 {
+        let store = SledStore::open(dir.path()).expect("open");
+        for k in 0..2 {
+            let b = store
+                .create_batch(&batch(&format!("r{round} {k}")))
+                .expect("create");
+            seqs.push(b.seq);
+            assert_eq!(store.batch(&b.batch_id).expect("read"), Some(b));
+        }
+    }
+    assert_eq!(seqs, (1..=60).collect::<Vec<u32>>());
+    assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
+}
+
+/// The last batch number is handed out; past it a batch is refused, never wrapped.
+#[test]
+fn a_batch_past_the_last_number_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = SledStore::open(dir.path()).expect("open");
+    store
+        .meta
+        .insert(NEXT_SEQ_KEY, &(MAX_BATCH_SEQ - 1).to_be_bytes())
+        .expect("insert");
+    assert_eq!(
+        store.create_batch(&batch("a")).expect("a").seq,
+        MAX_BATCH_SEQ - 1
+    );
+    assert_eq!(
+        store.create_batch(&batch("b")).expect("b").seq,
+        MAX_BATCH_SEQ
+    );
+    let e = store.create_batch(&batch("c")).expect_err("past the last");
+    assert!(matches!(e, Error::Full(_)), "{e}");
+    assert!(e.to_string().contains("another --data directory"), "{e}");
+    assert!(store.batch("c").expect("read").is_none());
+    assert_eq!(store.batches().expect("list").len(), 2);
+}
+
+/// A store of format 1 whose batch numbers are distinct and below 2^24 is migrated: its
+/// jobs read as before, the version is written, and new batches number on after its
+/// highest.
+#[test]
+fn an_earlier_store_with_safe_numbers_is_migrated() {
+    let dir = old_store(&[1, 1_000_002, 2_000_003]);
+    assert_eq!(version_in(dir.path()), None);
+    let store = SledStore::open(dir.path()).expect("migrated");
+    let b = store.create_batch(&batch("new")).expect("create");
+    assert_eq!(b.seq, 2_000_004);
+    assert_eq!(
+        input(&store.job(job_id(1_000_002, 1)).expect("read")),
+        Some("old1 1")
+    );
+    drop(store);
+    assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
+    // reopened, it is a store of this version: numbers go on from the counter
+    let store = SledStore::open(dir.path()).expect("reopen");
+    assert_eq!(
+        store.create_batch(&batch("newer")).expect("create").seq,
+        2_000_005
+    );
+}
+
+/// A store of format 1 with a batch number past 24 bits (its jobs' keys wrapped onto
+/// another batch's) or two batches sharing a number is refused with what to do, and left
+/// as it was.
+#[test]
+fn an_earlier_store_whose_numbers_overflowed_is_refused() {
+    for seqs in [
+        vec![1, 9_000_010, 17_000_011],
+        vec![5, 5],
+        vec![3, u32::MAX],
+    ] {
+        let dir = old_store(&seqs);
+        let e = SledStore::open(dir.path())
+            .err()
+            .unwrap_or_else(|| panic!("{seqs:?} opened"));
+        assert!(matches!(e, Error::AliasedStore { .. }), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("move the directory away"), "{text}");
+        assert!(text.contains("cannot be trusted"), "{text}");
+        assert_eq!(version_in(dir.path()), None, "left as it was");
+    }
+}
+
+/// A store of a newer format is refused, naming both versions.
+#[test]
+fn a_store_of_a_newer_format_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    drop(SledStore::open(dir.path()).expect("new store"));
+    {
+        let db = sled::open(dir.path()).expect("open");
+        let meta = db.open_tree("meta").expect("tree");
+        meta.insert(VERSION_KEY, &(FORMAT_VERSION + 1).to_be_bytes())
+            .expect("insert");
+        db.flush().expect("flush");
+    }
+    let e = SledStore::open(dir.path()).err().expect("refused");
+    assert!(
+        matches!(e, Error::NewerStore { found, known, .. } if found == FORMAT_VERSION + 1 && known == FORMAT_VERSION),
+        "{e}"
+    );
+    assert!(e.to_string().contains("newer cubefleet"), "{e}");
+}
+
+#[test]
+fn a_malformed_block_is_an_error_not_a_panic() {
+    assert!(Block::parse(&[]).is_err());
+    assert!(Block::parse(&[5, 0, 0, 0, 0, 0, 0, 0]).is_err());
+    let good = Block::encode(&[(1, record("x", JobState::Queued))]);
+    let mut bad = good.clone();
+    bad[8] = 200; // the end offset points past the payload
+    assert!(Block::parse(&bad).is_err());
+    let block = Block::parse(&good).expect("parse");
+    assert_eq!(block.len(), 1);
+    assert!(block.record(1).is_none());
+}
