@@ -59,6 +59,11 @@ fn bad_indices_are_refused_with_the_reason_and_the_rest_answered() {
         "{err}"
     );
     assert!(err.contains("`12x`"), "{err}");
+    // a blank argument is refused, not read as the solved cube
+    let (code, out, err) = run(&["index", "", "U"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(err.contains("empty position"), "{err}");
     let (code, json, _) = run(&["index", "R U X", "--format", "json"]);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(json.trim()).expect("JSON");
