@@ -11,14 +11,14 @@ use std::time::Duration;
 
 mod common;
 
-use common::Server;
+use common::{job, lease, optimal, register, two_phase, undo, Server};
 use cubefleet_coordinator::{Config, HEALTH_SERVICE};
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
-    mode, submit_request, BatchRef, BatchSpec, BatchStatus, CompleteRequest, Completion,
-    HeartbeatRequest, JobProgress, JobRef, JobResult, JobState, LeaseRequest, LeasedJob, LineChunk,
-    ListBatchesRequest, LookupRequest, LookupResponse, Metric, Mode, Optimal, RegisterRequest,
-    ReleaseRequest, ResultsRequest, SubmitRequest, SubmitResponse, TwoPhase,
+    submit_request, BatchRef, BatchSpec, BatchStatus, CompleteRequest, Completion,
+    HeartbeatRequest, JobProgress, JobResult, JobState, LeaseRequest, LeasedJob, LineChunk,
+    ListBatchesRequest, LookupRequest, LookupResponse, Mode, RegisterRequest, ReleaseRequest,
+    ResultsRequest, SubmitRequest, SubmitResponse,
 };
 use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, MoveSeq};
@@ -44,30 +44,9 @@ async fn start(lease_secs: u64) -> (TempDir, Server, Client) {
     (dir, server, client)
 }
 
-fn two_phase(max_length: u32) -> Mode {
-    Mode {
-        kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length })),
-        timeout_seconds: 0.0,
-    }
-}
-
-fn optimal() -> Mode {
-    Mode {
-        kind: Some(mode::Kind::Optimal(Optimal {
-            metric: Metric::Htm as i32,
-        })),
-        timeout_seconds: 0.0,
-    }
-}
-
 /// The facelet string of a position given as moves or facelets.
 fn facelets(position: &str) -> String {
     FaceletCube::from_cubie(&parse_position(position, InputFormat::Auto).unwrap()).to_string()
-}
-
-/// A solution of the position made by `scramble`: the scramble undone.
-fn undo(scramble: &str) -> String {
-    MoveSeq::parse(scramble).unwrap().inverse().to_string()
 }
 
 /// True when `solution` solves `position`.
@@ -213,16 +192,6 @@ async fn lookup(client: &mut Client, position: &str) -> LookupResponse {
     try_lookup(client, position).await.unwrap()
 }
 
-/// The result of job `id`, which must exist.
-async fn job(client: &mut Client, id: u64) -> JobResult {
-    client
-        .batches
-        .get_job(JobRef { job_id: id })
-        .await
-        .unwrap()
-        .into_inner()
-}
-
 /// Every result of a batch, via the server stream.
 async fn all_results(client: &mut Client, id: &str) -> Vec<JobResult> {
     let mut stream = client
@@ -239,35 +208,6 @@ async fn all_results(client: &mut Client, id: &str) -> Vec<JobResult> {
         out.push(r.unwrap());
     }
     out
-}
-
-async fn register(client: &mut Client, name: &str) -> String {
-    client
-        .workers
-        .register(RegisterRequest {
-            name: name.to_string(),
-            threads: 1,
-            table_fingerprint: "test".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .worker_id
-}
-
-async fn lease(client: &mut Client, worker: &str, max_jobs: u32) -> Vec<LeasedJob> {
-    client
-        .workers
-        .lease(LeaseRequest {
-            worker_id: worker.to_string(),
-            max_jobs,
-            wait_millis: 0,
-            max_seconds: 0.0,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .jobs
 }
 
 /// Leases up to `max_jobs` jobs for `worker` and checks that exactly `expected` came.

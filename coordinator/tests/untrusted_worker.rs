@@ -13,13 +13,13 @@ use std::time::Duration;
 
 mod common;
 
-use common::Server;
+use common::{job, lease, optimal, register, two_phase, undo, Server};
 use cubefleet_coordinator::Config;
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     mode, submit_request, BatchRef, BatchSpec, CompleteRequest, Completion, DepthLimited,
-    HeartbeatRequest, JobProgress, JobRef, JobResult, JobState, LeaseRequest, LeasedJob, LineChunk,
-    Metric, Mode, Optimal, RegisterRequest, ReleaseRequest, SubmitRequest, TwoPhase,
+    HeartbeatRequest, JobProgress, JobResult, JobState, LineChunk, Metric, Mode, ReleaseRequest,
+    SubmitRequest,
 };
 use cubefleet_tables::{parse_position, InputFormat, MoveSeq};
 use tempfile::TempDir;
@@ -34,22 +34,6 @@ async fn start(lease: Duration) -> (TempDir, Server, Client, String) {
     let mut client = server.client().await;
     let worker = register(&mut client, "liar").await;
     (dir, server, client, worker)
-}
-
-fn two_phase(max_length: u32) -> Mode {
-    Mode {
-        kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length })),
-        timeout_seconds: 0.0,
-    }
-}
-
-fn optimal() -> Mode {
-    Mode {
-        kind: Some(mode::Kind::Optimal(Optimal {
-            metric: Metric::Htm as i32,
-        })),
-        timeout_seconds: 0.0,
-    }
 }
 
 fn depth_limited(max_depth: u32) -> Mode {
@@ -83,36 +67,6 @@ async fn submit(client: &mut Client, id: &str, mode: Mode, lines: &[&str]) {
         .submit(tokio_stream::iter(vec![spec, chunk]))
         .await
         .unwrap();
-}
-
-async fn register(client: &mut Client, name: &str) -> String {
-    client
-        .workers
-        .register(RegisterRequest {
-            name: name.to_string(),
-            threads: 1,
-            table_fingerprint: "test".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .worker_id
-}
-
-/// Leases up to `max_jobs` jobs for `worker`.
-async fn lease(client: &mut Client, worker: &str, max_jobs: u32) -> Vec<LeasedJob> {
-    client
-        .workers
-        .lease(LeaseRequest {
-            worker_id: worker.to_string(),
-            max_jobs,
-            wait_millis: 0,
-            max_seconds: 0.0,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .jobs
 }
 
 /// The progress of job `job_id` with `lower_bound` proven.
@@ -179,21 +133,6 @@ async fn complete(
         r.accepted,
         r.rejected.into_iter().map(|x| x.reason).collect(),
     )
-}
-
-/// The result of job `id`.
-async fn job(client: &mut Client, id: u64) -> JobResult {
-    client
-        .batches
-        .get_job(JobRef { job_id: id })
-        .await
-        .unwrap()
-        .into_inner()
-}
-
-/// A solution of the position made by `scramble`: the scramble undone.
-fn undo(scramble: &str) -> String {
-    MoveSeq::parse(scramble).unwrap().inverse().to_string()
 }
 
 /// Checks that `r` is done with a solution of `position` of `length` moves at most, stored in

@@ -8,6 +8,11 @@ use std::time::Duration;
 
 use cubefleet_coordinator::{Config, Core};
 use cubefleet_proto::client::Client;
+use cubefleet_proto::{
+    mode, JobRef, JobResult, LeaseRequest, LeasedJob, Metric, Mode, Optimal, RegisterRequest,
+    TwoPhase,
+};
+use cubefleet_tables::MoveSeq;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -74,5 +79,69 @@ impl Server {
             .expect("the server stops")
             .unwrap()
             .expect("the server stops cleanly");
+    }
+}
+
+/// Registers a one-thread worker named `name`; its id.
+pub(crate) async fn register(client: &mut Client, name: &str) -> String {
+    client
+        .workers
+        .register(RegisterRequest {
+            name: name.to_string(),
+            threads: 1,
+            table_fingerprint: "test".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id
+}
+
+/// Leases up to `max_jobs` jobs for `worker`.
+pub(crate) async fn lease(client: &mut Client, worker: &str, max_jobs: u32) -> Vec<LeasedJob> {
+    client
+        .workers
+        .lease(LeaseRequest {
+            worker_id: worker.to_string(),
+            max_jobs,
+            wait_millis: 0,
+            max_seconds: 0.0,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .jobs
+}
+
+/// The result of job `id`.
+pub(crate) async fn job(client: &mut Client, id: u64) -> JobResult {
+    client
+        .batches
+        .get_job(JobRef { job_id: id })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// A solution of the position made by `scramble`: the scramble undone.
+pub(crate) fn undo(scramble: &str) -> String {
+    MoveSeq::parse(scramble).unwrap().inverse().to_string()
+}
+
+/// A two-phase mode with target `max_length`.
+pub(crate) fn two_phase(max_length: u32) -> Mode {
+    Mode {
+        kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length })),
+        timeout_seconds: 0.0,
+    }
+}
+
+/// An optimal mode (half-turn metric).
+pub(crate) fn optimal() -> Mode {
+    Mode {
+        kind: Some(mode::Kind::Optimal(Optimal {
+            metric: Metric::Htm as i32,
+        })),
+        timeout_seconds: 0.0,
     }
 }
