@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{cubefleet, free_port, wait_for, Proc};
+use common::{coordinator, cubefleet, free_port, wait_for};
 
 const SOLVED: &str = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
 
@@ -121,11 +121,7 @@ fn a_submission_of_long_lines_over_grpc_records_them_invalid_and_keeps_the_rest(
     let dir = tempfile::tempdir().expect("temp dir");
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
-    let mut c = cubefleet();
-    c.args(["coordinator", "--listen", &format!("127.0.0.1:{port}")])
-        .arg("--data")
-        .arg(dir.path().join("data"));
-    let _coordinator = Proc::spawn("coordinator", c);
+    let _coordinator = coordinator(port, &dir.path().join("data"));
     // the lines above, then a thousand lines of 10 kB (10 MB: more than gRPC takes in one
     // message), every tenth a position
     let mut expected = lines();
