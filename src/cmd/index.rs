@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use cubefleet_tables::facelet::FaceletCube;
 use cubefleet_tables::index::{index_of, parse_index, state_at};
-use cubefleet_tables::input::is_blank_or_comment;
 use cubefleet_tables::{parse_position, InputFormat};
 
 use super::solve::Format;
@@ -94,10 +93,6 @@ fn answer_each(
 
 pub(crate) fn index(args: IndexArgs) -> anyhow::Result<ExitCode> {
     answer_each(&inputs(&args.positions)?, args.format, "input", |p| {
-        // a blank argument is no position (an empty move sequence would name the solved cube)
-        if is_blank_or_comment(p) {
-            return Err(cubefleet_tables::Error::Empty);
-        }
         let cube = parse_position(p, InputFormat::Auto)?;
         Ok(("index", index_of(&cube).to_string()))
     })

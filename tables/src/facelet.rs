@@ -318,6 +318,10 @@ pub fn parse_position(text: &str, format: InputFormat) -> Result<CubieCube, Erro
         return Err(Error::LineTooLong);
     }
     let text = text.trim();
+    // no text is no position (an empty move sequence would read as the solved cube)
+    if text.is_empty() {
+        return Err(Error::Empty);
+    }
     let format = match format {
         InputFormat::Auto if looks_like_facelets(text) => InputFormat::Facelets,
         InputFormat::Auto => InputFormat::Moves,
@@ -336,6 +340,19 @@ mod tests {
     use crate::moves::Move;
 
     const SOLVED: &str = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
+
+    #[test]
+    fn no_text_is_no_position() {
+        for blank in ["", "   ", "\t\n"] {
+            for format in [InputFormat::Auto, InputFormat::Moves, InputFormat::Facelets] {
+                assert_eq!(
+                    parse_position(blank, format),
+                    Err(Error::Empty),
+                    "{blank:?}"
+                );
+            }
+        }
+    }
 
     fn cube(moves: &str) -> CubieCube {
         CubieCube::from_moves(&MoveSeq::parse(moves).expect("parses").0)
