@@ -201,10 +201,21 @@ impl Workers for Svc {
         request: Request<RegisterRequest>,
     ) -> Result<Response<RegisterResponse>, Status> {
         let r = request.into_inner();
+        if r.protocol < cubefleet_proto::PROTOCOL {
+            // an older worker's results are still understood (revisions only add); it is
+            // named in the log so a mixed deployment is visible
+            tracing::warn!(
+                worker = %r.name,
+                protocol = r.protocol,
+                ours = cubefleet_proto::PROTOCOL,
+                "a worker of an older protocol registered; upgrade it"
+            );
+        }
         let (worker_id, lease) = self.core.register(r.name, r.threads, r.table_fingerprint);
         Ok(Response::new(RegisterResponse {
             worker_id,
             lease_seconds: lease.as_secs_f64(),
+            protocol: cubefleet_proto::PROTOCOL,
         }))
     }
 

@@ -1033,3 +1033,27 @@ async fn a_token_is_required_but_health_is_open() {
     );
     server.stop().await;
 }
+
+/// Registration names the protocol revision both ways: the coordinator answers with its own,
+/// so a newer worker can refuse it when too old, and still serves a worker that sends none
+/// (an older build, whose results it understands).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registration_exchanges_protocol_revisions() {
+    let (_dir, server, mut c) = start(30).await;
+    for sent in [0, cubefleet_proto::PROTOCOL] {
+        let r = c
+            .workers
+            .register(RegisterRequest {
+                name: format!("speaks {sent}"),
+                threads: 1,
+                table_fingerprint: "test".into(),
+                protocol: sent,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(r.protocol, cubefleet_proto::PROTOCOL);
+        assert!(!r.worker_id.is_empty());
+    }
+    server.stop().await;
+}

@@ -9,6 +9,21 @@ mod generated {
 
 pub use generated::*;
 
+/// The revision of the worker protocol this build speaks, sent both ways at registration
+/// (`RegisterRequest.protocol`, `RegisterResponse.protocol`). Revisions only add to what a
+/// peer may send; each names what its speakers need the other side to understand:
+///
+/// - 0: sent by builds older than the field (they send nothing);
+/// - 1: never sent (the revision the field was added in is 2);
+/// - 2: completions may carry the status `over_target` (a two-phase solution verified above
+///   the target) and moves as bytes (`Completion.moves`); workers need a coordinator of this
+///   revision or later, as an older one rejects `over_target` and fails the job after
+///   repeated rejections.
+pub const PROTOCOL: u32 = 2;
+
+/// The lowest coordinator revision a worker of this build works for.
+pub const MIN_COORDINATOR_PROTOCOL: u32 = 2;
+
 impl JobState {
     /// True for the states a job never leaves: done, invalid, cancelled, failed.
     pub fn is_finished(self) -> bool {

@@ -202,6 +202,7 @@ async fn lease_and_complete(
             name: format!("bench-{w}"),
             threads: 1,
             table_fingerprint: String::new(),
+            protocol: cubefleet_proto::PROTOCOL,
         })
         .await?
         .into_inner()

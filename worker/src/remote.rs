@@ -22,6 +22,20 @@ pub struct GrpcCoordinator {
     lease: Duration,
 }
 
+/// Refuses a coordinator whose protocol revision (`RegisterResponse.protocol`) is below
+/// [`cubefleet_proto::MIN_COORDINATOR_PROTOCOL`]: it would reject results this worker sends
+/// (each rejected five times fails its job), so the worker stops at once with what to do.
+fn check_protocol(coordinator: u32) -> Result<(), Status> {
+    if coordinator < cubefleet_proto::MIN_COORDINATOR_PROTOCOL {
+        return Err(Status::failed_precondition(format!(
+            "the coordinator speaks worker protocol {coordinator}, older than the {} this worker \
+             needs: upgrade the coordinator (or run a worker of its version)",
+            cubefleet_proto::MIN_COORDINATOR_PROTOCOL
+        )));
+    }
+    Ok(())
+}
+
 impl GrpcCoordinator {
     /// Registers with the coordinator behind `client`.
     pub async fn register(
@@ -37,9 +51,11 @@ impl GrpcCoordinator {
                 name,
                 threads,
                 table_fingerprint: fingerprint,
+                protocol: cubefleet_proto::PROTOCOL,
             })
             .await?
             .into_inner();
+        check_protocol(r.protocol)?;
         Ok(GrpcCoordinator {
             client,
             worker_id: r.worker_id,
@@ -261,5 +277,23 @@ impl Coordinator for GrpcCoordinator {
             })
             .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_protocol;
+
+    #[test]
+    fn a_coordinator_older_than_over_target_is_refused_with_what_to_do() {
+        let e = check_protocol(0).expect_err("a coordinator that sends no revision is too old");
+        assert_eq!(e.code(), tonic::Code::FailedPrecondition);
+        assert!(
+            e.message().contains("upgrade the coordinator"),
+            "{}",
+            e.message()
+        );
+        check_protocol(cubefleet_proto::PROTOCOL).expect("this build's own revision");
+        check_protocol(cubefleet_proto::PROTOCOL + 1).expect("a newer coordinator only adds");
     }
 }

@@ -90,6 +90,7 @@ pub(crate) async fn register(client: &mut Client, name: &str) -> String {
             name: name.to_string(),
             threads: 1,
             table_fingerprint: "test".into(),
+            protocol: cubefleet_proto::PROTOCOL,
         })
         .await
         .unwrap()
