@@ -6,7 +6,9 @@
 //! submission lines/s and lease -> complete (verified, stored) jobs/s apart; `pipelined` runs
 //! the workers from the start, leasing while the batch arrives, as a cluster does. Figures: the
 //! rates, end to end jobs/s (first line sent to last result stored), CPU time per job, and the
-//! process's peak memory.
+//! process's peak memory. Between its two phases, `phases` also restarts the coordinator with the
+//! whole batch queued: the store's size on disk, the resident memory before and after, and the
+//! time to reopen (the scan that rebuilds the queue and counters).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -93,15 +95,49 @@ fn cpu_seconds() -> f64 {
 
 /// Peak resident memory of this process, in MB (Linux; 0 elsewhere).
 fn peak_rss_mb() -> f64 {
+    status_mb("VmHWM:")
+}
+
+/// The process's resident memory now in MB (0 where `/proc` is not available).
+fn rss_mb() -> f64 {
+    status_mb("VmRSS:")
+}
+
+/// A `/proc/self/status` figure given in kB (`field` with its colon), in MB; 0 when unknown.
+fn status_mb(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<f64>().ok())
         })
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Bytes of the files under `dir` (0 for what cannot be read).
+fn disk_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .flatten()
+            .map(|e| match e.metadata() {
+                Ok(m) if m.is_dir() => disk_bytes(&e.path()),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            })
+            .sum()
+    })
+}
+
+/// The coordinator restarted with a whole batch queued (the `phases` run, between its phases).
+struct Restart {
+    /// The store's size on disk.
+    disk: u64,
+    /// Resident memory just before the stop, and just after the reopen, in MB.
+    rss: [f64; 2],
+    /// Time from the stopped coordinator to a serving one (store reopened, state rebuilt).
+    reopen: Duration,
 }
 
 /// What one measurement gives.
@@ -110,14 +146,18 @@ struct Figures {
     submitted: Duration,
     /// Time from the start of submission until every job was completed and stored.
     total: Duration,
-    /// CPU seconds of the process: during submission, then until the end.
+    /// CPU seconds of the process: during submission, then until the end (the restart, when
+    /// there is one, left out of both).
     cpu: [f64; 2],
+    /// The restart between the phases (`phases` run only).
+    restart: Option<Restart>,
 }
 
 /// Submits `lines` as one batch and has `args.workers` tasks lease and complete every job.
 /// `pipelined`: the workers run from the start, leasing while the batch is still arriving (as
 /// a cluster does); otherwise they start once the submission has returned, so that the two
-/// phases are measured apart.
+/// phases are measured apart, and the coordinator is restarted in between ([`Restart`]; its
+/// time is left out of the rates).
 async fn measure(
     args: &CoordinatorArgs,
     dir: &std::path::Path,
@@ -125,11 +165,11 @@ async fn measure(
     answers: &Arc<HashMap<String, String>>,
     pipelined: bool,
 ) -> anyhow::Result<Figures> {
-    let embedded = Embedded::start(dir).await?;
-    let client = embedded.client.clone();
+    let mut embedded = Embedded::start(dir).await?;
+    let mut client = embedded.client.clone();
     let n = lines.len() as u64;
     let completed = Arc::new(AtomicU64::new(0));
-    let spawn_workers = || {
+    let spawn_workers = |client: &Client| {
         (0..args.workers)
             .map(|w| {
                 let (client, answers, completed) =
@@ -143,7 +183,7 @@ async fn measure(
 
     let (start, cpu0) = (Instant::now(), cpu_seconds());
     let early = if pipelined {
-        spawn_workers()
+        spawn_workers(&client)
     } else {
         Vec::new()
     };
@@ -169,12 +209,33 @@ async fn measure(
     anyhow::ensure!(r.total == n, "stored {} lines", r.total);
     let submitted = start.elapsed();
     let cpu1 = cpu_seconds();
-    let tasks = if pipelined { early } else { spawn_workers() };
+    let mut restart = None;
+    let mut paused = Duration::ZERO;
+    if !pipelined {
+        let (rss, stopped) = (rss_mb(), Instant::now());
+        embedded.stop().await?;
+        let disk = disk_bytes(dir);
+        let reopened = Instant::now();
+        embedded = Embedded::start(dir).await?;
+        client = embedded.client.clone();
+        restart = Some(Restart {
+            disk,
+            rss: [rss, rss_mb()],
+            reopen: reopened.elapsed(),
+        });
+        paused = stopped.elapsed();
+    }
+    let cpu_paused = cpu_seconds() - cpu1;
+    let tasks = if pipelined {
+        early
+    } else {
+        spawn_workers(&client)
+    };
     for t in tasks {
         t.await??;
     }
-    let total = start.elapsed();
-    let cpu2 = cpu_seconds();
+    let total = start.elapsed() - paused;
+    let cpu2 = cpu_seconds() - cpu_paused;
     let done = completed.load(Ordering::Relaxed);
     anyhow::ensure!(done == n, "completed {done} of {n}");
     embedded.stop().await?;
@@ -182,6 +243,7 @@ async fn measure(
         submitted,
         total,
         cpu: [cpu1 - cpu0, cpu2 - cpu1],
+        restart,
     })
 }
 
@@ -287,7 +349,11 @@ pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
         "| run | jobs | workers x group | submit lines/s | lease+complete jobs/s | end to end jobs/s | CPU µs/job submit, rest |"
     );
     println!("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
+    let mut restarts = Vec::new();
     for (name, overlap, f) in rows {
+        if let Some(r) = f.restart {
+            restarts.push(r);
+        }
         // in the pipelined run the workers overlap the submission: no rate of their own
         let lease_complete = if overlap {
             "(overlapped)".into()
@@ -303,6 +369,17 @@ pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
             n / f.total.as_secs_f64(),
             f.cpu[0] * 1e6 / n,
             f.cpu[1] * 1e6 / n,
+        );
+    }
+    for r in restarts {
+        println!(
+            "restart with {} jobs queued: store {:.0} MB on disk ({:.0} bytes a job), resident {:.0} MB before the stop and {:.0} MB after reopening, reopened in {:.2} s",
+            args.jobs,
+            r.disk as f64 / 1e6,
+            r.disk as f64 / n,
+            r.rss[0],
+            r.rss[1],
+            r.reopen.as_secs_f64()
         );
     }
     println!("peak resident memory: {:.0} MB", peak_rss_mb());
