@@ -134,8 +134,10 @@ fn disk_bytes(dir: &std::path::Path) -> u64 {
 struct Restart {
     /// The store's size on disk.
     disk: u64,
-    /// Resident memory just before the stop, and just after the reopen, in MB.
-    rss: [f64; 2],
+    /// Resident memory in MB just before the stop, just after it, and just after the reopen:
+    /// the last minus the middle is about what the reopened coordinator holds (the process
+    /// also holds the benchmark's own lines and answers, which dwarf it).
+    rss: [f64; 3],
     /// Time from the stopped coordinator to a serving one (store reopened, state rebuilt).
     reopen: Duration,
 }
@@ -215,12 +217,13 @@ async fn measure(
         let (rss, stopped) = (rss_mb(), Instant::now());
         embedded.stop().await?;
         let disk = disk_bytes(dir);
+        let rss_stopped = rss_mb();
         let reopened = Instant::now();
         embedded = Embedded::start(dir).await?;
         client = embedded.client.clone();
         restart = Some(Restart {
             disk,
-            rss: [rss, rss_mb()],
+            rss: [rss, rss_stopped, rss_mb()],
             reopen: reopened.elapsed(),
         });
         paused = stopped.elapsed();
@@ -373,12 +376,14 @@ pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
     }
     for r in restarts {
         println!(
-            "restart with {} jobs queued: store {:.0} MB on disk ({:.0} bytes a job), resident {:.0} MB before the stop and {:.0} MB after reopening, reopened in {:.2} s",
+            "restart with {} jobs queued: store {:.0} MB on disk ({:.0} bytes a job); resident {:.0} MB before the stop, {:.0} MB stopped, {:.0} MB reopened (+{:.0} MB); reopened in {:.2} s",
             args.jobs,
             r.disk as f64 / 1e6,
             r.disk as f64 / n,
             r.rss[0],
             r.rss[1],
+            r.rss[2],
+            r.rss[2] - r.rss[1],
             r.reopen.as_secs_f64()
         );
     }
