@@ -257,3 +257,61 @@ async fn stepped_ranges_and_samples_make_their_states_and_bad_definitions_are_re
     }
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keep_histogram_verifies_every_solution_then_keeps_the_length_only() {
+    use cubefleet_proto::{CompleteRequest, Completion};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(Config::new(dir.path())).await;
+    let mut client = server.client().await;
+    // a range of one state whose solution the test knows: the one "R U" makes
+    let cube = cubefleet_tables::parse_position("R U", cubefleet_tables::InputFormat::Auto)
+        .expect("a position");
+    let index = cubefleet_tables::index::index_of(&cube);
+    let spec = BatchSpec {
+        keep: cubefleet_proto::Keep::Histogram as i32,
+        ..range("kept", index, index + 1, 1)
+    };
+    submit(&mut client, spec, vec![]).await.expect("submitted");
+    let w = register(&mut client, "w").await;
+    let id = lease(&mut client, &w, 1).await[0].job_id;
+    let report = |solution: &str| Completion {
+        job_id: id,
+        status: "solved".into(),
+        solution: solution.into(),
+        has_solution: true,
+        ..Completion::default()
+    };
+    let reporter = client.clone();
+    let complete = |c: Completion| {
+        let (mut client, w) = (reporter.clone(), w.clone());
+        async move {
+            client
+                .workers
+                .complete(CompleteRequest {
+                    worker_id: w,
+                    results: vec![c],
+                })
+                .await
+                .expect("complete")
+                .into_inner()
+        }
+    };
+    let wrong = complete(report("R")).await;
+    assert_eq!((wrong.accepted, wrong.rejected.len()), (0, 1), "verified first");
+    lease(&mut client, &w, 1).await;
+    let right = complete(report("U' R'")).await;
+    assert_eq!(right.accepted, 1);
+    let r = client
+        .batches
+        .get_job(JobRef { job_id: id })
+        .await
+        .expect("job")
+        .into_inner();
+    assert_eq!((r.status.as_str(), r.length), ("solved", 2));
+    assert_eq!(r.solution, "", "the solution text is not kept");
+    assert_eq!(r.state_index, index.to_string());
+    let s = status(&mut client, "kept").await;
+    assert_eq!((s.length_histogram.clone(), s.done), (vec![0, 0, 1], 1));
+    server.stop().await;
+}
