@@ -90,7 +90,12 @@ fn a_range_is_answered_once_per_state_while_a_worker_is_killed() {
     let mut hist: Vec<u64> = Vec::new();
     for l in chunks.lines() {
         let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
-        for (len, c) in v["length_histogram"].as_array().expect("counts").iter().enumerate() {
+        for (len, c) in v["length_histogram"]
+            .as_array()
+            .expect("counts")
+            .iter()
+            .enumerate()
+        {
             if hist.len() <= len {
                 hist.resize(len + 1, 0);
             }
@@ -191,7 +196,13 @@ fn a_range_of_10_18_states_keeps_memory_and_store_flat_and_cancels() {
     let (rss0, disk0) = (rss_kb(pid), dir_bytes(&data));
     let batch = client(
         &url,
-        &["submit", "--range", "0..1000000000000000000", "--keep", "histogram"],
+        &[
+            "submit",
+            "--range",
+            "0..1000000000000000000",
+            "--keep",
+            "histogram",
+        ],
     )
     .trim()
     .to_string();

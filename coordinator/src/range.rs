@@ -288,7 +288,10 @@ mod tests {
         let a = States::sample(4000, 7).expect("valid");
         let b = States::sample(4000, 8).expect("valid");
         let xs: Vec<u128> = (0..4000).map(|k| a.state_index(k)).collect();
-        assert_eq!(xs, (0..4000).map(|k| sample_index(7, k)).collect::<Vec<_>>());
+        assert_eq!(
+            xs,
+            (0..4000).map(|k| sample_index(7, k)).collect::<Vec<_>>()
+        );
         let ys: Vec<u128> = (0..4000).map(|k| b.state_index(k)).collect();
         assert!(xs.iter().zip(&ys).all(|(x, y)| x != y));
         assert!(xs.iter().all(|&x| x < N_STATES));
@@ -297,7 +300,10 @@ mod tests {
             tenths[(x * 10 / N_STATES) as usize] += 1;
         }
         // 400 expected each; 6 standard deviations is about 114
-        assert!(tenths.iter().all(|&n| (286..=514).contains(&n)), "{tenths:?}");
+        assert!(
+            tenths.iter().all(|&n| (286..=514).contains(&n)),
+            "{tenths:?}"
+        );
         // the first lines of seed 7 are fixed by the rule (these values were computed from
         // the rule's text by an independent implementation): a changed rule fails here
         assert_eq!(

@@ -128,11 +128,8 @@ impl BatchRecord {
         if self.range_end.is_empty() {
             return None;
         }
-        let (start, end) = crate::range::parse_range(&format!(
-            "{}..{}",
-            self.range_start, self.range_end
-        ))
-        .ok()?;
+        let (start, end) =
+            crate::range::parse_range(&format!("{}..{}", self.range_start, self.range_end)).ok()?;
         States::range(start, end, self.range_step).ok()
     }
 

@@ -119,13 +119,21 @@ async fn a_huge_range_makes_jobs_only_when_leased_resumes_after_restart_and_canc
     let s = status(&mut client, "huge").await;
     assert_eq!((s.kind.as_str(), s.made, s.leased), ("range", 0, 0));
     assert_eq!(s.queued, 1 << 40, "at most 2^40 jobs wait to be made");
-    assert_eq!(stored(&mut client, "huge").await, 0, "no job made at submission");
+    assert_eq!(
+        stored(&mut client, "huge").await,
+        0,
+        "no job made at submission"
+    );
 
     let w = register(&mut client, "w").await;
     let first = lease_checked(&mut client, &w, 7, start, 1).await;
     assert_eq!(first, (0..7).collect::<Vec<_>>());
     assert_eq!(status(&mut client, "huge").await.made, 7);
-    assert_eq!(stored(&mut client, "huge").await, 7, "exactly what was leased");
+    assert_eq!(
+        stored(&mut client, "huge").await,
+        7,
+        "exactly what was leased"
+    );
     let second = lease_checked(&mut client, &w, 5, start, 1).await;
     assert_eq!(second, (7..12).collect::<Vec<_>>());
 
@@ -172,7 +180,11 @@ async fn a_huge_range_makes_jobs_only_when_leased_resumes_after_restart_and_canc
     assert!(lease(&mut client, &w, 10).await.is_empty());
     let s = status(&mut client, "huge").await;
     assert_eq!((s.queued, s.leased, s.made), (0, 0, 20));
-    assert_eq!(s.cancelled, 1 << 40, "every line it would make ends cancelled");
+    assert_eq!(
+        s.cancelled,
+        1 << 40,
+        "every line it would make ends cancelled"
+    );
     server.stop().await;
 }
 
@@ -248,7 +260,11 @@ async fn stepped_ranges_and_samples_make_their_states_and_bad_definitions_are_re
     for (start, end, why) in [
         (10, 10, "START must be below END"),
         (0, 43_252_003_274_489_856_001, "past the last state"),
-        (0, 43_252_003_274_489_856_000, "use --step or split the range"),
+        (
+            0,
+            43_252_003_274_489_856_000,
+            "use --step or split the range",
+        ),
     ] {
         let e = submit(&mut client, range("bad", start, end, 1), vec![])
             .await
@@ -298,7 +314,11 @@ async fn keep_histogram_verifies_every_solution_then_keeps_the_length_only() {
         }
     };
     let wrong = complete(report("R")).await;
-    assert_eq!((wrong.accepted, wrong.rejected.len()), (0, 1), "verified first");
+    assert_eq!(
+        (wrong.accepted, wrong.rejected.len()),
+        (0, 1),
+        "verified first"
+    );
     lease(&mut client, &w, 1).await;
     let right = complete(report("U' R'")).await;
     assert_eq!(right.accepted, 1);

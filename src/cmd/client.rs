@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use cubefleet_proto::client::Client;
 use cubefleet_coordinator::range::States;
+use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, JobState, Keep, LineChunk,
     ListBatchesRequest, LookupRequest, ResultsRequest, SubmitRequest,
@@ -509,7 +509,10 @@ fn kind(s: &BatchStatus) -> &str {
 /// What `status` adds for a range or sample batch: its definition and the jobs made.
 fn definition_text(s: &BatchStatus) -> String {
     let states = match kind(s) {
-        "range" => format!("range {}..{} step {}", s.range_start, s.range_end, s.range_step),
+        "range" => format!(
+            "range {}..{} step {}",
+            s.range_start, s.range_end, s.range_step
+        ),
         "sample" => format!("sample {} seed {}", s.sample_count, s.sample_seed),
         _ => return String::new(),
     };

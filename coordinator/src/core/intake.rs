@@ -31,7 +31,11 @@ fn shortened(text: &str) -> String {
 
 /// What a batch is, for messages: "a file batch", "range START..END step K (keep ...)", ...
 pub(crate) fn describe(b: &BatchRecord) -> String {
-    let keep = if b.keeps_histogram() { "histogram" } else { "all" };
+    let keep = if b.keeps_histogram() {
+        "histogram"
+    } else {
+        "all"
+    };
     match b.states() {
         None => "a file batch".into(),
         Some(States::Range { start, end, step }) => {
@@ -58,7 +62,10 @@ impl Core {
         let mode = normalize_mode(spec.mode.unwrap_or_default())?;
         let states = States::from_spec(&spec)?;
         let keep = Keep::try_from(spec.keep).map_err(|_| {
-            Error::InvalidArgument(format!("keep {} is not all (0) or histogram (1)", spec.keep))
+            Error::InvalidArgument(format!(
+                "keep {} is not all (0) or histogram (1)",
+                spec.keep
+            ))
         })?;
         if states.is_none() && keep == Keep::Histogram {
             return Err(Error::InvalidArgument(

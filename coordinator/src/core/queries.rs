@@ -47,7 +47,11 @@ impl Core {
         // the lines of a range or sample batch not made yet wait like queued jobs, and end
         // with the batch when it is cancelled
         let (unmade, made) = (m.unmade(), m.made);
-        let (waiting, ended) = if m.cancelled { (0, unmade) } else { (unmade, 0) };
+        let (waiting, ended) = if m.cancelled {
+            (0, unmade)
+        } else {
+            (unmade, 0)
+        };
         let states = b.states();
         let (mut range_start, mut range_end, mut range_step) = (String::new(), String::new(), 0);
         let (mut sample_count, mut sample_seed) = (0, 0);
@@ -147,10 +151,7 @@ impl Core {
     ) -> Result<Vec<JobResult>, Error> {
         let b = self.batch_record(batch_id)?;
         let stored = b.stored_lines();
-        let (from, end) = (
-            job_id(b.seq, from_index.min(stored)),
-            job_id(b.seq, stored),
-        );
+        let (from, end) = (job_id(b.seq, from_index.min(stored)), job_id(b.seq, stored));
         let mut out = Vec::with_capacity(limit.min(4096));
         if from < end && limit > 0 {
             self.store.scan_jobs(from, end - 1, &mut |id, job| {

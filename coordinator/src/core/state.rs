@@ -67,7 +67,8 @@ impl BatchMem {
     /// Lines of a range or sample batch not made into jobs yet (and never to be made once it
     /// is cancelled); 0 for a file batch.
     pub(super) fn unmade(&self) -> u64 {
-        self.states.map_or(0, |s| s.lines().saturating_sub(self.made))
+        self.states
+            .map_or(0, |s| s.lines().saturating_sub(self.made))
     }
 
     /// Its jobs in a final state (done, invalid, cancelled, failed).

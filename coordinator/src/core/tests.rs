@@ -317,7 +317,10 @@ fn a_range_batch_resumes_after_jobs_stored_without_their_record() {
     assert_eq!(lines, [3, 4, 5, 6]);
     for j in &leased {
         let index = 1000 + u128::from(line_index(j.job_id));
-        assert_eq!(j.cube, cubefleet_tables::index::state_at(index).expect("state"));
+        assert_eq!(
+            j.cube,
+            cubefleet_tables::index::state_at(index).expect("state")
+        );
     }
     for k in 0..3 {
         let r = core.job(job_id(b.seq, k)).expect("job");
@@ -356,7 +359,10 @@ fn range_jobs_are_made_as_leased_and_stop_at_cancel() {
     core.end_submit("urgent");
     let next = core.lease(&w, 4).expect("lease");
     let seqs: Vec<u32> = next.iter().map(|j| batch_seq(j.job_id)).collect();
-    assert_eq!(seqs, [file.seq, file.seq, batch_seq(leased[0].job_id), seqs[3]]);
+    assert_eq!(
+        seqs,
+        [file.seq, file.seq, batch_seq(leased[0].job_id), seqs[3]]
+    );
     assert_eq!(core.status("big").expect("status").made, 5);
     let s = core.cancel("big").expect("cancel");
     assert_eq!(s.queued, 0);
