@@ -21,33 +21,39 @@ use crate::mode::mode_key;
 use crate::record::{checked_job_id, JobRecord};
 
 impl Core {
+    /// The range or sample batch to make jobs of for a lease that wants `want`, and how many:
+    /// the batch that runs next (highest priority, then oldest; not cancelled; with lines
+    /// left), when the queue holds fewer than `want` jobs of its priority or above.
+    fn to_make(&self, want: usize) -> Option<(String, u64)> {
+        let st = self.lock();
+        let (_, m) = st
+            .batches
+            .iter()
+            .filter(|(_, m)| !m.cancelled && m.unmade() > 0)
+            .min_by_key(|(&seq, m)| (Reverse(m.priority), seq))?;
+        let ahead = st
+            .queue
+            .iter()
+            .take(want)
+            .take_while(|(Reverse(p), _)| *p >= m.priority)
+            .count();
+        (ahead < want).then(|| (m.id.clone(), ((want - ahead) as u64).min(m.unmade())))
+    }
+
     /// Makes the next lines of the range or sample batch that runs next (highest priority,
     /// then oldest; not cancelled; with lines left) into jobs when the queue holds fewer than
     /// `want` jobs of that priority or above: as many as are missing (one chunk of
     /// consecutive lines), stored, flushed and queued ([`Core::store_chunk`]). Returns whether
     /// it made any.
     pub(super) fn make_jobs(&self, want: usize) -> Result<bool, Error> {
+        // looked at first without the making lock, so leases that find enough queued (all of
+        // them while a file batch runs) never wait for another lease's making
+        if self.to_make(want).is_none() {
+            return Ok(false);
+        }
         let _making = self.making.lock().unwrap_or_else(|e| e.into_inner());
-        let (id, n) = {
-            let st = self.lock();
-            let next = st
-                .batches
-                .iter()
-                .filter(|(_, m)| !m.cancelled && m.unmade() > 0)
-                .min_by_key(|(&seq, m)| (Reverse(m.priority), seq));
-            let Some((_, m)) = next else {
-                return Ok(false);
-            };
-            let ahead = st
-                .queue
-                .iter()
-                .take(want)
-                .take_while(|(Reverse(p), _)| *p >= m.priority)
-                .count();
-            if ahead >= want {
-                return Ok(false);
-            }
-            (m.id.clone(), ((want - ahead) as u64).min(m.unmade()))
+        let Some((id, n)) = self.to_make(want) else {
+            return Ok(false); // made meanwhile by another lease
         };
         let mut b = self.batch_record(&id)?;
         let Some(states) = b.states() else {
