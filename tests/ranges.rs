@@ -232,15 +232,24 @@ fn bad_ranges_and_samples_are_refused_with_the_reason() {
     let dir = tempfile::tempdir().expect("tempdir");
     for (args, why) in [
         (&["--range", "10..5"][..], "START must be below END"),
-        (&["--range", "0..43252003274489856001"], "past the last state"),
-        (&["--range", "0..43252003274489856000"], "use --step or split"),
+        (
+            &["--range", "0..43252003274489856001"],
+            "past the last state",
+        ),
+        (
+            &["--range", "0..43252003274489856000"],
+            "use --step or split",
+        ),
         (&["--range", "0..ten"], "not a number"),
         (&["--range", "7"], "START..END"),
         (&["--range", "0..10", "--step", "0"], "--step"),
         (&["--sample", "10"], "--seed"),
         (&["--sample", "0", "--seed", "1"], "--sample"),
         (&["file.txt", "--range", "0..10"], "cannot be used with"),
-        (&["file.txt", "--keep", "histogram"], "--keep histogram is for"),
+        (
+            &["file.txt", "--keep", "histogram"],
+            "--keep histogram is for",
+        ),
     ] {
         let out = cubefleet()
             .arg("run")
