@@ -439,28 +439,40 @@ pub(crate) async fn export_chunks(
             "chunk,first_state_index,last_state_index,lines,lengths,unsolved,over_target"
         )?;
     }
-    let (mut current, mut written) = (None::<ChunkCounts>, 0);
+    let (mut chunker, mut written) = (Chunker::default(), 0);
     while let Some(r) = stream.next().await {
-        let r = r?;
-        let chunk = r.index / CHUNK;
-        if current.as_ref().is_some_and(|c| c.chunk != chunk) {
-            if let Some(c) = current.take() {
-                c.write(format, out)?;
-                written += 1;
-            }
+        if let Some(c) = chunker.push(&r?) {
+            c.write(format, out)?;
+            written += 1;
         }
-        current
-            .get_or_insert_with(|| ChunkCounts {
-                chunk,
-                ..ChunkCounts::default()
-            })
-            .add(&r);
     }
-    if let Some(c) = current {
+    if let Some(c) = chunker.current {
         c.write(format, out)?;
         written += 1;
     }
     Ok(written)
+}
+
+/// Groups results given in line order into chunks of [`CHUNK`] lines.
+#[derive(Default)]
+struct Chunker {
+    /// The chunk being counted (its results so far).
+    current: Option<ChunkCounts>,
+}
+
+impl Chunker {
+    /// Counts `r`; returns the chunk before it when `r` begins a new one (that one is complete).
+    fn push(&mut self, r: &JobResult) -> Option<ChunkCounts> {
+        let chunk = r.index / CHUNK;
+        let done = self.current.take_if(|c| c.chunk != chunk);
+        self.current
+            .get_or_insert_with(|| ChunkCounts {
+                chunk,
+                ..ChunkCounts::default()
+            })
+            .add(r);
+        done
+    }
 }
 
 fn status_json(s: &BatchStatus) -> serde_json::Value {
@@ -874,6 +886,51 @@ mod tests {
             error: "bad token `\r`, then \"quotes\"\nand a, comma".into(),
             ..JobResult::default()
         }
+    }
+
+    /// Per-chunk counts: chunk `k` holds lines `1000k..1000k + 999`, with its first and last
+    /// state index, solutions per length, unsolved and over-target lines.
+    #[test]
+    fn chunk_counts_group_lines_by_thousands() {
+        let result = |index: u64| JobResult {
+            index,
+            state_index: (5000 + index).to_string(),
+            status: if index % 10 == 0 {
+                "over_target"
+            } else {
+                "solved"
+            }
+            .into(),
+            length: (index % 3) as u32 + 18,
+            ..JobResult::default()
+        };
+        let mut chunker = Chunker::default();
+        let mut chunks: Vec<ChunkCounts> =
+            (0..2500).filter_map(|i| chunker.push(&result(i))).collect();
+        chunks.extend(chunker.current);
+        assert_eq!(chunks.len(), 3);
+        assert_eq!(
+            (chunks[2].first.as_str(), chunks[2].last.as_str()),
+            ("7000", "7499")
+        );
+        assert_eq!((chunks[0].lines, chunks[2].lines), (1000, 500));
+        assert_eq!((chunks[0].unsolved, chunks[0].over_target), (100, 100));
+        assert_eq!(chunks[0].lengths.iter().sum::<u64>(), 900);
+        assert_eq!(chunks[0].lengths.len(), 21);
+        let mut csv = Vec::new();
+        chunks[1]
+            .write(ResultsFormat::Csv, &mut csv)
+            .expect("write");
+        let text = String::from_utf8(csv).expect("utf-8");
+        assert!(text.starts_with("1,6000,6999,1000,18:"), "{text}");
+        assert!(text.trim_end().ends_with(",100,100"), "{text}");
+        let mut json = Vec::new();
+        chunks[1]
+            .write(ResultsFormat::Jsonl, &mut json)
+            .expect("write");
+        let v: serde_json::Value = serde_json::from_slice(&json).expect("one JSON line");
+        assert_eq!(v["first_state_index"], "6000");
+        assert_eq!(v["unsolved"], 100);
     }
 
     #[test]
