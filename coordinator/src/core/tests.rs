@@ -370,3 +370,41 @@ fn range_jobs_are_made_as_leased_and_stop_at_cancel() {
     assert!(core.lease(&w, 10).expect("lease").is_empty());
     assert_eq!(core.status("big").expect("status").made, 5);
 }
+
+/// Leases from several threads at once, each making jobs of one range: every line is leased
+/// once, none made twice (the making lock), and `made` ends at the range's size.
+#[test]
+fn concurrent_leases_make_each_line_of_a_range_once() {
+    let (_dir, core, _) = fresh_core();
+    range_batch(&core, "r", 777, 1000);
+    let leased: Vec<Vec<u64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                let core = &core;
+                s.spawn(move || {
+                    let w = core.register(format!("w{t}"), 1, "t".into()).0;
+                    let mut mine = Vec::new();
+                    loop {
+                        let jobs = core.lease(&w, 7).expect("lease");
+                        if jobs.is_empty() {
+                            return mine;
+                        }
+                        mine.extend(jobs.iter().map(|j| line_index(j.job_id)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .collect()
+    });
+    let mut all: Vec<u64> = leased.concat();
+    all.sort_unstable();
+    let leases = all.len();
+    all.dedup();
+    assert_eq!((leases, all.len()), (1000, 1000), "each line leased once");
+    assert_eq!(all, (0..1000).collect::<Vec<_>>(), "no line skipped");
+    let s = core.status("r").expect("status");
+    assert_eq!((s.made, s.leased, s.queued), (1000, 1000, 0));
+}
