@@ -287,8 +287,12 @@ pub(crate) async fn submit_file(
         part: Some(submit_request::Part::Chunk(LineChunk { lines })),
     }));
     let response = client.batches.clone().submit(requests).await;
-    reader.await??;
-    Ok(response?.into_inner())
+    let read = reader.await?;
+    // a refusal ends the stream, and the reader then fails with "submission aborted": the
+    // coordinator's reason is the one to show
+    let response = response?;
+    read?;
+    Ok(response.into_inner())
 }
 
 /// Shows a progress bar for a batch until it is finished; returns the final status.
