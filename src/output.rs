@@ -74,6 +74,10 @@ pub(crate) struct ResultLine {
     /// Search nodes visited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) nodes: Option<u64>,
+    /// The position's state index (decimal) in a range or sample batch, whose `input` is
+    /// empty; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) state_index: Option<String>,
 }
 
 impl ResultLine {

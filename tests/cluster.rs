@@ -194,7 +194,10 @@ fn cluster_survives_sigkill_of_a_worker_and_the_coordinator() {
         &["results", &batch, "--format", "csv", "--status", "invalid"],
     );
     let rows: Vec<&str> = csv.lines().collect();
-    assert_eq!(rows[0], "index,input,status,solution,length,optimal,error");
+    assert_eq!(
+        rows[0],
+        "index,input,status,solution,length,optimal,error,state_index"
+    );
     assert_eq!(rows.len(), 1 + INVALID.len());
 
     // any position of the batch, written another way, is found in the store

@@ -279,6 +279,8 @@ fn status_json(snap: &Snapshot, rates: &HashMap<String, f64>) -> serde_json::Val
                 "eta_seconds": b.eta_seconds,
                 "length_histogram": b.length_histogram,
                 "created_unix_ms": b.created_unix_ms,
+                "kind": if b.kind.is_empty() { "file" } else { b.kind.as_str() },
+                "made": b.made,
             })
         })
         .collect();
@@ -581,6 +583,16 @@ fn batch_html(b: &BatchStatus) -> Markup {
                     (count(b.done)) " done, " (count(b.invalid)) " invalid, "
                     (count(b.cancelled)) " cancelled) · " (count(b.queued)) " queued · "
                     (count(b.leased)) " running"
+                }
+                @if b.kind == "range" || b.kind == "sample" {
+                    p class="numbers definition" {
+                        @if b.kind == "range" {
+                            "range " (b.range_start) ".." (b.range_end) " step " (b.range_step)
+                        } @else {
+                            "sample of " (count(b.sample_count)) " states, seed " (b.sample_seed)
+                        }
+                        " · " (count(b.made)) " jobs made"
+                    }
                 }
                 p class="numbers" {
                     (mode_text(b)) " · priority " (b.priority) " · rate "

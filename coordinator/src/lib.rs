@@ -4,7 +4,7 @@
 //! Module map: [`core`] holds the logic (batches, queue, leases, completions, dedup,
 //! progress; one file per part of a job's life) over the [`store`]; `verify` checks every
 //! reported result and `mode` says what a batch's mode means (defaults, dedup key, metric);
-//! `record` is what the store keeps; `service` adapts the core to gRPC; [`serve`] runs it all
+//! `record` is what the store keeps; [`range`] maps the lines of range and sample batches to states; `service` adapts the core to gRPC; [`serve`] runs it all
 //! on a listener until shut down; [`http`] serves the status page and [`metrics`] on a second
 //! port, both from a [`snapshot`] of the core (they never read the core themselves);
 //! [`solve_times`] keeps the search-time statistics; `auth` checks bearer tokens (gRPC and
@@ -16,6 +16,7 @@ mod error;
 pub mod http;
 pub mod metrics;
 mod mode;
+pub mod range;
 mod record;
 mod service;
 pub mod snapshot;

@@ -8,11 +8,12 @@
 //! last batch's lines (`job_id(seq, total)`, an exclusive bound) is a `u64`. The symmetry index
 //! (in memory) is rebuilt from the canonical keys the records carry.
 
-use cubefleet_proto::{JobResult, JobState, Mode};
+use cubefleet_proto::{JobResult, JobState, Keep, Mode};
 use cubefleet_tables::symmetry::Canonical;
 use cubefleet_tables::{parse_position, CubieCube, InputFormat};
 
 use crate::error::Error;
+use crate::range::States;
 
 /// Bits of a job id that hold the line index.
 pub(crate) const INDEX_BITS: u32 = 40;
@@ -91,6 +92,70 @@ pub(crate) struct BatchRecord {
     /// under this id with another hash is refused.
     #[prost(bytes = "vec", tag = "9")]
     pub(crate) content_hash: Vec<u8>,
+    /// A range batch's first state index (decimal; `BatchSpec.range_start`); empty for a file
+    /// or sample batch, and in batches of earlier versions (which are file batches).
+    #[prost(string, tag = "10")]
+    pub(crate) range_start: String,
+    /// A range batch's end (exclusive, decimal).
+    #[prost(string, tag = "11")]
+    pub(crate) range_end: String,
+    /// A range batch's step (at least 1 in a range batch).
+    #[prost(uint64, tag = "12")]
+    pub(crate) range_step: u64,
+    /// A sample batch's number of states (0: not a sample batch).
+    #[prost(uint64, tag = "13")]
+    pub(crate) sample_count: u64,
+    /// A sample batch's seed.
+    #[prost(uint64, tag = "14")]
+    pub(crate) sample_seed: u64,
+    /// Of a range or sample batch: lines made into jobs so far (`0..made` are stored, never
+    /// more than [`MAX_LINES`]); written after the jobs it counts, and raised at start-up over
+    /// every stored job. 0 for a file batch, whose `total` counts its stored lines.
+    #[prost(uint64, tag = "15")]
+    pub(crate) made: u64,
+    /// What is kept of each result ([`Keep`]: all, the default, or the length only).
+    #[prost(enumeration = "Keep", tag = "16")]
+    pub(crate) keep: i32,
+}
+
+impl BatchRecord {
+    /// The states of a range or sample batch (None for a file batch). A stored definition
+    /// was checked when the batch was made; one that no longer reads is taken as none.
+    pub(crate) fn states(&self) -> Option<States> {
+        if self.sample_count > 0 {
+            return States::sample(self.sample_count, self.sample_seed).ok();
+        }
+        if self.range_end.is_empty() {
+            return None;
+        }
+        let (start, end) =
+            crate::range::parse_range(&format!("{}..{}", self.range_start, self.range_end)).ok()?;
+        States::range(start, end, self.range_step).ok()
+    }
+
+    /// The lines stored so far: `0..stored_lines()` (a file batch's `total`, a range or sample
+    /// batch's `made`).
+    pub(crate) fn stored_lines(&self) -> u64 {
+        if self.states().is_some() {
+            self.made
+        } else {
+            self.total
+        }
+    }
+
+    /// Raises the count of stored lines to at least `lines`.
+    pub(crate) fn raise_stored(&mut self, lines: u64) {
+        if self.states().is_some() {
+            self.made = self.made.max(lines);
+        } else {
+            self.total = self.total.max(lines);
+        }
+    }
+
+    /// Whether the batch keeps only the lengths of its results.
+    pub(crate) fn keeps_histogram(&self) -> bool {
+        self.keep == Keep::Histogram as i32
+    }
 }
 
 /// A stored job: its line, its state, and its result once it has one. Tags 2 and 3 (the

@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use cubefleet_coordinator::range::States;
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
-    submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, JobState, LineChunk,
+    submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, JobState, Keep, LineChunk,
     ListBatchesRequest, LookupRequest, ResultsRequest, SubmitRequest,
 };
 use cubefleet_worker::remote::mode_to_proto;
@@ -28,10 +29,105 @@ const CHUNK_LINES: usize = 2000;
 /// gRPC's 4 MB limit, so a file of long lines is never refused whole.
 const CHUNK_BYTES: usize = 1 << 20;
 
+/// What a range or sample batch keeps of each result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum KeepArg {
+    /// Every result with its solution (as a file batch).
+    All,
+    /// The status and length only: each solution is verified, then dropped; `results
+    /// --chunks` gives per-chunk counts and `status` the histogram.
+    Histogram,
+}
+
+/// What a batch is made of: a file of positions, a range of state indices, or a uniform
+/// sample of states (exactly one of them).
+#[derive(clap::Args, Clone, Debug)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["file", "range", "sample"])))]
+pub(crate) struct InputArgs {
+    /// File of positions, one per line (`-` for stdin with `submit`).
+    pub(crate) file: Option<PathBuf>,
+    /// The states with indices START..END (START inclusive, END exclusive, at most
+    /// 43252003274489856000; see `cubefleet index`): their jobs are made as workers ask.
+    #[arg(long, value_name = "START..END", value_parser = range_flag)]
+    pub(crate) range: Option<(u128, u128)>,
+    /// With --range: every K-th state (START, START + K, ...).
+    #[arg(long, value_name = "K", requires = "range", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) step: Option<u64>,
+    /// N states drawn uniformly (with repetition) from all states, reproducibly from --seed.
+    #[arg(long, value_name = "N", requires = "seed", value_parser = clap::value_parser!(u64).range(1..=1 << 40))]
+    pub(crate) sample: Option<u64>,
+    /// The seed of --sample.
+    #[arg(long, value_name = "S", requires = "sample")]
+    pub(crate) seed: Option<u64>,
+    /// What a range or sample batch keeps of each result: all (default), or histogram (the
+    /// lengths only; every solution is still verified first).
+    #[arg(long, value_enum, default_value = "all")]
+    pub(crate) keep: KeepArg,
+}
+
+/// `--range START..END`, read (the range as a whole is checked with its step later).
+fn range_flag(text: &str) -> Result<(u128, u128), String> {
+    cubefleet_coordinator::range::parse_range(text).map_err(|e| e.to_string())
+}
+
+impl InputArgs {
+    /// The states of a range or sample batch (None for a file), checked: a bad range is
+    /// refused with the reason.
+    pub(crate) fn states(&self) -> anyhow::Result<Option<States>> {
+        let states = match (self.range, self.sample) {
+            (Some((start, end)), _) => Some(States::range(start, end, self.step.unwrap_or(1))?),
+            (None, Some(count)) => Some(States::sample(count, self.seed.unwrap_or(0))?),
+            (None, None) => None,
+        };
+        if states.is_none() && self.keep == KeepArg::Histogram {
+            anyhow::bail!("--keep histogram is for --range and --sample batches; a file keeps all");
+        }
+        Ok(states)
+    }
+
+    /// `spec` with the range or sample definition and `keep` of these flags.
+    pub(crate) fn define(&self, mut spec: BatchSpec) -> anyhow::Result<BatchSpec> {
+        match self.states()? {
+            Some(States::Range { start, end, step }) => {
+                spec.range_start = start.to_string();
+                spec.range_end = end.to_string();
+                spec.range_step = step;
+            }
+            Some(States::Sample { count, seed }) => {
+                spec.sample_count = count;
+                spec.sample_seed = seed;
+            }
+            None => {}
+        }
+        spec.keep = match self.keep {
+            KeepArg::All => Keep::All,
+            KeepArg::Histogram => Keep::Histogram,
+        } as i32;
+        Ok(spec)
+    }
+
+    /// A name for the batch: the file, or the definition.
+    pub(crate) fn name(&self) -> anyhow::Result<String> {
+        Ok(match (self.states()?, &self.file) {
+            (Some(s), _) => describe(&s),
+            (None, Some(f)) => f.display().to_string(),
+            (None, None) => String::new(),
+        })
+    }
+}
+
+/// A range or sample as people write it: `range 0..1000 step 1`, `sample 1000 seed 7`.
+pub(crate) fn describe(s: &States) -> String {
+    match *s {
+        States::Range { start, end, step } => format!("range {start}..{end} step {step}"),
+        States::Sample { count, seed } => format!("sample {count} seed {seed}"),
+    }
+}
+
 #[derive(clap::Args, Debug)]
 pub(crate) struct SubmitArgs {
-    /// File of positions, one per line (`-` for stdin).
-    file: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
     #[command(flatten)]
     connect: ConnectArgs,
     #[command(flatten)]
@@ -89,6 +185,11 @@ pub(crate) struct ResultsArgs {
     /// cancelled, skipped, failed).
     #[arg(long)]
     status: Option<String>,
+    /// Per-chunk counts instead of results: for each chunk of 1000 consecutive lines, its
+    /// first and last state index, its lines, and how many were solved in each length, left
+    /// unsolved and over the target (a range or sample batch with `--keep histogram`).
+    #[arg(long, alias = "per-chunk", conflicts_with = "status")]
+    chunks: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -186,8 +287,12 @@ pub(crate) async fn submit_file(
         part: Some(submit_request::Part::Chunk(LineChunk { lines })),
     }));
     let response = client.batches.clone().submit(requests).await;
-    reader.await??;
-    Ok(response?.into_inner())
+    let read = reader.await?;
+    // a refusal ends the stream, and the reader then fails with "submission aborted": the
+    // coordinator's reason is the one to show
+    let response = response?;
+    read?;
+    Ok(response.into_inner())
 }
 
 /// Shows a progress bar for a batch until it is finished; returns the final status.
@@ -229,8 +334,161 @@ where
     last.ok_or_else(|| anyhow::anyhow!("no progress received"))
 }
 
+/// Lines per chunk of `results --chunks`.
+pub(crate) const CHUNK: u64 = 1000;
+
+/// The counts of one chunk of [`CHUNK`] consecutive lines.
+#[derive(Default, Debug)]
+struct ChunkCounts {
+    /// Its number (line index / [`CHUNK`]).
+    chunk: u64,
+    /// State index of its first and last line seen ("" in a file batch).
+    first: String,
+    /// See `first`.
+    last: String,
+    /// Lines seen.
+    lines: u64,
+    /// `lengths[n]`: solved in `n` moves.
+    lengths: Vec<u64>,
+    /// Lines with no solution within the target (`over_target`, `none_within`, `timeout`),
+    /// not finished, or failed.
+    unsolved: u64,
+    /// Of `unsolved`, those `over_target`.
+    over_target: u64,
+}
+
+impl ChunkCounts {
+    /// Counts result `r` (of this chunk).
+    fn add(&mut self, r: &JobResult) {
+        if self.lines == 0 {
+            self.first.clone_from(&r.state_index);
+        }
+        self.last.clone_from(&r.state_index);
+        self.lines += 1;
+        if r.status == "solved" {
+            let n = r.length as usize;
+            if self.lengths.len() <= n {
+                self.lengths.resize(n + 1, 0);
+            }
+            self.lengths[n] += 1;
+        } else {
+            self.unsolved += 1;
+            if r.status == "over_target" {
+                self.over_target += 1;
+            }
+        }
+    }
+
+    /// Writes it as one line of `format`.
+    fn write(&self, format: ResultsFormat, out: &mut dyn Write) -> anyhow::Result<()> {
+        match format {
+            ResultsFormat::Jsonl => writeln!(
+                out,
+                "{}",
+                serde_json::json!({
+                    "chunk": self.chunk,
+                    "first_state_index": self.first,
+                    "last_state_index": self.last,
+                    "lines": self.lines,
+                    "length_histogram": self.lengths,
+                    "unsolved": self.unsolved,
+                    "over_target": self.over_target,
+                })
+            )?,
+            ResultsFormat::Csv => {
+                let lengths: Vec<String> = self
+                    .lengths
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &n)| n > 0)
+                    .map(|(l, n)| format!("{l}:{n}"))
+                    .collect();
+                writeln!(
+                    out,
+                    "{},{},{},{},{},{},{}",
+                    self.chunk,
+                    self.first,
+                    self.last,
+                    self.lines,
+                    lengths.join(" "),
+                    self.unsolved,
+                    self.over_target
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes a batch's per-chunk counts (chunks of [`CHUNK`] lines, in line order): JSON lines,
+/// or CSV with a header. Returns the chunks written.
+pub(crate) async fn export_chunks(
+    client: &Client,
+    batch: &str,
+    format: ResultsFormat,
+    out: &mut dyn Write,
+) -> anyhow::Result<u64> {
+    let mut stream = client
+        .batches
+        .clone()
+        .stream_results(ResultsRequest {
+            batch_id: batch.to_string(),
+            ..ResultsRequest::default()
+        })
+        .await?
+        .into_inner();
+    if let ResultsFormat::Csv = format {
+        writeln!(
+            out,
+            "chunk,first_state_index,last_state_index,lines,lengths,unsolved,over_target"
+        )?;
+    }
+    let (mut chunker, mut written) = (Chunker::default(), 0);
+    while let Some(r) = stream.next().await {
+        if let Some(c) = chunker.push(&r?) {
+            c.write(format, out)?;
+            written += 1;
+        }
+    }
+    if let Some(c) = chunker.current {
+        c.write(format, out)?;
+        written += 1;
+    }
+    Ok(written)
+}
+
+/// Groups results given in line order into chunks of [`CHUNK`] lines.
+#[derive(Default)]
+struct Chunker {
+    /// The chunk being counted (its results so far).
+    current: Option<ChunkCounts>,
+}
+
+impl Chunker {
+    /// Counts `r`; returns the chunk before it when `r` begins a new one (that one is complete).
+    fn push(&mut self, r: &JobResult) -> Option<ChunkCounts> {
+        let chunk = r.index / CHUNK;
+        let done = self.current.take_if(|c| c.chunk != chunk);
+        self.current
+            .get_or_insert_with(|| ChunkCounts {
+                chunk,
+                ..ChunkCounts::default()
+            })
+            .add(r);
+        done
+    }
+}
+
 fn status_json(s: &BatchStatus) -> serde_json::Value {
     serde_json::json!({
+        "kind": kind(s),
+        "range_start": s.range_start,
+        "range_end": s.range_end,
+        "range_step": s.range_step,
+        "sample_count": s.sample_count,
+        "sample_seed": s.sample_seed,
+        "made": s.made,
+        "keep": if s.keep == Keep::Histogram as i32 { "histogram" } else { "all" },
         "batch": s.batch_id,
         "name": s.name,
         "total": s.total,
@@ -255,6 +513,37 @@ fn eta_text(s: &BatchStatus) -> String {
     }
 }
 
+/// The batch's kind: `file`, `range` or `sample` (`file` from a coordinator before ranges).
+fn kind(s: &BatchStatus) -> &str {
+    if s.kind.is_empty() {
+        "file"
+    } else {
+        &s.kind
+    }
+}
+
+/// What `status` adds for a range or sample batch: its definition and the jobs made.
+fn definition_text(s: &BatchStatus) -> String {
+    let states = match kind(s) {
+        "range" => format!(
+            "range {}..{} step {}",
+            s.range_start, s.range_end, s.range_step
+        ),
+        "sample" => format!("sample {} seed {}", s.sample_count, s.sample_seed),
+        _ => return String::new(),
+    };
+    let keep = if s.keep == Keep::Histogram as i32 {
+        ", keep histogram"
+    } else {
+        ""
+    };
+    format!(
+        "  {states}: made {} of {} jobs{keep}",
+        s.made,
+        s.total.min(1 << 40)
+    )
+}
+
 fn status_text(s: &BatchStatus) -> String {
     let hist: Vec<String> = s
         .length_histogram
@@ -264,7 +553,7 @@ fn status_text(s: &BatchStatus) -> String {
         .map(|(l, n)| format!("{l}:{n}"))
         .collect();
     format!(
-        "{} {}: total {} queued {} leased {} done {} invalid {} cancelled {} failed {}  {:.1}/s  ETA {}  lengths {}",
+        "{} {}: total {} queued {} leased {} done {} invalid {} cancelled {} failed {}  {:.1}/s  ETA {}  lengths {}{}",
         s.batch_id,
         s.name,
         s.total,
@@ -276,7 +565,8 @@ fn status_text(s: &BatchStatus) -> String {
         s.failed,
         s.rate,
         eta_text(s),
-        hist.join(" ")
+        hist.join(" "),
+        definition_text(s)
     )
 }
 
@@ -303,6 +593,7 @@ pub(crate) fn result_line(r: JobResult) -> ResultLine {
         error: (!r.error.is_empty()).then_some(r.error),
         lower_bound: (r.lower_bound > 0).then_some(r.lower_bound),
         nodes: (r.nodes > 0).then_some(r.nodes),
+        state_index: (!r.state_index.is_empty()).then_some(r.state_index),
     }
 }
 
@@ -386,6 +677,7 @@ impl<W: Write> ResultsWriter<W> {
                 &line.length.map(|l| l.to_string()).unwrap_or_default(),
                 if line.optimal { "true" } else { "false" },
                 line.error.as_deref().unwrap_or(""),
+                line.state_index.as_deref().unwrap_or(""),
             ])?,
         }
         self.written += 1;
@@ -413,39 +705,73 @@ impl<W: Write> ResultsWriter<W> {
     }
 }
 
-/// The columns of `results --format csv`, in order.
-const CSV_HEADER: [&str; 7] = [
-    "index", "input", "status", "solution", "length", "optimal", "error",
+/// The columns of `results --format csv`, in order (`state_index`: of a range or sample
+/// batch's job, else empty).
+const CSV_HEADER: [&str; 8] = [
+    "index",
+    "input",
+    "status",
+    "solution",
+    "length",
+    "optimal",
+    "error",
+    "state_index",
 ];
 
 pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async move {
         let client = args.connect.connect().await?;
         let timeout = args.timeout.map(Duration::from_secs_f64);
-        let spec = BatchSpec {
+        let spec = args.input.define(BatchSpec {
             batch_id: args.batch_id.clone().unwrap_or_default(),
-            name: args
-                .name
-                .clone()
-                .unwrap_or_else(|| args.file.display().to_string()),
+            name: match &args.name {
+                Some(n) => n.clone(),
+                None => args.input.name()?,
+            },
             mode: Some(mode_to_proto(&args.mode.mode(), timeout)),
             priority: args.priority,
-            // checked against the batch's when --batch-id names one that exists
-            content_hash: content_hash(&args.file)?.map_or_else(Vec::new, Vec::from),
-        };
-        let r = submit_file(&client, &args.file, spec).await.map_err(|e| {
-            e.context(
-                "the submission was not acknowledged (part of it may be stored): \
-                 submit the file again with the same --batch-id to continue the batch",
-            )
+            ..BatchSpec::default()
         })?;
+        let r = match &args.input.file {
+            Some(file) => {
+                // checked against the batch's when --batch-id names one that exists
+                let spec = BatchSpec {
+                    content_hash: content_hash(file)?.map_or_else(Vec::new, Vec::from),
+                    ..spec
+                };
+                submit_file(&client, file, spec).await.map_err(|e| {
+                    e.context(
+                        "the submission was not acknowledged (part of it may be stored): \
+                         submit the file again with the same --batch-id to continue the batch",
+                    )
+                })?
+            }
+            None => {
+                let first = SubmitRequest {
+                    part: Some(submit_request::Part::Spec(spec)),
+                };
+                client
+                    .batches
+                    .clone()
+                    .submit(tokio_stream::once(first))
+                    .await?
+                    .into_inner()
+            }
+        };
         let mut out = crate::output::Stdout::new();
         writeln!(out, "{}", r.batch_id)?;
         out.flush()?;
-        eprintln!(
-            "stored {} lines ({} invalid, {} answered from the store)",
-            r.total, r.invalid, r.from_store
-        );
+        if args.input.file.is_some() {
+            eprintln!(
+                "stored {} lines ({} invalid, {} answered from the store)",
+                r.total, r.invalid, r.from_store
+            );
+        } else {
+            eprintln!(
+                "stored the definition of {} states (jobs are made as workers lease them)",
+                r.total
+            );
+        }
         if args.wait {
             let s = watch(&client, &r.batch_id).await?;
             eprintln!("{}", status_text(&s));
@@ -492,14 +818,19 @@ pub(crate) fn results(args: ResultsArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async move {
         let client = args.connect.connect().await?;
         let mut out = std::io::BufWriter::new(crate::output::Stdout::new());
-        export(
-            &client,
-            &args.batch,
-            args.status.clone(),
-            args.format,
-            &mut out,
-        )
-        .await?;
+        if args.chunks {
+            export_chunks(&client, &args.batch, args.format, &mut out).await?;
+        } else {
+            export(
+                &client,
+                &args.batch,
+                args.status.clone(),
+                args.format,
+                &mut out,
+            )
+            .await?;
+        }
+        out.flush()?;
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -559,6 +890,51 @@ mod tests {
             error: "bad token `\r`, then \"quotes\"\nand a, comma".into(),
             ..JobResult::default()
         }
+    }
+
+    /// Per-chunk counts: chunk `k` holds lines `1000k..1000k + 999`, with its first and last
+    /// state index, solutions per length, unsolved and over-target lines.
+    #[test]
+    fn chunk_counts_group_lines_by_thousands() {
+        let result = |index: u64| JobResult {
+            index,
+            state_index: (5000 + index).to_string(),
+            status: if index % 10 == 0 {
+                "over_target"
+            } else {
+                "solved"
+            }
+            .into(),
+            length: (index % 3) as u32 + 18,
+            ..JobResult::default()
+        };
+        let mut chunker = Chunker::default();
+        let mut chunks: Vec<ChunkCounts> =
+            (0..2500).filter_map(|i| chunker.push(&result(i))).collect();
+        chunks.extend(chunker.current);
+        assert_eq!(chunks.len(), 3);
+        assert_eq!(
+            (chunks[2].first.as_str(), chunks[2].last.as_str()),
+            ("7000", "7499")
+        );
+        assert_eq!((chunks[0].lines, chunks[2].lines), (1000, 500));
+        assert_eq!((chunks[0].unsolved, chunks[0].over_target), (100, 100));
+        assert_eq!(chunks[0].lengths.iter().sum::<u64>(), 900);
+        assert_eq!(chunks[0].lengths.len(), 21);
+        let mut csv = Vec::new();
+        chunks[1]
+            .write(ResultsFormat::Csv, &mut csv)
+            .expect("write");
+        let text = String::from_utf8(csv).expect("utf-8");
+        assert!(text.starts_with("1,6000,6999,1000,18:"), "{text}");
+        assert!(text.trim_end().ends_with(",100,100"), "{text}");
+        let mut json = Vec::new();
+        chunks[1]
+            .write(ResultsFormat::Jsonl, &mut json)
+            .expect("write");
+        let v: serde_json::Value = serde_json::from_slice(&json).expect("one JSON line");
+        assert_eq!(v["first_state_index"], "6000");
+        assert_eq!(v["unsolved"], 100);
     }
 
     #[test]

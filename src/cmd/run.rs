@@ -1,4 +1,4 @@
-//! `cubefleet run FILE`: the embedded default. One process runs a coordinator on a sled store
+//! `cubefleet run FILE` (or `--range START..END`, `--sample N --seed S`): the embedded default. One process runs a coordinator on a sled store
 //! and local search threads. Both sides call the coordinator's [`Core`] directly, through the
 //! same code as its gRPC service: the file is submitted with [`stream::submit`] and watched
 //! with [`stream::watch`], and the worker runtime, the same as `cubefleet worker`'s, leases and
@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cubefleet_coordinator::range::States;
 use cubefleet_coordinator::{stream, Core};
 use cubefleet_proto::BatchSpec;
 use cubefleet_worker::pool::{Finished, Job};
@@ -22,7 +23,7 @@ use cubefleet_worker::search::Progress;
 use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{content_hash, read_chunks, show_progress};
+use super::client::{content_hash, describe, read_chunks, show_progress, InputArgs, KeepArg};
 use super::connect::{runtime, shutdown_signal};
 use super::{ModeArgs, TablesArgs};
 
@@ -31,8 +32,8 @@ use export::{export_following, Limits};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
-    /// File of positions, one per line.
-    file: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
     /// Directory of the sled store.
     #[arg(long, default_value = "cubefleet-data")]
     data: PathBuf,
@@ -108,6 +109,14 @@ impl Coordinator for LocalCoordinator {
     }
 }
 
+/// What names a range or sample batch of `run` as a file's [`content_hash`] names a file:
+/// SHA-256 over its definition and what it keeps, so the same definition resumes its batch.
+fn definition_hash(states: &States, histogram_only: bool) -> [u8; 32] {
+    use sha2::Digest;
+    let keep = if histogram_only { "histogram" } else { "all" };
+    sha2::Sha256::digest(format!("{} keep {keep}", describe(states)).as_bytes()).into()
+}
+
 /// A batch id naming this file's contents and mode: the same lines and mode give the same id,
 /// other lines or another mode (but for a SHA-256 collision) another. `content` is the file's
 /// [`content_hash`]; the id is `run-` and the first 128 bits of SHA-256 over it and the mode
@@ -134,25 +143,43 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mode = mode_to_proto(&args.mode.mode(), args.timeout.map(Duration::from_secs_f64));
-    let content = content_hash(&args.file)?
-        .ok_or_else(|| anyhow::anyhow!("run reads a file, not stdin: save the lines to a file"))?;
+    let states = args.input.states()?;
+    // a file: its lines' hash; a range or sample: its definition's
+    let content = match (&args.input.file, states) {
+        (Some(file), _) => content_hash(file)?.ok_or_else(|| {
+            anyhow::anyhow!("run reads a file, not stdin: save the lines to a file")
+        })?,
+        (None, Some(s)) => definition_hash(&s, args.input.keep == KeepArg::Histogram),
+        (None, None) => anyhow::bail!("give a FILE, --range or --sample"),
+    };
     let id = batch_id(&content, &mode);
+    let histogram_only = args.input.keep == KeepArg::Histogram;
+    let spec = args.input.define(BatchSpec {
+        batch_id: id.clone(),
+        name: args.input.name()?,
+        mode: Some(mode),
+        priority: 0,
+        content_hash: if args.input.file.is_some() {
+            content.to_vec()
+        } else {
+            Vec::new()
+        },
+        ..BatchSpec::default()
+    })?;
     runtime()?.block_on(async move {
         let core =
             cubefleet_coordinator::open(&cubefleet_coordinator::Config::new(&args.data)).await?;
         // cancelled when the coordinator stops: its sweeper ends and a lease answers at once
         let stopping = CancellationToken::new();
         let sweeper = stream::sweep_leases(core.clone(), stopping.clone());
-        let spec = BatchSpec {
-            batch_id: id.clone(),
-            name: args.file.display().to_string(),
-            mode: Some(mode),
-            priority: 0,
-            content_hash: content.to_vec(),
-        };
         let submission = {
-            let (core, file) = (core.clone(), args.file.clone());
+            let (core, file) = (core.clone(), args.input.file.clone());
             tokio::spawn(async move {
+                let Some(file) = file else {
+                    // a range or sample: the definition alone, no lines
+                    let none = tokio_stream::empty::<Result<Vec<String>, tonic::Status>>();
+                    return anyhow::Ok(stream::submit(core, spec, none).await?);
+                };
                 let (chunks, reader) = read_chunks(&file);
                 let submitted = stream::submit(core, spec, chunks.map(Ok)).await;
                 reader.await??;
@@ -189,9 +216,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let submitted = submission.await??;
         tracing::debug!("batch submitted");
+        // the lines to write: a file's, or the jobs a range or sample makes
+        let lines = states.map_or(submitted.total, |s| s.lines());
         eprintln!(
             "batch {id}: {} lines ({} invalid, {} answered from the store)",
-            submitted.total, submitted.invalid, submitted.from_store
+            lines, submitted.invalid, submitted.from_store
         );
         // the results go out as they finish, in line order
         let out: Box<dyn Write + Send> = match &args.out {
@@ -202,7 +231,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let exporter = tokio::spawn(export_following(
             core.clone(),
             id.clone(),
-            submitted.total,
+            // with --keep histogram, no result lines: the histogram at the end
+            if histogram_only { 0 } else { lines },
             out,
             all_finished.clone(),
             Limits::RUN,
@@ -235,6 +265,23 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             let (core, id) = (core.clone(), id.clone());
             tokio::task::spawn_blocking(move || core.status(&id)).await??
         };
+        if histogram_only {
+            let mut out: Box<dyn Write + Send> = match &args.out {
+                Some(p) => Box::new(std::fs::File::create(p)?),
+                None => Box::new(crate::output::Stdout::new()),
+            };
+            writeln!(
+                out,
+                "{}",
+                serde_json::json!({
+                    "batch": id,
+                    "lines": lines,
+                    "done": final_status.done,
+                    "length_histogram": final_status.length_histogram,
+                })
+            )?;
+            out.flush()?;
+        }
         let solved: u64 = final_status.length_histogram.iter().sum();
         let total_len: u64 = final_status
             .length_histogram

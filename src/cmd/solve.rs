@@ -131,6 +131,7 @@ fn solve_line(
         error: None,
         lower_bound: None,
         nodes: None,
+        state_index: None,
     };
     // a blank or comment line holds no position (a net's blank lines separate nets)
     let skipped = !matches!(args.input, Input::Net) && is_blank_or_comment(input);

@@ -1,6 +1,7 @@
 //! Cancellation of a batch: its queued jobs become cancelled at once (by compare-and-swap,
 //! under the lock so no lease slips in); leased ones stop at their holder's next heartbeat and
-//! end cancelled when their lease returns ([`Core::heartbeat`], `requeue_from`).
+//! end cancelled when their lease returns ([`Core::heartbeat`], `requeue_from`). A range or
+//! sample batch makes no more jobs: its lines not made count as cancelled.
 
 use std::cmp::Reverse;
 
@@ -13,10 +14,15 @@ use crate::record::job_id;
 impl Core {
     /// Cancels a batch: queued jobs become cancelled now, leased ones at their next heartbeat.
     pub fn cancel(&self, batch_id: &str) -> Result<BatchStatus, Error> {
-        let mut b = self.batch_record(batch_id)?;
-        b.cancelled = true;
-        self.store.put_batch(&b)?;
-        self.lock().batch(b.seq).cancelled = true;
+        let b = {
+            // no job of a range or sample batch is made while, nor after, it is cancelled
+            let _making = self.making.lock().unwrap_or_else(|e| e.into_inner());
+            let mut b = self.batch_record(batch_id)?;
+            b.cancelled = true;
+            self.store.put_batch(&b)?;
+            self.lock().batch(b.seq).cancelled = true;
+            b
+        };
         let (from, to) = (job_id(b.seq, 0), job_id(b.seq + 1, 0));
         let mut next = from;
         loop {

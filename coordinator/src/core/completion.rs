@@ -1,6 +1,7 @@
 //! Completions: a worker's results verified ([`crate::verify`]), stored by compare-and-swap,
 //! flushed, then counted and indexed; rejected results requeue the job (or fail it after
-//! [`MAX_REJECTIONS`]); finished jobs go to the followers of their batch.
+//! [`MAX_REJECTIONS`]); finished jobs go to the followers of their batch. A batch that keeps
+//! only lengths (`--keep histogram`) stores a verified result without its solution text.
 
 use std::cmp::Reverse;
 
@@ -80,14 +81,18 @@ impl Core {
         // compare-and-swap fail: read again and retry, a few times
         let mut pending: Vec<&Completion> = results.iter().collect();
         // the modes of the batches concerned, read under the lock once
-        let modes: FastMap<u32, Mode> = {
+        // (and which of them keep only the lengths of their results)
+        let (modes, histogram_only): (FastMap<u32, Mode>, FastMap<u32, bool>) = {
             let st = self.lock();
-            let mut modes = FastMap::default();
+            let (mut modes, mut keeps) = (FastMap::default(), FastMap::default());
             for c in results {
                 let seq = batch_seq(c.job_id);
                 modes.entry(seq).or_insert_with(|| st.mode(seq));
+                keeps
+                    .entry(seq)
+                    .or_insert_with(|| st.batches.get(&seq).is_some_and(|b| b.keep_histogram));
             }
-            modes
+            (modes, keeps)
         };
         for _attempt in 0..8 {
             if pending.is_empty() {
@@ -121,7 +126,11 @@ impl Core {
                 let old = at.and_then(|i| records[i].as_ref());
                 match self.complete_one(worker, c, old, mode)? {
                     // a verified result always has the record it was checked against
-                    Completed::Verified(v) => {
+                    Completed::Verified(mut v) => {
+                        if histogram_only[&batch_seq(c.job_id)] {
+                            // verified above; the batch keeps the length only
+                            v.solution.clear();
+                        }
                         let taken = at.and_then(|i| records[i].take().zip(encoded[i].take()));
                         if let Some((old, bytes)) = taken {
                             verified.push((c, bytes, v.apply(old)));

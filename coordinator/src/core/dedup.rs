@@ -38,6 +38,9 @@ impl SymIndex {
         if !(r.status == "solved" || r.status == "none_within") {
             return;
         }
+        if r.status == "solved" && r.solution.is_empty() && r.length > 0 {
+            return; // kept without its solution (`--keep histogram`): nothing to reuse
+        }
         if let Some(k) = job.canonical_key() {
             self.0.insert(Self::slot(&k, mkey), id);
         }

@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use cubefleet_proto::{BatchSpec, JobResult, JobState, Mode};
+use cubefleet_proto::{BatchSpec, JobResult, JobState, Keep};
 use cubefleet_tables::symmetry::Canonical;
 use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat};
 use prost::Message;
@@ -14,6 +14,7 @@ use super::dedup::map_result;
 use super::Core;
 use crate::error::Error;
 use crate::mode::{mode_key, normalize_mode};
+use crate::range::States;
 use crate::record::{checked_job_id, job_id, line_index, BatchRecord, JobRecord, MAX_LINES};
 
 /// Longest line accepted in a submission, in bytes; longer lines become invalid jobs. The one
@@ -28,6 +29,24 @@ fn shortened(text: &str) -> String {
     }
 }
 
+/// What a batch is, for messages: "a file batch", "range START..END step K (keep ...)", ...
+pub(crate) fn describe(b: &BatchRecord) -> String {
+    let keep = if b.keeps_histogram() {
+        "histogram"
+    } else {
+        "all"
+    };
+    match b.states() {
+        None => "a file batch".into(),
+        Some(States::Range { start, end, step }) => {
+            format!("range {start}..{end} step {step}, keep {keep}")
+        }
+        Some(States::Sample { count, seed }) => {
+            format!("sample of {count} states with seed {seed}, keep {keep}")
+        }
+    }
+}
+
 /// Milliseconds since the Unix epoch (0 for a clock before it).
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -37,9 +56,22 @@ fn now_ms() -> u64 {
 
 impl Core {
     /// Starts or continues a submission: creates the batch or checks that the spec matches.
-    /// Returns the batch record (its `total` says how many lines are already stored).
+    /// Returns the batch record (its `total` says how many lines are already stored; of a
+    /// range or sample batch, how many states it covers).
     pub(crate) fn begin_submit(&self, spec: BatchSpec) -> Result<BatchRecord, Error> {
         let mode = normalize_mode(spec.mode.unwrap_or_default())?;
+        let states = States::from_spec(&spec)?;
+        let keep = Keep::try_from(spec.keep).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "keep {} is not all (0) or histogram (1)",
+                spec.keep
+            ))
+        })?;
+        if states.is_none() && keep == Keep::Histogram {
+            return Err(Error::InvalidArgument(
+                "--keep histogram is for range and sample batches; a file batch keeps all".into(),
+            ));
+        }
         let id = if spec.batch_id.is_empty() {
             format!("b{:016x}", rand::random::<u64>())
         } else {
@@ -60,67 +92,78 @@ impl Core {
                 "batch {id} is being submitted by another client"
             )));
         }
-        let opened = self.open_batch(
-            id.clone(),
-            spec.name,
-            mode,
-            spec.priority,
-            spec.content_hash,
-        );
+        let mut new = BatchRecord {
+            batch_id: id.clone(),
+            name: spec.name,
+            mode: Some(mode),
+            priority: spec.priority,
+            content_hash: spec.content_hash,
+            keep: keep as i32,
+            ..BatchRecord::default()
+        };
+        match states {
+            Some(States::Range { start, end, step }) => {
+                new.range_start = start.to_string();
+                new.range_end = end.to_string();
+                new.range_step = step;
+            }
+            Some(States::Sample { count, seed }) => {
+                new.sample_count = count;
+                new.sample_seed = seed;
+            }
+            None => {}
+        }
+        new.total = states.map_or(0, |s| s.len());
+        let opened = self.open_batch(new);
         if opened.is_err() {
             self.end_submit(&id);
         }
         opened
     }
 
-    /// The batch `id` a submission continues, checked against the submission's mode and
-    /// content hash (when both it and the batch have one); or a new batch with these.
-    fn open_batch(
-        &self,
-        id: String,
-        name: String,
-        mode: Mode,
-        priority: i32,
-        content_hash: Vec<u8>,
-    ) -> Result<BatchRecord, Error> {
-        if let Some(b) = self.store.batch(&id)? {
-            if b.mode.as_ref() != Some(&mode) {
+    /// The batch `new.batch_id` a submission continues, checked against the submission's mode,
+    /// range or sample definition, `keep`, and content hash (when both it and the batch have
+    /// one); or `new`, created.
+    fn open_batch(&self, new: BatchRecord) -> Result<BatchRecord, Error> {
+        let id = &new.batch_id;
+        if let Some(b) = self.store.batch(id)? {
+            if b.mode != new.mode {
                 return Err(Error::InvalidArgument(format!(
                     "batch {id} exists with another mode"
                 )));
             }
-            if !content_hash.is_empty()
+            if b.states() != new.states() || b.keep != new.keep {
+                return Err(Error::InvalidArgument(format!(
+                    "batch {id} exists with another definition ({}); submit this one under \
+                     another batch id",
+                    describe(&b)
+                )));
+            }
+            if !new.content_hash.is_empty()
                 && !b.content_hash.is_empty()
-                && content_hash != b.content_hash
+                && new.content_hash != b.content_hash
             {
                 return Err(Error::ContentDiffers {
-                    batch: id,
+                    batch: id.clone(),
                     what: "their content hash is not the one it was created with".into(),
                 });
             }
             return Ok(b);
         }
-        if content_hash.len() > 64 {
+        if new.content_hash.len() > 64 {
             return Err(Error::InvalidArgument(
                 "content hash longer than 64 bytes".into(),
             ));
         }
         let b = self.store.create_batch(&BatchRecord {
-            batch_id: id,
-            seq: 0,
-            name,
-            mode: Some(mode),
-            priority,
-            total: 0,
             created_unix_ms: now_ms(),
-            cancelled: false,
-            content_hash,
+            ..new
         })?;
-        let mut st = self.lock();
-        let m = st.batch(b.seq);
-        m.id = b.batch_id.clone();
-        m.priority = b.priority;
-        m.mode = b.mode;
+        self.lock().batch(b.seq).take_record(&b);
+        if b.states().is_some() {
+            // its jobs are made when leased: wake the workers waiting for work
+            Self::bump(&self.queued);
+        }
         Ok(b)
     }
 
@@ -142,6 +185,14 @@ impl Core {
         first: u64,
         lines: Vec<String>,
     ) -> Result<Vec<(u64, JobRecord)>, Error> {
+        if batch.states().is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "batch {} is a {} batch: its jobs are made from its definition, it takes no \
+                 lines",
+                batch.batch_id,
+                batch.states().map_or("range", |s| s.kind())
+            )));
+        }
         let skip = batch.total.saturating_sub(first).min(lines.len() as u64) as usize;
         if first + lines.len() as u64 > MAX_LINES {
             return Err(Error::Full(format!(
@@ -204,7 +255,7 @@ impl Core {
             return Ok(());
         };
         self.store.insert_jobs(&jobs)?;
-        batch.total = batch.total.max(line_index(last) + 1);
+        batch.raise_stored(line_index(last) + 1);
         self.store.put_batch(batch)?;
         self.store.flush()?;
         let mut from_store = 0;
@@ -222,7 +273,9 @@ impl Core {
         }
         st.counters.submitted += jobs.len() as u64;
         st.counters.from_store += from_store;
-        st.batch(batch.seq).from_store += from_store;
+        let m = st.batch(batch.seq);
+        m.from_store += from_store;
+        m.made = m.made.max(batch.made);
         drop(st);
         self.send_followers(batch.seq, jobs);
         Self::bump(&self.queued);
@@ -249,7 +302,7 @@ impl Core {
             input: cubefleet_tables::input::cut_line(line),
             ..JobResult::default()
         };
-        let (mut canonical, mut sym) = (Vec::new(), 0);
+        let (canonical, sym) = (Vec::new(), 0);
         match parsed {
             None => {
                 r.state = JobState::Done as i32;
@@ -260,24 +313,7 @@ impl Core {
                 r.status = "invalid".into();
                 r.error = e;
             }
-            Some(Ok(cube)) => {
-                r.state = JobState::Queued as i32;
-                let canon = cube.canonical();
-                canonical = canon.cube.key().to_vec();
-                sym = u32::from(canon.sym) * 2 + u32::from(canon.inverted);
-                if batch.cancelled {
-                    r.state = JobState::Cancelled as i32;
-                    r.status = "cancelled".into();
-                } else if let Some(stored) = self.answer_from_store(&cube, &canon, mkey)? {
-                    r.state = JobState::Done as i32;
-                    r.status = stored.status;
-                    r.solution = stored.solution;
-                    r.length = stored.length;
-                    r.optimal = stored.optimal;
-                    r.lower_bound = stored.lower_bound;
-                    r.from_store = true;
-                }
-            }
+            Some(Ok(cube)) => return Ok((id, self.job_of_position(batch, mkey, r, &cube)?)),
         }
         Ok((
             id,
@@ -287,6 +323,42 @@ impl Core {
                 sym,
             },
         ))
+    }
+
+    /// The record of a job of `batch` (mode key `mkey`) for the valid position `cube`, with
+    /// the result part `r` so far (its line or state index): keyed by the position's canonical
+    /// class, queued, or cancelled when the batch is, or done when the store answers it (a
+    /// symmetric copy solved before in the mode; without the solution text when the batch
+    /// keeps only lengths).
+    pub(super) fn job_of_position(
+        &self,
+        batch: &BatchRecord,
+        mkey: &[u8],
+        mut r: JobResult,
+        cube: &CubieCube,
+    ) -> Result<JobRecord, Error> {
+        r.state = JobState::Queued as i32;
+        let canon = cube.canonical();
+        if batch.cancelled {
+            r.state = JobState::Cancelled as i32;
+            r.status = "cancelled".into();
+        } else if let Some(stored) = self.answer_from_store(cube, &canon, mkey)? {
+            r.state = JobState::Done as i32;
+            r.status = stored.status;
+            r.solution = stored.solution;
+            r.length = stored.length;
+            r.optimal = stored.optimal;
+            r.lower_bound = stored.lower_bound;
+            r.from_store = true;
+            if batch.keeps_histogram() {
+                r.solution.clear();
+            }
+        }
+        Ok(JobRecord {
+            result: Some(Box::new(r)),
+            canonical: canon.cube.key().to_vec(),
+            sym: u32::from(canon.sym) * 2 + u32::from(canon.inverted),
+        })
     }
 
     /// A stored result for `cube` (or a symmetric / inverse copy) in the mode with key `mkey`,

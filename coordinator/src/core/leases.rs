@@ -66,7 +66,8 @@ impl Core {
         fit.clamp(1, max.max(1))
     }
 
-    /// Leases up to `max` queued jobs, highest priority first, then submission order.
+    /// Leases up to `max` queued jobs, highest priority first, then submission order. When
+    /// fewer are queued, jobs of a range or sample batch are made first ([`Core::make_jobs`]).
     ///
     /// The state lock is held only to look at the queue and to take jobs from it: the records
     /// are read between the two, so concurrent leases and completions do not wait for the
@@ -81,9 +82,14 @@ impl Core {
         let mut out = Vec::new();
         while out.len() < max as usize {
             let want = max as usize - out.len();
+            // too few queued: the next lines of a range or sample batch become jobs
+            let made = self.make_jobs(want)?;
             let next: Vec<(Reverse<i32>, u64)> =
                 self.lock().queue.iter().take(want).copied().collect();
             if next.is_empty() {
+                if made {
+                    continue; // all answered from the store: make more
+                }
                 break;
             }
             let ids: Vec<u64> = next.iter().map(|e| e.1).collect();

@@ -12,6 +12,8 @@
 //!   from the store);
 //! - `dedup`: the symmetry index, and mapping a symmetric copy's answer back;
 //! - `leases`: lease, long-polling lease, heartbeat, release, expiry and requeueing;
+//! - `making`: the jobs of range and sample batches, made when a lease finds too few queued
+//!   (such a batch is stored as its definition and a `made` cursor, see [`crate::range`]);
 //! - `workers`: the worker registry and per-worker figures;
 //! - `completion`: verify and store results, rejections and failures, following a batch;
 //! - `cancel`: cancelling a batch;
@@ -30,6 +32,9 @@
 //!   in-memory counters change only after that swap succeeded, so each job is counted in one
 //!   state;
 //! - submissions and completions are acknowledged only after a flush covering them;
+//! - a range or sample batch's lines `0..made` have job records and no others do; `made`
+//!   only grows, under the `making` lock, after its jobs are written, and is flushed before
+//!   they are queued;
 //! - the symmetry index names, for a position's class and a mode, a finished job holding a
 //!   reusable answer; it is memory only, rebuilt from the records at start-up, and every
 //!   candidate it names is checked against the record before use.
@@ -39,6 +44,7 @@ mod completion;
 mod dedup;
 mod intake;
 mod leases;
+mod making;
 mod queries;
 mod recovery;
 mod state;
@@ -77,6 +83,9 @@ pub struct Core {
     lease_duration: Duration,
     /// Serialises submissions of the same batch (one writer per batch at a time).
     submitting: Mutex<HashSet<String>>,
+    /// Serialises making jobs of range and sample batches, and the writes of their batch
+    /// records (a cancellation takes it too), so no line is made twice.
+    making: Mutex<()>,
     /// Bumped whenever jobs are queued (for long-polling leases); its value means nothing.
     queued: tokio::sync::watch::Sender<u64>,
     /// Bumped whenever jobs finish (for prompt progress streams); its value means nothing.
@@ -100,6 +109,7 @@ impl Core {
             index: RwLock::new(SymIndex::default()),
             lease_duration,
             submitting: Mutex::new(HashSet::new()),
+            making: Mutex::new(()),
             queued: tokio::sync::watch::Sender::new(0),
             finished: tokio::sync::watch::Sender::new(0),
             followers: Mutex::new(Vec::new()),

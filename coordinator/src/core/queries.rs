@@ -12,6 +12,7 @@ use super::dedup::map_result;
 use super::{view, Core, Counters};
 use crate::error::Error;
 use crate::mode::mode_key;
+use crate::range::States;
 use crate::record::{batch_seq, job_id, line_index, BatchRecord};
 
 impl Core {
@@ -43,18 +44,44 @@ impl Core {
             _ => 0.0,
         };
         let left = b.total.saturating_sub(finished);
+        // the lines of a range or sample batch not made yet wait like queued jobs, and end
+        // with the batch when it is cancelled
+        let (unmade, made) = (m.unmade(), m.made);
+        let (waiting, ended) = if m.cancelled {
+            (0, unmade)
+        } else {
+            (unmade, 0)
+        };
+        let states = b.states();
+        let (mut range_start, mut range_end, mut range_step) = (String::new(), String::new(), 0);
+        let (mut sample_count, mut sample_seed) = (0, 0);
+        match states {
+            Some(States::Range { start, end, step }) => {
+                (range_start, range_end, range_step) = (start.to_string(), end.to_string(), step);
+            }
+            Some(States::Sample { count, seed }) => (sample_count, sample_seed) = (count, seed),
+            None => {}
+        }
         BatchStatus {
             batch_id: b.batch_id.clone(),
             name: b.name.clone(),
             mode: b.mode,
             priority: b.priority,
             total: b.total,
-            queued: m.counts[JobState::Queued as usize],
+            queued: m.counts[JobState::Queued as usize] + waiting,
             leased: m.counts[JobState::Leased as usize],
             done: m.counts[JobState::Done as usize],
             invalid: m.counts[JobState::Invalid as usize],
-            cancelled: m.counts[JobState::Cancelled as usize],
+            cancelled: m.counts[JobState::Cancelled as usize] + ended,
             failed: m.counts[JobState::Failed as usize],
+            kind: states.map_or("file", |s| s.kind()).into(),
+            range_start,
+            range_end,
+            range_step,
+            sample_count,
+            sample_seed,
+            made: if states.is_some() { made } else { b.total },
+            keep: b.keep,
             rate,
             eta_seconds: if rate > 0.0 { left as f64 / rate } else { 0.0 },
             length_histogram: m.histogram.clone(),
@@ -86,8 +113,9 @@ impl Core {
     ) -> Result<(Vec<JobResult>, u64), Error> {
         let b = self.batch_record(batch_id)?;
         let mut out = Vec::with_capacity(limit.min(4096));
-        let mut next = job_id(b.seq, from_index.min(b.total));
-        let end = job_id(b.seq, b.total);
+        let stored = b.stored_lines();
+        let mut next = job_id(b.seq, from_index.min(stored));
+        let end = job_id(b.seq, stored);
         while out.len() < limit && next < end {
             let jobs = self
                 .store
@@ -108,7 +136,7 @@ impl Core {
             drop(st);
             next = last + 1;
         }
-        Ok((out, line_index(next).min(b.total)))
+        Ok((out, line_index(next).min(stored)))
     }
 
     /// The results of a batch from line `from_index` on, in line order, up to `limit` of them
@@ -122,10 +150,8 @@ impl Core {
         limit: usize,
     ) -> Result<Vec<JobResult>, Error> {
         let b = self.batch_record(batch_id)?;
-        let (from, end) = (
-            job_id(b.seq, from_index.min(b.total)),
-            job_id(b.seq, b.total),
-        );
+        let stored = b.stored_lines();
+        let (from, end) = (job_id(b.seq, from_index.min(stored)), job_id(b.seq, stored));
         let mut out = Vec::with_capacity(limit.min(4096));
         if from < end && limit > 0 {
             self.store.scan_jobs(from, end - 1, &mut |id, job| {

@@ -1,6 +1,7 @@
 //! Recovery at open: the in-memory state (queue, counters, symmetry index) rebuilt from the
 //! store, which is the truth; unfinished jobs queued again, those of a cancelled batch
-//! cancelled, and batch line counts raised over chunks a crash left without their record.
+//! cancelled, and batch line counts (a range or sample batch's `made`) raised over chunks a
+//! crash left without their record.
 
 use std::cmp::Reverse;
 use std::collections::HashSet;
@@ -22,11 +23,7 @@ impl Core {
         let mut priority = FastMap::default();
         for b in &batches {
             priority.insert(b.seq, b.priority);
-            let m = st.batch(b.seq);
-            m.id = b.batch_id.clone();
-            m.priority = b.priority;
-            m.mode = b.mode;
-            m.cancelled = b.cancelled;
+            st.batch(b.seq).take_record(b);
         }
         let cancelled: HashSet<u32> = batches
             .iter()
@@ -72,13 +69,15 @@ impl Core {
             }
         })?;
         // jobs of a chunk whose batch record was not written before a crash: count them, so
-        // that a resubmission continues after them instead of overwriting them
+        // that a resubmission (of a file batch) or the next lease (of a range or sample batch,
+        // whose `made` is raised) continues after them instead of overwriting them
         for b in &batches {
             let lines = stored.get(&b.seq).copied().unwrap_or(0);
-            if lines > b.total {
+            if lines > b.stored_lines() {
                 let mut b = b.clone();
-                b.total = lines;
+                b.raise_stored(lines);
                 self.store.put_batch(&b)?;
+                st.batch(b.seq).made = b.made;
             }
         }
         let requeued = requeue.len();

@@ -11,7 +11,8 @@ use std::time::Instant;
 use cubefleet_proto::{JobResult, JobState, Mode};
 
 use super::WorkerInfo;
-use crate::record::batch_seq;
+use crate::range::States;
+use crate::record::{batch_seq, BatchRecord};
 
 /// A lease held by a worker.
 #[derive(Clone, Debug)]
@@ -41,9 +42,35 @@ pub(super) struct BatchMem {
     pub(super) from_store: u64,
     /// (time, finished) samples for the rate.
     pub(super) samples: VecDeque<(Instant, u64)>,
+    /// The states of a range or sample batch (None for a file batch): what it makes jobs of.
+    pub(super) states: Option<States>,
+    /// Of a range or sample batch: its lines made into jobs so far (as its stored record's
+    /// `made`, raised only after the jobs and the record are flushed).
+    pub(super) made: u64,
+    /// Whether the batch keeps only the lengths of its results (no solution text).
+    pub(super) keep_histogram: bool,
 }
 
 impl BatchMem {
+    /// Takes what memory keeps of the batch's stored record `b`: id, priority, mode,
+    /// cancellation, definition, jobs made, what it keeps.
+    pub(super) fn take_record(&mut self, b: &BatchRecord) {
+        self.id.clone_from(&b.batch_id);
+        self.priority = b.priority;
+        self.mode = b.mode;
+        self.cancelled = b.cancelled;
+        self.states = b.states();
+        self.made = b.made;
+        self.keep_histogram = b.keeps_histogram();
+    }
+
+    /// Lines of a range or sample batch not made into jobs yet (and never to be made once it
+    /// is cancelled); 0 for a file batch.
+    pub(super) fn unmade(&self) -> u64 {
+        self.states
+            .map_or(0, |s| s.lines().saturating_sub(self.made))
+    }
+
     /// Its jobs in a final state (done, invalid, cancelled, failed).
     pub(super) fn finished(&self) -> u64 {
         self.counts[JobState::Done as usize]

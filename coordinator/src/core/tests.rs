@@ -257,3 +257,154 @@ fn a_follower_that_does_not_read_is_dropped_when_its_channel_is_full() {
     );
     assert_eq!(core.status("slow").expect("status").invalid, 100);
 }
+
+/// A range batch of `n` states from `start` (two-phase to 20 moves), begun and ended.
+fn range_batch(core: &Core, id: &str, start: u128, n: u128) -> BatchRecord {
+    let b = core
+        .begin_submit(BatchSpec {
+            batch_id: id.into(),
+            mode: Some(Mode {
+                kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
+                ..Mode::default()
+            }),
+            range_start: start.to_string(),
+            range_end: (start + n).to_string(),
+            ..BatchSpec::default()
+        })
+        .expect("begin");
+    core.end_submit(id);
+    b
+}
+
+/// A crash after a chunk of a range batch's jobs was written but before its batch record
+/// counted them (`made`), and after some of them finished: the reopened core raises `made`
+/// over them, so the next lease makes the lines after them; no finished line is made again
+/// (overwritten) and none is skipped.
+#[test]
+fn a_range_batch_resumes_after_jobs_stored_without_their_record() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("open");
+    let b = range_batch(&core, "r", 1000, 1_000_000);
+    // lines 0..5 as a crash left them: stored, three of them done, the record not updated
+    let mut made = b.clone();
+    let mkey = mode_key(&b.mode.unwrap_or_default());
+    let mut jobs = Vec::new();
+    for k in 0..5u64 {
+        let index = 1000 + u128::from(k);
+        let cube = cubefleet_tables::index::state_at(index).expect("state");
+        let r = cubefleet_proto::JobResult {
+            state_index: index.to_string(),
+            ..Default::default()
+        };
+        let mut job = core.job_of_position(&b, &mkey, r, &cube).expect("job");
+        if k < 3 {
+            job.r_mut().state = cubefleet_proto::JobState::Done as i32;
+            job.r_mut().status = "solved".into();
+            job.r_mut().length = 99;
+        }
+        jobs.push((job_id(b.seq, k), job));
+    }
+    core.store.insert_jobs(&jobs).expect("insert");
+    core.store.flush().expect("flush");
+    made.made = 0;
+    assert_eq!(core.store.batch("r").expect("read"), Some(made));
+    drop(core);
+    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    assert_eq!(core.status("r").expect("status").made, 5);
+    let w = core.register("w".into(), 1, "t".into()).0;
+    let leased = core.lease(&w, 4).expect("lease");
+    let lines: Vec<u64> = leased.iter().map(|j| line_index(j.job_id)).collect();
+    assert_eq!(lines, [3, 4, 5, 6]);
+    for j in &leased {
+        let index = 1000 + u128::from(line_index(j.job_id));
+        assert_eq!(
+            j.cube,
+            cubefleet_tables::index::state_at(index).expect("state")
+        );
+    }
+    for k in 0..3 {
+        let r = core.job(job_id(b.seq, k)).expect("job");
+        assert_eq!((r.status.as_str(), r.length), ("solved", 99), "line {k}");
+    }
+    assert_eq!(core.status("r").expect("status").made, 7);
+}
+
+/// Jobs of a range batch are made only as leases ask for them, highest priority first: a
+/// lease for 3 makes 3; a file batch of higher priority is leased before the range; a
+/// cancelled range makes no more and counts its unmade lines as cancelled.
+#[test]
+fn range_jobs_are_made_as_leased_and_stop_at_cancel() {
+    let (_dir, core, w) = fresh_core();
+    range_batch(&core, "big", 0, 1_000_000_000_000_000_000);
+    let s = core.status("big").expect("status");
+    // a batch makes at most 2^40 jobs: those wait as queued
+    assert_eq!(
+        (s.total, s.made, s.queued),
+        (1_000_000_000_000_000_000, 0, crate::record::MAX_LINES)
+    );
+    let leased = core.lease(&w, 3).expect("lease");
+    assert_eq!(leased.len(), 3);
+    assert_eq!(core.status("big").expect("status").made, 3);
+    let mut file = core
+        .begin_submit(BatchSpec {
+            batch_id: "urgent".into(),
+            priority: 5,
+            ..BatchSpec::default()
+        })
+        .expect("begin");
+    let jobs = core
+        .prepare_chunk(&file, 0, vec!["R U".into(), "F2".into()])
+        .expect("prepare");
+    core.store_chunk(&mut file, jobs).expect("store");
+    core.end_submit("urgent");
+    let next = core.lease(&w, 4).expect("lease");
+    let seqs: Vec<u32> = next.iter().map(|j| batch_seq(j.job_id)).collect();
+    assert_eq!(
+        seqs,
+        [file.seq, file.seq, batch_seq(leased[0].job_id), seqs[3]]
+    );
+    assert_eq!(core.status("big").expect("status").made, 5);
+    let s = core.cancel("big").expect("cancel");
+    assert_eq!(s.queued, 0);
+    assert_eq!(s.cancelled + s.leased, crate::record::MAX_LINES);
+    assert!(core.lease(&w, 10).expect("lease").is_empty());
+    assert_eq!(core.status("big").expect("status").made, 5);
+}
+
+/// Leases from several threads at once, each making jobs of one range: every line is leased
+/// once, none made twice (the making lock), and `made` ends at the range's size.
+#[test]
+fn concurrent_leases_make_each_line_of_a_range_once() {
+    let (_dir, core, _) = fresh_core();
+    range_batch(&core, "r", 777, 1000);
+    let leased: Vec<Vec<u64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                let core = &core;
+                s.spawn(move || {
+                    let w = core.register(format!("w{t}"), 1, "t".into()).0;
+                    let mut mine = Vec::new();
+                    loop {
+                        let jobs = core.lease(&w, 7).expect("lease");
+                        if jobs.is_empty() {
+                            return mine;
+                        }
+                        mine.extend(jobs.iter().map(|j| line_index(j.job_id)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .collect()
+    });
+    let mut all: Vec<u64> = leased.concat();
+    all.sort_unstable();
+    let leases = all.len();
+    all.dedup();
+    assert_eq!((leases, all.len()), (1000, 1000), "each line leased once");
+    assert_eq!(all, (0..1000).collect::<Vec<_>>(), "no line skipped");
+    let s = core.status("r").expect("status");
+    assert_eq!((s.made, s.leased, s.queued), (1000, 1000, 0));
+}

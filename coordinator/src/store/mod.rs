@@ -28,7 +28,12 @@
 //!   highest batch number, in one transaction with the version) when every batch number is
 //!   distinct and below `2^24`, so no two jobs can have shared a key; else it is refused
 //!   ([`Error::AliasedStore`]) with what to do.
-//! - 2: this version: the counter in `meta`; batch records may carry a content hash.
+//! - 2: this version: the counter in `meta`; batch records may carry a content hash, and (added
+//!   later without a version bump, as new optional prost fields) a range or sample
+//!   definition with its `made` cursor and `keep` (`record::BatchRecord` tags 10-16), and job
+//!   results a `state_index`. Records without them read as defaults: a file batch, keeping
+//!   all, as before; no stored field changed meaning. (A cubefleet before these fields opens
+//!   such a store and sees a range batch as a file batch of the lines made so far.)
 //!
 //! A store with a version newer than [`FORMAT_VERSION`] is refused ([`Error::NewerStore`]).
 
