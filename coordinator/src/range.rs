@@ -20,7 +20,7 @@ use cubefleet_tables::index::N_STATES;
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::record::MAX_LINES;
+use crate::record::{BatchRecord, MAX_LINES};
 
 /// The states of a range or sample batch, line by line ([`States::state_index`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +198,22 @@ pub fn sample_index(seed: u64, k: u64) -> u128 {
     }
     // 2^32 draws all rejected (each with probability about 0.41) does not happen
     0
+}
+
+impl BatchRecord {
+    /// The states of a range or sample batch (None for a file batch). A stored definition
+    /// was checked when the batch was made; one that no longer reads is taken as none.
+    pub(crate) fn states(&self) -> Option<States> {
+        if self.sample_count > 0 {
+            return States::sample(self.sample_count, self.sample_seed).ok();
+        }
+        if self.range_end.is_empty() {
+            return None;
+        }
+        let (start, end) =
+            parse_range(&format!("{}..{}", self.range_start, self.range_end)).ok()?;
+        States::range(start, end, self.range_step).ok()
+    }
 }
 
 #[cfg(test)]

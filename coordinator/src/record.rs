@@ -13,7 +13,6 @@ use cubefleet_tables::symmetry::Canonical;
 use cubefleet_tables::{parse_position, CubieCube, InputFormat};
 
 use crate::error::Error;
-use crate::range::States;
 
 /// Bits of a job id that hold the line index.
 pub(crate) const INDEX_BITS: u32 = 40;
@@ -119,24 +118,16 @@ pub(crate) struct BatchRecord {
 }
 
 impl BatchRecord {
-    /// The states of a range or sample batch (None for a file batch). A stored definition
-    /// was checked when the batch was made; one that no longer reads is taken as none.
-    pub(crate) fn states(&self) -> Option<States> {
-        if self.sample_count > 0 {
-            return States::sample(self.sample_count, self.sample_seed).ok();
-        }
-        if self.range_end.is_empty() {
-            return None;
-        }
-        let (start, end) =
-            crate::range::parse_range(&format!("{}..{}", self.range_start, self.range_end)).ok()?;
-        States::range(start, end, self.range_step).ok()
+    /// Whether this is a range or sample batch (its lines are made as leased, counted by
+    /// `made`), by the fields only its kind sets.
+    pub(crate) fn is_made_at_lease(&self) -> bool {
+        self.sample_count > 0 || !self.range_end.is_empty()
     }
 
     /// The lines stored so far: `0..stored_lines()` (a file batch's `total`, a range or sample
     /// batch's `made`).
     pub(crate) fn stored_lines(&self) -> u64 {
-        if self.states().is_some() {
+        if self.is_made_at_lease() {
             self.made
         } else {
             self.total
@@ -145,7 +136,7 @@ impl BatchRecord {
 
     /// Raises the count of stored lines to at least `lines`.
     pub(crate) fn raise_stored(&mut self, lines: u64) {
-        if self.states().is_some() {
+        if self.is_made_at_lease() {
             self.made = self.made.max(lines);
         } else {
             self.total = self.total.max(lines);
