@@ -3,8 +3,6 @@
 //! end cancelled when their lease returns ([`Core::heartbeat`], `requeue_from`). A range or
 //! sample batch makes no more jobs: its lines not made count as cancelled.
 
-use std::cmp::Reverse;
-
 use cubefleet_proto::{BatchStatus, JobState};
 
 use super::Core;
@@ -20,7 +18,9 @@ impl Core {
             let mut b = self.batch_record(batch_id)?;
             b.cancelled = true;
             self.store.put_batch(&b)?;
-            self.lock().batch(b.seq).cancelled = true;
+            let mut st = self.lock();
+            st.batch(b.seq).cancelled = true;
+            st.ready.cancel(b.seq);
             b
         };
         let (from, to) = (job_id(b.seq, 0), job_id(b.seq + 1, 0));
@@ -48,7 +48,7 @@ impl Core {
                     })
                     .collect();
                 for (id, _, _) in self.swap_jobs(part)? {
-                    st.queue.remove(&(Reverse(b.priority), id));
+                    st.ready.remove(id);
                     st.count(id, JobState::Queued, JobState::Cancelled);
                 }
             }

@@ -3,8 +3,6 @@
 //! [`MAX_REJECTIONS`]); finished jobs go to the followers of their batch. A batch that keeps
 //! only lengths (`--keep histogram`) stores a verified result without its solution text.
 
-use std::cmp::Reverse;
-
 use cubefleet_proto::{Completion, JobResult, JobState, Mode};
 
 use super::state::FastMap;
@@ -183,8 +181,7 @@ impl Core {
             let from = if st.leases.remove(&id).is_some() {
                 JobState::Leased
             } else {
-                let priority = st.batch(batch_seq(id)).priority;
-                st.queue.remove(&(Reverse(priority), id));
+                st.ready.remove(id);
                 JobState::Queued
             };
             st.count(id, from, JobState::Done);

@@ -2,7 +2,6 @@
 //! prepared in chunks (parsed, keyed by their symmetry class, answered from the store when a
 //! symmetric copy was solved before) and stored, flushed before they become visible.
 
-use std::cmp::Reverse;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cubefleet_proto::{BatchSpec, JobResult, JobState, Keep};
@@ -264,9 +263,6 @@ impl Core {
             let state = j.state();
             st.count(*id, JobState::Unspecified, state);
             st.record_length(*id, j.r());
-            if state == JobState::Queued {
-                st.queue.insert((Reverse(batch.priority), *id));
-            }
             if j.r().from_store {
                 from_store += 1;
             }
@@ -276,6 +272,14 @@ impl Core {
         let m = st.batch(batch.seq);
         m.from_store += from_store;
         m.made = m.made.max(batch.made);
+        let cancelled = m.cancelled;
+        st.ready.stored(
+            batch.seq,
+            batch.priority,
+            0,
+            batch.stored_lines(),
+            cancelled,
+        );
         drop(st);
         self.send_followers(batch.seq, jobs);
         Self::bump(&self.queued);

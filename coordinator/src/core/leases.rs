@@ -2,7 +2,6 @@
 //! extend leases and persist proven lower bounds, release, and the expiry that returns jobs
 //! to the queue.
 
-use std::cmp::Reverse;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,6 +10,7 @@ use cubefleet_tables::{CubieCube, FaceletCube};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
 
+use super::ready::Next;
 use super::state::Lease;
 use super::Core;
 use crate::error::Error;
@@ -69,10 +69,10 @@ impl Core {
     /// Leases up to `max` queued jobs, highest priority first, then submission order. When
     /// fewer are queued, jobs of a range or sample batch are made first ([`Core::make_jobs`]).
     ///
-    /// The state lock is held only to look at the queue and to take jobs from it: the records
-    /// are read between the two, so concurrent leases and completions do not wait for the
-    /// store. A job that finished between the read and the taking is skipped (its completion
-    /// counts it); one taken by another worker meanwhile is no longer in the queue.
+    /// The queue names where queued jobs are (a batch's cursor, its returned jobs), not which:
+    /// the records there are read (only the fields a lease hands out are decoded) and the
+    /// queued ones leased under the state lock, so no completion or cancellation falls between
+    /// reading a record and leasing its job. Lines found finished are passed over.
     ///
     /// Expired leases are not looked for here: the coordinator's sweeper returns them to the
     /// queue every half second (and wakes long-polling leases when it does).
@@ -84,37 +84,31 @@ impl Core {
             let want = max as usize - out.len();
             // too few queued: the next lines of a range or sample batch become jobs
             let made = self.make_jobs(want)?;
-            let next: Vec<(Reverse<i32>, u64)> =
-                self.lock().queue.iter().take(want).copied().collect();
-            if next.is_empty() {
+            let mut st = self.lock();
+            let Some(next) = st.ready.take(want, want as u64) else {
+                drop(st);
                 if made {
                     continue; // all answered from the store: make more
                 }
                 break;
-            }
-            let ids: Vec<u64> = next.iter().map(|e| e.1).collect();
-            // what a lease hands out, made before the lock is taken: the position and proven
-            // lower bound of each job still queued in the store (a queued job always has a
-            // position; without one its lease simply expires)
-            // (of each record only the fields a lease hands out are decoded)
-            let mut read = Vec::with_capacity(ids.len());
-            for (entry, job) in next.into_iter().zip(self.store.jobs_encoded(&ids)?) {
-                let job = job
-                    .map(|b| LeaseView::decode(&*b))
-                    .transpose()?
-                    .filter(|j| j.state() == JobState::Queued);
-                let handed = job
-                    .as_ref()
-                    .and_then(|j| Some((j.cube()?, j.lower_bound())));
-                read.push((entry, job.is_some(), handed));
-            }
-            let mut st = self.lock();
-            let deadline = Instant::now() + self.lease_duration;
-            for (entry, queued, handed) in read {
-                if !st.queue.remove(&entry) || !queued {
-                    continue;
+            };
+            let ids: Vec<u64> = match &next {
+                Next::Returned(ids) => ids.clone(),
+                Next::Lines { from, last } => (*from..=*last).collect(),
+            };
+            let views = match self.read_views(&ids) {
+                Ok(views) => views,
+                Err(e) => {
+                    st.ready.untake(next);
+                    return Err(e);
                 }
-                let id = entry.1;
+            };
+            let deadline = Instant::now() + self.lease_duration;
+            for (id, job) in ids.into_iter().zip(views) {
+                // a queued job always has a position; without one its lease simply expires
+                let Some(job) = job.filter(|j| j.state() == JobState::Queued) else {
+                    continue; // finished
+                };
                 st.count(id, JobState::Queued, JobState::Leased);
                 st.leases.insert(
                     id,
@@ -123,19 +117,32 @@ impl Core {
                         deadline,
                     },
                 );
-                if let Some((cube, lower_bound)) = handed {
+                if let Some(cube) = job.cube() {
                     let mode = st.mode(batch_seq(id));
                     out.push(Leased {
                         job_id: id,
                         cube,
                         // a bound stored by an earlier version may be above the possible
-                        lower_bound: possible_bound(&mode, None, lower_bound),
+                        lower_bound: possible_bound(&mode, None, job.lower_bound()),
                         mode,
                     });
                 }
             }
         }
         Ok(out)
+    }
+
+    /// What a lease reads of the jobs `ids`: each record's lease view (None: no record).
+    fn read_views(&self, ids: &[u64]) -> Result<Vec<Option<LeaseView>>, Error> {
+        self.store
+            .jobs_encoded(ids)?
+            .into_iter()
+            .map(|b| {
+                b.map(|b| LeaseView::decode(&*b))
+                    .transpose()
+                    .map_err(Error::from)
+            })
+            .collect()
     }
 
     /// [`Core::lease`] as a long poll: when no job is queued, waits until one is, `wait` has
@@ -300,7 +307,7 @@ impl Core {
             }
         }
         st.count(id, JobState::Leased, JobState::Queued);
-        st.queue.insert((Reverse(priority), id));
+        st.ready.requeue(id, priority);
         drop(st);
         Self::bump(&self.queued);
         tracing::debug!(job = id, why, "job returned to the queue");

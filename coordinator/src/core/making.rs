@@ -11,7 +11,7 @@
 
 use std::cmp::Reverse;
 
-use cubefleet_proto::JobResult;
+use cubefleet_proto::{JobResult, JobState};
 use cubefleet_tables::index::{state_at, Walk};
 use cubefleet_tables::CubieCube;
 
@@ -32,11 +32,12 @@ impl Core {
             .filter(|(_, m)| !m.cancelled && m.unmade() > 0)
             .min_by_key(|(&seq, m)| (Reverse(m.priority), seq))?;
         let ahead = st
-            .queue
-            .iter()
-            .take(want)
-            .take_while(|(Reverse(p), _)| *p >= m.priority)
-            .count();
+            .batches
+            .values()
+            .filter(|o| o.priority >= m.priority && !o.cancelled)
+            .map(|o| o.counts[JobState::Queued as usize])
+            .sum::<u64>()
+            .min(want as u64) as usize;
         (ahead < want).then(|| (m.id.clone(), ((want - ahead) as u64).min(m.unmade())))
     }
 

@@ -7,6 +7,8 @@
 //! block in a file of its own:
 //!
 //! - `state`: the in-memory state (ready queue, leases, per-batch counters) and its helpers;
+//! - `ready`: the ready queue, per batch a cursor over its lines and the jobs returned below
+//!   it (no entry per queued job);
 //! - `recovery`: the rebuild of that state from the store at open;
 //! - `intake`: begin/end a submission, prepare and store chunks of lines (parsing, answers
 //!   from the store);
@@ -46,6 +48,7 @@ mod intake;
 mod leases;
 mod making;
 mod queries;
+mod ready;
 mod recovery;
 mod state;
 #[cfg(test)]

@@ -214,7 +214,7 @@ impl Core {
     /// Counters since start, and the number of queued jobs.
     pub fn counters(&self) -> (Counters, usize) {
         let st = self.lock();
-        (st.counters, st.queue.len())
+        (st.counters, st.queued() as usize)
     }
 
     /// Search times of the results accepted since start (histogram and recent mean).

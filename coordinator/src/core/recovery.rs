@@ -3,7 +3,6 @@
 //! cancelled, and batch line counts (a range or sample batch's `made`) raised over chunks a
 //! crash left without their record.
 
-use std::cmp::Reverse;
 use std::collections::HashSet;
 
 use cubefleet_proto::JobState;
@@ -20,9 +19,7 @@ impl Core {
     pub(super) fn rebuild(&self) -> Result<(), Error> {
         let mut st = State::default();
         let batches = self.store.batches()?;
-        let mut priority = FastMap::default();
         for b in &batches {
-            priority.insert(b.seq, b.priority);
             st.batch(b.seq).take_record(b);
         }
         let cancelled: HashSet<u32> = batches
@@ -36,6 +33,9 @@ impl Core {
         let mut requeue = Vec::new();
         // lines stored per batch (the highest index + 1)
         let mut stored: FastMap<u32, u64> = FastMap::default();
+        // per batch its first queued line: where its cursor starts (the ready queue holds no
+        // entry per job, see `ready`)
+        let mut first_queued: FastMap<u32, u64> = FastMap::default();
         let mkeys: FastMap<u32, Vec<u8>> = batches
             .iter()
             .map(|b| (b.seq, mode_key(&b.mode.unwrap_or_default())))
@@ -51,10 +51,12 @@ impl Core {
                     requeue.push((id, job.clone()))
                 }
                 JobState::Queued => {
-                    st.queue
-                        .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
+                    first_queued.entry(seq).or_insert(line_index(id));
                 }
-                JobState::Leased => requeue.push((id, job.clone())),
+                JobState::Leased => {
+                    first_queued.entry(seq).or_insert(line_index(id));
+                    requeue.push((id, job.clone()));
+                }
                 JobState::Done => {
                     if let Some(mkey) = mkeys.get(&seq) {
                         index.add(id, &job, mkey);
@@ -73,12 +75,15 @@ impl Core {
         // whose `made` is raised) continues after them instead of overwriting them
         for b in &batches {
             let lines = stored.get(&b.seq).copied().unwrap_or(0);
+            let mut b = b.clone();
             if lines > b.stored_lines() {
-                let mut b = b.clone();
                 b.raise_stored(lines);
                 self.store.put_batch(&b)?;
                 st.batch(b.seq).made = b.made;
             }
+            let end = b.stored_lines();
+            let cursor = first_queued.get(&b.seq).copied().unwrap_or(end);
+            st.ready.stored(b.seq, b.priority, cursor, end, b.cancelled);
         }
         let requeued = requeue.len();
         let changes = requeue
@@ -94,19 +99,15 @@ impl Core {
                 (id, job, new)
             })
             .collect();
+        // (a `leased` record queued again lies at or above its batch's cursor)
         for (id, job, new) in self.swap_jobs(changes)? {
             st.count(id, job.state(), new.state());
-            if new.state() == JobState::Queued {
-                let seq = batch_seq(id);
-                st.queue
-                    .insert((Reverse(priority.get(&seq).copied().unwrap_or(0)), id));
-            }
         }
         self.store.flush()?;
         *self.index.write().unwrap_or_else(|e| e.into_inner()) = index;
         tracing::info!(
             batches = batches.len(),
-            queued = st.queue.len(),
+            queued = st.queued(),
             requeued,
             "store opened"
         );

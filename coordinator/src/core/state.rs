@@ -1,15 +1,15 @@
-//! The in-memory state derived from the store, behind the core's one lock: the ready queue,
-//! the leases (memory only), per-batch counters, the worker registry's entries, rejections
-//! and the counters since start. Its helpers move a job's count between states; they never
-//! touch the store.
+//! The in-memory state derived from the store, behind the core's one lock: the ready queue
+//! (per batch a cursor, see `ready`), the leases (memory only), per-batch counters, the worker
+//! registry's entries, rejections and the counters since start. Its helpers move a job's
+//! count between states; they never touch the store.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
 use cubefleet_proto::{JobResult, JobState, Mode};
 
+use super::ready::Ready;
 use super::WorkerInfo;
 use crate::range::States;
 use crate::record::{batch_seq, BatchRecord};
@@ -102,9 +102,9 @@ pub(super) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// Everything derived from the store, behind one lock.
 #[derive(Default)]
 pub(super) struct State {
-    /// The ready queue: queued jobs not leased, as (priority reversed, job id), so the first
-    /// entry is the highest priority's oldest line.
-    pub(super) queue: BTreeSet<(Reverse<i32>, u64)>,
+    /// The ready queue: where the queued jobs that are not leased are, highest priority's
+    /// oldest line first (no entry per job: see `ready`).
+    pub(super) ready: Ready,
     /// The leases by job id (memory only: a leased job's record stays `queued`).
     pub(super) leases: FastMap<u64, Lease>,
     /// Per-batch counters by batch sequence number.
@@ -126,6 +126,14 @@ impl State {
     /// The counters of batch `seq`, made empty when there were none.
     pub(super) fn batch(&mut self, seq: u32) -> &mut BatchMem {
         self.batches.entry(seq).or_default()
+    }
+
+    /// Jobs queued and not leased, of every batch.
+    pub(super) fn queued(&self) -> u64 {
+        self.batches
+            .values()
+            .map(|b| b.counts[JobState::Queued as usize])
+            .sum()
     }
 
     /// The mode of batch `seq` (the default mode for an unknown batch).

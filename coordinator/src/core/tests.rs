@@ -408,3 +408,90 @@ fn concurrent_leases_make_each_line_of_a_range_once() {
     let s = core.status("r").expect("status");
     assert_eq!((s.made, s.leased, s.queued), (1000, 1000, 0));
 }
+
+/// `n` distinct positions as move sequences, each with the sequence that undoes it: the
+/// digits of 1, 2, 3, ... in base 18 as face turns, where no two turns in a row are on the
+/// same or opposite faces (so no sequence cancels to a shorter one, or to the solved cube).
+fn scrambles(n: usize) -> Vec<(String, String)> {
+    const TURNS: [&str; 18] = [
+        "U", "U2", "U'", "R", "R2", "R'", "F", "F2", "F'", "D", "D2", "D'", "L", "L2", "L'", "B",
+        "B2", "B'",
+    ];
+    (1usize..)
+        .filter_map(|mut i| {
+            let mut turns = Vec::new();
+            while i > 0 {
+                turns.push(i % 18);
+                i /= 18;
+            }
+            // faces U R F D L B: 0..6, opposite faces equal modulo 3
+            let reduced = turns.windows(2).all(|t| t[0] / 3 % 3 != t[1] / 3 % 3);
+            reduced.then(|| {
+                let seq: Vec<&str> = turns.iter().map(|&t| TURNS[t]).collect();
+                let undo: Vec<&str> = turns
+                    .iter()
+                    .rev()
+                    .map(|&t| TURNS[t / 3 * 3 + 2 - t % 3])
+                    .collect();
+                (seq.join(" "), undo.join(" "))
+            })
+        })
+        .take(n)
+        .collect()
+}
+
+/// The ready queue keeps no entry per queued job: a batch of 3,000 queued lines is a cursor;
+/// leases take its lines in order, a job handed back goes out again before the next lines,
+/// and after a restart the lines finished are passed over and the ones leased before it are
+/// leased again, first.
+#[test]
+fn queued_lines_are_a_cursor_leased_in_order_across_a_restart() {
+    let (dir, core, w) = fresh_core();
+    let lines = scrambles(3000);
+    let text: Vec<&str> = lines.iter().map(|(s, _)| s.as_str()).collect();
+    let b = submit(&core, "many", &text);
+    assert_eq!(core.counters().1, 3000, "all queued");
+    assert_eq!(core.lock().ready.returned(), 0, "no entry per queued job");
+    let ids = |leased: Vec<super::Leased>| -> Vec<u64> {
+        leased.iter().map(|l| line_index(l.job_id)).collect()
+    };
+    assert_eq!(
+        ids(core.lease(&w, 10).expect("lease")),
+        (0..10).collect::<Vec<_>>()
+    );
+    let done: Vec<Completion> = (0..5)
+        .map(|i| solved(job_id(b.seq, i), &lines[i as usize].1))
+        .collect();
+    assert_eq!(core.complete(&w, &done).expect("complete").0, 5);
+    // line 5 handed back: leased again before line 10
+    let back = cubefleet_proto::JobProgress {
+        job_id: job_id(b.seq, 5),
+        ..Default::default()
+    };
+    assert_eq!(core.release(&w, &[back]).expect("release"), 1);
+    assert_eq!(ids(core.lease(&w, 3).expect("lease")), vec![5, 10, 11]);
+    assert_eq!(core.counters().1, 3000 - 12);
+    drop(core);
+
+    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let w = core.register("w".into(), 1, String::new()).0;
+    assert_eq!(core.counters().1, 3000 - 5, "leased jobs are queued again");
+    let leased = ids(core.lease(&w, 10).expect("lease"));
+    assert_eq!(
+        leased,
+        (5..15).collect::<Vec<_>>(),
+        "finished lines passed over"
+    );
+    // the rest, in lease-sized steps, each line once
+    let mut rest = Vec::new();
+    loop {
+        let more = ids(core.lease(&w, 1000).expect("lease"));
+        if more.is_empty() {
+            break;
+        }
+        rest.extend(more);
+    }
+    assert_eq!(rest, (15..3000).collect::<Vec<_>>());
+    assert_eq!(core.counters().1, 0);
+    assert_eq!(core.status("many").expect("status").leased, 2995);
+}
