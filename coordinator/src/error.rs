@@ -51,6 +51,9 @@ pub enum Error {
         /// Which batch showed it.
         why: String,
     },
+    /// The coordinator is stopping: it takes no more changes (try again once it runs again).
+    #[error("{0}")]
+    Unavailable(String),
     /// A blocking task panicked or was cancelled.
     #[error("internal: {0}")]
     Internal(String),
@@ -63,6 +66,7 @@ impl From<Error> for tonic::Status {
             Error::NotFound(m) => tonic::Status::not_found(format!("{m} not found")),
             e @ Error::Full(_) => tonic::Status::resource_exhausted(e.to_string()),
             e @ Error::ContentDiffers { .. } => tonic::Status::failed_precondition(e.to_string()),
+            Error::Unavailable(m) => tonic::Status::unavailable(m),
             other => tonic::Status::internal(other.to_string()),
         }
     }

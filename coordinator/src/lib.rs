@@ -99,10 +99,11 @@ pub async fn open(config: &Config) -> Result<Arc<Core>, Error> {
     tokio::task::spawn_blocking(move || Core::open(&dir, lease)).await?
 }
 
-/// Flushes the store of a coordinator that has stopped serving (or, in `cubefleet run`, whose
-/// in-process callers have stopped).
+/// Closes the store of a coordinator that has stopped serving (or, in `cubefleet run`, whose
+/// in-process callers have stopped): no change after this, the store flushed with a summary
+/// that makes the next open quick ([`Core::close`]).
 pub async fn stopped(core: Arc<Core>) -> Result<(), Error> {
-    tokio::task::spawn_blocking(move || core.flush()).await??;
+    tokio::task::spawn_blocking(move || core.close()).await??;
     tracing::info!("coordinator stopped; store flushed");
     Ok(())
 }

@@ -227,6 +227,37 @@ impl JobRecord {
     }
 }
 
+/// What a coordinator that stopped cleanly knew of its batches, stored in the store's `meta`
+/// (format version 3, see `store`), so that the next open need not scan every job. Written
+/// after the last change of any job, taken out by the next open before its first change.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct Summary {
+    /// One entry per batch of the store.
+    #[prost(message, repeated, tag = "1")]
+    pub(crate) batches: Vec<BatchSummary>,
+}
+
+/// A batch in a [`Summary`].
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct BatchSummary {
+    /// The batch's sequence number.
+    #[prost(uint32, tag = "1")]
+    pub(crate) seq: u32,
+    /// Its jobs per state, indexed by `JobState as usize` (none `leased`: a lease lives in
+    /// memory only, its job is stored `queued`).
+    #[prost(uint64, repeated, tag = "2")]
+    pub(crate) counts: Vec<u64>,
+    /// Its solutions per length.
+    #[prost(uint64, repeated, tag = "3")]
+    pub(crate) histogram: Vec<u64>,
+    /// Its jobs answered from the store at submission.
+    #[prost(uint64, tag = "4")]
+    pub(crate) from_store: u64,
+    /// No job of its lines below this is queued.
+    #[prost(uint64, tag = "5")]
+    pub(crate) first_queued: u64,
+}
+
 /// What a lease reads of a stored job: the fields of [`JobRecord`] it needs, under the same
 /// tags. Decoding a record as this skips the line and the result texts without allocating them.
 #[derive(Clone, PartialEq, prost::Message)]

@@ -12,6 +12,7 @@ use crate::record::job_id;
 impl Core {
     /// Cancels a batch: queued jobs become cancelled now, leased ones at their next heartbeat.
     pub fn cancel(&self, batch_id: &str) -> Result<BatchStatus, Error> {
+        let _op = self.op()?;
         let b = {
             // no job of a range or sample batch is made while, nor after, it is cancelled
             let _making = self.making.lock().unwrap_or_else(|e| e.into_inner());

@@ -72,6 +72,7 @@ impl Core {
         worker: &str,
         results: &[Completion],
     ) -> Result<(u32, Vec<(u64, String)>), Error> {
+        let _op = self.op()?;
         let mut accepted = 0;
         let mut rejected = Vec::new();
         let mut done = Vec::with_capacity(results.len());
@@ -284,6 +285,7 @@ impl Core {
     /// rejected for (nothing when the lease is no longer the worker's, or the job finished
     /// meanwhile).
     fn fail(&self, id: u64, worker: &str, reasons: &[String]) -> Result<(), Error> {
+        let _op = self.op()?;
         let mut st = self.lock();
         if st.leases.get(&id).is_none_or(|l| *l.worker != *worker) {
             return Ok(());

@@ -61,6 +61,9 @@ impl Core {
         canonical: &[u8; 16],
         mkeys: &[Vec<u8>],
     ) -> Result<Vec<(u64, JobRecord, Canonical)>, Error> {
+        // after an open from a summary, the index is rebuilt behind: wait until it is whole,
+        // so a copy of a solved position is answered from the store as after any open
+        self.wait_index();
         let ids: Vec<(u64, &Vec<u8>)> = {
             let index = self.index.read().unwrap_or_else(|e| e.into_inner());
             mkeys

@@ -124,6 +124,7 @@ impl Core {
     /// range or sample definition, `keep`, and content hash (when both it and the batch have
     /// one); or `new`, created.
     fn open_batch(&self, new: BatchRecord) -> Result<BatchRecord, Error> {
+        let _op = self.op()?;
         let id = &new.batch_id;
         if let Some(b) = self.store.batch(id)? {
             if b.mode != new.mode {
@@ -253,6 +254,7 @@ impl Core {
         let Some(&(last, _)) = jobs.last() else {
             return Ok(());
         };
+        let _op = self.op()?;
         self.store.insert_jobs(&jobs)?;
         batch.raise_stored(line_index(last) + 1);
         self.store.put_batch(batch)?;

@@ -77,6 +77,7 @@ impl Core {
     /// Expired leases are not looked for here: the coordinator's sweeper returns them to the
     /// queue every half second (and wakes long-polling leases when it does).
     pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<Leased>, Error> {
+        let _op = self.op()?;
         self.touch(&mut self.lock(), worker);
         let owner: Arc<str> = worker.into();
         let mut out = Vec::new();
@@ -179,6 +180,7 @@ impl Core {
 
     /// Extends the worker's leases, records progress, and names the jobs it must stop.
     pub fn heartbeat(&self, worker: &str, jobs: &[JobProgress]) -> Result<Vec<u64>, Error> {
+        let _op = self.op()?;
         let mut cancel = Vec::new();
         let mut record = Vec::new();
         {
@@ -282,6 +284,7 @@ impl Core {
         owner: Option<&str>,
         why: &str,
     ) -> Result<(), Error> {
+        let _op = self.op()?;
         let mut st = self.lock();
         match st.leases.get(&id) {
             Some(l) if owner.is_none_or(|w| *l.worker == *w) => {}

@@ -19,7 +19,9 @@
 //! - `workers`: the worker registry and per-worker figures;
 //! - `completion`: verify and store results, rejections and failures, following a batch;
 //! - `cancel`: cancelling a batch;
-//! - `queries`: status, list, results, finished prefix, one job, lookup, counters.
+//! - `queries`: status, list, results, finished prefix, one job, lookup, counters;
+//! - `summary`: the clean stop (no change after it) and the summary it stores, from which the
+//!   next open rebuilds the state without scanning the jobs.
 //!
 //! This file holds what the parts share: opening, the lock, the signals, compare-and-swap of
 //! job records, and the view of a record as clients see it.
@@ -38,8 +40,11 @@
 //!   only grows, under the `making` lock, after its jobs are written, and is flushed before
 //!   they are queued;
 //! - the symmetry index names, for a position's class and a mode, a finished job holding a
-//!   reusable answer; it is memory only, rebuilt from the records at start-up, and every
-//!   candidate it names is checked against the record before use.
+//!   reusable answer; it is memory only, rebuilt from the records at start-up (after an open
+//!   from a summary, by a thread while the core serves: its readers wait until it is whole),
+//!   and every candidate it names is checked against the record before use;
+//! - every change of the store runs inside [`Core::op`], from its first write until the state
+//!   in memory follows it, so [`Core::close`] sees no change half made.
 
 mod cancel;
 mod completion;
@@ -51,12 +56,14 @@ mod queries;
 mod ready;
 mod recovery;
 mod state;
+mod summary;
 #[cfg(test)]
 mod tests;
 mod workers;
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use cubefleet_proto::{JobResult, Mode};
@@ -82,6 +89,13 @@ pub struct Core {
     state: Mutex<State>,
     /// The symmetry index (memory only, rebuilt at open).
     index: RwLock<SymIndex>,
+    /// Whether the symmetry index holds every finished job (false while a thread rebuilds it
+    /// after an open from a summary), and its readers' wake-up.
+    index_built: (Mutex<bool>, Condvar),
+    /// Set by [`Core::close`]: no change is taken any more.
+    closed: AtomicBool,
+    /// Changes of the store in flight ([`Core::op`]).
+    inflight: AtomicUsize,
     /// How long a lease lasts without a heartbeat.
     lease_duration: Duration,
     /// Serialises submissions of the same batch (one writer per batch at a time).
@@ -110,6 +124,9 @@ impl Core {
             store: Box::new(store),
             state: Mutex::new(State::default()),
             index: RwLock::new(SymIndex::default()),
+            index_built: (Mutex::new(false), Condvar::new()),
+            closed: AtomicBool::new(false),
+            inflight: AtomicUsize::new(0),
             lease_duration,
             submitting: Mutex::new(HashSet::new()),
             making: Mutex::new(()),
@@ -117,8 +134,14 @@ impl Core {
             finished: tokio::sync::watch::Sender::new(0),
             followers: Mutex::new(Vec::new()),
         };
-        core.rebuild()?;
-        Ok(Arc::new(core))
+        let summarized = core.rebuild()?;
+        let core = Arc::new(core);
+        if summarized {
+            Core::build_index_behind(&core);
+        } else {
+            core.index_done();
+        }
+        Ok(core)
     }
 
     /// The state, locked (a poisoned lock is taken over: every change to the state is made
@@ -173,11 +196,6 @@ impl Core {
     /// while holding that lock.
     fn batch_mode(&self, seq: u32) -> Mode {
         self.lock().mode(seq)
-    }
-
-    /// Flushes the store (shutdown).
-    pub fn flush(&self) -> Result<(), Error> {
-        self.store.flush()
     }
 }
 

@@ -155,6 +155,14 @@ impl Ready {
         Some(next)
     }
 
+    /// The first line of batch `seq` that may hold a queued job no lease holds: its cursor, or
+    /// a returned job below it (None for a batch it does not know).
+    pub(super) fn first_waiting(&self, seq: u32) -> Option<u64> {
+        let b = self.batches.get(&seq)?;
+        let returned = b.returned.first().map(|&id| line_index(id));
+        Some(returned.map_or(b.cursor, |r| r.min(b.cursor)))
+    }
+
     /// Puts back what [`Ready::take`] took (the lease that took it could not read it).
     pub(super) fn untake(&mut self, next: Next) {
         match next {

@@ -1,7 +1,8 @@
 //! Recovery at open: the in-memory state (queue, counters, symmetry index) rebuilt from the
 //! store, which is the truth; unfinished jobs queued again, those of a cancelled batch
 //! cancelled, and batch line counts (a range or sample batch's `made`) raised over chunks a
-//! crash left without their record.
+//! crash left without their record. After a clean stop, the summary it stored gives the same
+//! state without the scan (see `summary`).
 
 use std::collections::HashSet;
 
@@ -15,10 +16,27 @@ use crate::mode::mode_key;
 use crate::record::{batch_seq, line_index};
 
 impl Core {
-    /// Rebuilds queue and counters from the store; every unfinished job is queued.
-    pub(super) fn rebuild(&self) -> Result<(), Error> {
-        let mut st = State::default();
+    /// Rebuilds queue and counters from the store; every unfinished job is queued. Returns
+    /// whether they came from the summary of a clean stop (the symmetry index is then still
+    /// to be rebuilt: [`Core::build_index_behind`]).
+    pub(super) fn rebuild(&self) -> Result<bool, Error> {
         let batches = self.store.batches()?;
+        // taken out (durably) before anything changes, whether it is used or not
+        if let Some(summary) = self.store.take_summary()? {
+            match Core::from_summary(&summary, &batches) {
+                Some(st) => {
+                    tracing::info!(
+                        batches = batches.len(),
+                        queued = st.queued(),
+                        "store opened from the summary of a clean stop"
+                    );
+                    *self.lock() = st;
+                    return Ok(true);
+                }
+                None => tracing::warn!("the store's summary does not fit its batches: scanning"),
+            }
+        }
+        let mut st = State::default();
         for b in &batches {
             st.batch(b.seq).take_record(b);
         }
@@ -112,6 +130,6 @@ impl Core {
             "store opened"
         );
         *self.lock() = st;
-        Ok(())
+        Ok(false)
     }
 }

@@ -495,3 +495,130 @@ fn queued_lines_are_a_cursor_leased_in_order_across_a_restart() {
     assert_eq!(core.counters().1, 0);
     assert_eq!(core.status("many").expect("status").leased, 2995);
 }
+
+/// Copies the store directory `from` (closed) to `to`.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let e = e.expect("entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).expect("copy");
+        }
+    }
+}
+
+/// What a batch's status says of its jobs: counts per state and the length histogram.
+fn job_counts(core: &Core, id: &str) -> (u64, u64, u64, u64, u64, u64, Vec<u64>) {
+    let s = core.status(id).expect("status");
+    let h = s.length_histogram.clone();
+    (
+        s.queued,
+        s.leased,
+        s.done,
+        s.invalid,
+        s.cancelled,
+        s.failed,
+        h,
+    )
+}
+
+/// Leases every job `core` hands out (a new worker), in order.
+fn lease_all(core: &Core) -> Vec<u64> {
+    let w = core.register("all".into(), 1, String::new()).0;
+    let mut ids = Vec::new();
+    loop {
+        let more = core.lease(&w, 1000).expect("lease");
+        if more.is_empty() {
+            return ids;
+        }
+        ids.extend(more.iter().map(|l| l.job_id));
+    }
+}
+
+/// A clean stop stores a summary, and the next open takes its state from it without scanning
+/// the jobs: the same counts, histograms and lease order as a scan gives (the oracle: a copy of
+/// the store with its summary taken out), after completions, a job handed back, leases held at
+/// the stop, answers from the store, a cancelled batch, an invalid line and a range batch.
+/// Nothing changes after the stop; the open takes the summary out of the store.
+#[test]
+fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
+    let (dir, core, w) = fresh_core();
+    let lines = scrambles(400);
+    let text: Vec<&str> = lines.iter().map(|(s, _)| s.as_str()).collect();
+    let a = submit(&core, "a", &text[..300]);
+    submit(&core, "c", &text[300..]);
+    core.cancel("c").expect("cancel");
+    range_batch(&core, "r", 5000, 40);
+    let leased = core.lease(&w, 60).expect("lease");
+    assert_eq!(leased.len(), 60);
+    let done: Vec<Completion> = (0..50)
+        .map(|i| solved(job_id(a.seq, i), &lines[i as usize].1))
+        .collect();
+    assert_eq!(core.complete(&w, &done).expect("complete").0, 50);
+    let back = cubefleet_proto::JobProgress {
+        job_id: job_id(a.seq, 52),
+        ..Default::default()
+    };
+    assert_eq!(core.release(&w, &[back]).expect("release"), 1);
+    // answered from the store (solved above), and one invalid line
+    let d = submit(
+        &core,
+        "d",
+        &[text[3], text[4], "not a cube", "R U F D L B R2 U2"],
+    );
+    assert_eq!(core.submitted_counts(d.seq), (1, 2));
+    core.close().expect("close");
+    let e = core.complete(&w, &[solved(job_id(a.seq, 51), &lines[51].1)]);
+    assert!(matches!(e, Err(Error::Unavailable(_))), "{e:?}");
+    assert!(core.status("a").is_ok(), "reads still work");
+    drop(core);
+
+    let oracle = tempfile::tempdir().expect("temp dir");
+    copy_dir(dir.path(), oracle.path());
+    {
+        let db = sled::open(oracle.path()).expect("sled");
+        let meta = db.open_tree("meta").expect("meta");
+        assert!(
+            meta.remove("summary").expect("remove").is_some(),
+            "a summary"
+        );
+        db.flush().expect("flush");
+    }
+    let quick = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let scanned = Core::open(oracle.path(), Duration::from_secs(30)).expect("reopen");
+    for id in ["a", "c", "d", "r"] {
+        assert_eq!(
+            job_counts(&quick, id),
+            job_counts(&scanned, id),
+            "batch {id}"
+        );
+    }
+    assert_eq!(
+        job_counts(&quick, "a").0,
+        250,
+        "held leases are queued again"
+    );
+    // symmetric copies are answered from the store once the index is rebuilt behind
+    assert!(quick.lookup(text[7]).expect("lookup").is_some());
+    let order = lease_all(&quick);
+    assert_eq!(order, lease_all(&scanned));
+    assert_eq!(order.len(), 250 + 1 + 40, "a, d's unsolved line, r");
+    assert_eq!(line_index(order[0]), 50, "from the first line not finished");
+    drop(quick);
+    // (the index thread lets go of the store just after it finished)
+    let db = (0..200)
+        .find_map(|_| {
+            sled::open(dir.path())
+                .inspect_err(|_| std::thread::sleep(Duration::from_millis(10)))
+                .ok()
+        })
+        .expect("sled");
+    let meta = db.open_tree("meta").expect("meta");
+    assert!(
+        meta.get("summary").expect("get").is_none(),
+        "taken out by the open"
+    );
+}

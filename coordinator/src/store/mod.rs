@@ -34,6 +34,13 @@
 //!   results a `state_index`. Records without them read as defaults: a file batch, keeping
 //!   all, as before; no stored field changed meaning. (A cubefleet before these fields opens
 //!   such a store and sees a range batch as a file batch of the lines made so far.)
+//! - 3: as 2, and `meta` may hold a *summary* (key `summary`, a `record::Summary`): what a
+//!   coordinator that stopped cleanly knew of its batches (counts, histograms, where each
+//!   batch's queued lines begin), written after its last change, so the next open need not
+//!   scan every job; an open takes it out (and flushes) before it changes anything, so a
+//!   summary is never older than the jobs. Version 2 became 3 so that a cubefleet that knows
+//!   no summary, and would leave a stale one behind, refuses the store instead. A version-2
+//!   store is upgraded in place (nothing else changes).
 //!
 //! A store with a version newer than [`FORMAT_VERSION`] is refused ([`Error::NewerStore`]).
 
@@ -50,13 +57,16 @@ use crate::record::{BatchRecord, JobRecord, MAX_BATCH_SEQ};
 use block::Block;
 
 /// The store format this version writes (see the module doc for what each version is).
-pub(crate) const FORMAT_VERSION: u32 = 2;
+pub(crate) const FORMAT_VERSION: u32 = 3;
 
 /// Key in `meta` of the store's format version (a big-endian u32; absent: version 1).
 const VERSION_KEY: &[u8] = b"format_version";
 
 /// Key in `meta` of the next batch sequence number to hand out (a big-endian u32).
 const NEXT_SEQ_KEY: &[u8] = b"next_batch_seq";
+
+/// Key in `meta` of the summary a clean stop leaves (see the module doc, version 3).
+const SUMMARY_KEY: &[u8] = b"summary";
 
 /// Most jobs in one block.
 pub(crate) const BLOCK_JOBS: usize = 64;
@@ -117,6 +127,11 @@ pub(crate) trait Store: Send + Sync + 'static {
     }
     /// Makes everything written so far durable.
     fn flush(&self) -> Result<(), Error>;
+    /// Takes out the summary a clean stop left (None: there is none), durably: once this
+    /// returns, a crash leaves no summary behind.
+    fn take_summary(&self) -> Result<Option<Vec<u8>>, Error>;
+    /// Writes the summary of a clean stop, durably. Nothing may change the jobs after it.
+    fn put_summary(&self, summary: &[u8]) -> Result<(), Error>;
 }
 
 /// The sled store: trees `batches`, `job_blocks` (jobs as submitted), `jobs` (jobs changed
@@ -163,7 +178,13 @@ impl SledStore {
                         known: FORMAT_VERSION,
                     });
                 }
-                if found < FORMAT_VERSION {
+                if found == 2 {
+                    // version 2 holds no summary: it is a store of version 3 as it is
+                    self.meta
+                        .insert(VERSION_KEY, &FORMAT_VERSION.to_be_bytes())?;
+                    self.db.flush()?;
+                    tracing::info!(version = FORMAT_VERSION, "store of version 2 upgraded");
+                } else if found < FORMAT_VERSION {
                     // versions with a key start at 2: a smaller one is no store this wrote
                     return Err(Error::Internal(format!(
                         "the store in {} has an unknown format version {found}",
@@ -362,6 +383,20 @@ impl Store for SledStore {
     }
 
     fn flush(&self) -> Result<(), Error> {
+        self.db.flush()?;
+        Ok(())
+    }
+
+    fn take_summary(&self) -> Result<Option<Vec<u8>>, Error> {
+        let summary = self.meta.remove(SUMMARY_KEY)?;
+        if summary.is_some() {
+            self.db.flush()?;
+        }
+        Ok(summary.map(|v| v.to_vec()))
+    }
+
+    fn put_summary(&self, summary: &[u8]) -> Result<(), Error> {
+        self.meta.insert(SUMMARY_KEY, summary)?;
         self.db.flush()?;
         Ok(())
     }

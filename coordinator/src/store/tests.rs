@@ -424,6 +424,39 @@ fn a_store_of_a_newer_format_is_refused() {
     assert!(e.to_string().contains("newer cubefleet"), "{e}");
 }
 
+/// A store of version 2 (which holds no summary) is upgraded to this version in place, its
+/// jobs read as before; and a summary is read once: taking it out leaves none.
+#[test]
+fn a_version_2_store_is_upgraded_and_a_summary_is_taken_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    {
+        let store = SledStore::open(dir.path()).expect("new store");
+        store
+            .insert_jobs(&[(job_id(1, 0), record("R U", JobState::Queued))])
+            .expect("insert");
+        store.flush().expect("flush");
+    }
+    {
+        let db = sled::open(dir.path()).expect("open");
+        let meta = db.open_tree("meta").expect("tree");
+        meta.insert(VERSION_KEY, &2u32.to_be_bytes())
+            .expect("insert");
+        db.flush().expect("flush");
+    }
+    let store = SledStore::open(dir.path()).expect("upgraded");
+    let job = store.job(job_id(1, 0)).expect("read").expect("kept");
+    assert_eq!(job.r().input, "R U");
+    assert_eq!(store.take_summary().expect("take"), None);
+    store.put_summary(b"state").expect("put");
+    assert_eq!(
+        store.take_summary().expect("take").as_deref(),
+        Some(&b"state"[..])
+    );
+    assert_eq!(store.take_summary().expect("take"), None, "taken once");
+    drop(store);
+    assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
+}
+
 #[test]
 fn a_malformed_block_is_an_error_not_a_panic() {
     assert!(Block::parse(&[]).is_err());

@@ -1,0 +1,201 @@
+//! A clean stop and the quick open it allows: [`Core::close`] lets the changes in flight end,
+//! refuses any later one, and stores a [`Summary`] of the batches (counts, histograms, where
+//! each batch's queued lines begin); the next open takes it out and rebuilds its state from
+//! it instead of scanning every job, so a restart costs the same whatever the store holds.
+//! The symmetry index, which only a scan can rebuild, is then rebuilt by a thread of its own
+//! while the coordinator serves; readers of it wait until it is whole.
+//!
+//! Invariants: a summary is written only once no change can follow it (the gate is closed and
+//! no change is in flight), and the open that reads it takes it out of the store durably before
+//! its first change, so a summary always describes the jobs as stored. A summary that does not
+//! match the stored batches, or that leaves work for the open to do (a cancelled batch with
+//! queued jobs), is not used: the open scans as after a crash.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+use cubefleet_proto::JobState;
+use prost::Message;
+
+use super::state::{FastMap, State};
+use super::Core;
+use crate::error::Error;
+use crate::mode::mode_key;
+use crate::record::{batch_seq, line_index, BatchRecord, BatchSummary, Summary};
+
+/// Jobs the index-building thread reads at a time (it holds the core only that long).
+const INDEX_STEP: u64 = 1 << 16;
+
+/// A change of the store in flight ([`Core::op`]): while one lives, [`Core::close`] waits.
+pub(super) struct Op<'c>(&'c Core);
+
+impl Drop for Op<'_> {
+    fn drop(&mut self) {
+        self.0.inflight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Core {
+    /// Enters a change of the store and of the state derived from it; refused once
+    /// [`Core::close`] began. Hold it from the first write until the state in memory follows.
+    pub(super) fn op(&self) -> Result<Op<'_>, Error> {
+        // counted before the check, so that `close`, which sets the flag before it waits for
+        // the count to reach 0, either sees this change or this change sees the flag
+        self.inflight.fetch_add(1, Ordering::SeqCst);
+        let op = Op(self);
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Error::Unavailable("the coordinator is stopping".into()));
+        }
+        Ok(op)
+    }
+
+    /// Stops the coordinator cleanly: refuses every later change, waits for those in flight
+    /// to end, then stores the summary of its batches (and flushes), so the next open is quick.
+    /// Calls that only read still work.
+    pub fn close(&self) -> Result<(), Error> {
+        self.closed.store(true, Ordering::SeqCst);
+        while self.inflight.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        self.store.flush()?;
+        // (a summary does not depend on the symmetry index: it is rebuilt after any open)
+        let summary = self.summary();
+        self.store.put_summary(&summary.encode_to_vec())?;
+        tracing::info!(batches = summary.batches.len(), "summary stored");
+        Ok(())
+    }
+
+    /// The summary of the state in memory (taken when no change is in flight).
+    fn summary(&self) -> Summary {
+        let st = self.lock();
+        // the first leased line of each batch: a lease lives in memory only, so its job is
+        // stored queued and is queued again at the next open
+        let mut leased: FastMap<u32, u64> = FastMap::default();
+        for &id in st.leases.keys() {
+            let first = leased.entry(batch_seq(id)).or_insert(u64::MAX);
+            *first = (*first).min(line_index(id));
+        }
+        let mut batches: Vec<BatchSummary> = st
+            .batches
+            .iter()
+            .map(|(&seq, m)| {
+                let mut counts = m.counts.to_vec();
+                counts[JobState::Queued as usize] += counts[JobState::Leased as usize];
+                counts[JobState::Leased as usize] = 0;
+                let waiting = st.ready.first_waiting(seq).unwrap_or(0);
+                BatchSummary {
+                    seq,
+                    counts,
+                    histogram: m.histogram.clone(),
+                    from_store: m.from_store,
+                    first_queued: leased.get(&seq).map_or(waiting, |&l| l.min(waiting)),
+                }
+            })
+            .collect();
+        batches.sort_unstable_by_key(|b| b.seq);
+        Summary { batches }
+    }
+
+    /// The state a summary gives for the stored `batches`, or None when it does not fit them
+    /// (another set of batches, counts of the wrong shape, a cursor past a batch's lines) or
+    /// leaves work the scan would do (a cancelled batch with queued jobs).
+    pub(super) fn from_summary(summary: &[u8], batches: &[BatchRecord]) -> Option<State> {
+        let summary = Summary::decode(summary).ok()?;
+        let mut st = State::default();
+        if summary.batches.len() != batches.len() {
+            return None;
+        }
+        let by_seq: FastMap<u32, &BatchSummary> =
+            summary.batches.iter().map(|b| (b.seq, b)).collect();
+        for b in batches {
+            let s = by_seq.get(&b.seq)?;
+            let counts: [u64; 7] = s.counts.as_slice().try_into().ok()?;
+            let queued = counts[JobState::Queued as usize];
+            if s.first_queued > b.stored_lines() || (b.cancelled && queued > 0) {
+                return None;
+            }
+            let m = st.batch(b.seq);
+            m.take_record(b);
+            m.counts = counts;
+            m.histogram.clone_from(&s.histogram);
+            m.from_store = s.from_store;
+            st.ready.stored(
+                b.seq,
+                b.priority,
+                s.first_queued,
+                b.stored_lines(),
+                b.cancelled,
+            );
+        }
+        Some(st)
+    }
+
+    /// Waits until the symmetry index holds every finished job.
+    pub(super) fn wait_index(&self) {
+        let (built, changed) = &self.index_built;
+        let mut whole = built.lock().unwrap_or_else(|e| e.into_inner());
+        while !*whole {
+            whole = changed.wait(whole).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Marks the symmetry index whole and wakes its readers.
+    pub(super) fn index_done(&self) {
+        let (built, changed) = &self.index_built;
+        *built.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        changed.notify_all();
+    }
+
+    /// Starts the thread that rebuilds the symmetry index of `core` (opened from a summary)
+    /// from the finished jobs, a step at a time; it holds the core only during a step, and
+    /// ends early when the core is dropped.
+    pub(super) fn build_index_behind(core: &Arc<Core>) {
+        let weak: Weak<Core> = Arc::downgrade(core);
+        std::thread::spawn(move || {
+            let mut from = 0u64;
+            loop {
+                let Some(core) = weak.upgrade() else { return };
+                match core.index_step(from) {
+                    Ok(Some(next)) => from = next,
+                    Ok(None) => {
+                        core.index_done();
+                        tracing::info!("symmetry index rebuilt");
+                        return;
+                    }
+                    Err(e) => {
+                        // the index only names answers to reuse: without it, lines are solved
+                        tracing::error!(error = %e, "symmetry index not rebuilt");
+                        core.index_done();
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Adds the finished jobs with ids from `from` (at most [`INDEX_STEP`] of them) to the
+    /// symmetry index; returns where the next step starts (None: all read).
+    fn index_step(&self, from: u64) -> Result<Option<u64>, Error> {
+        let mkeys: FastMap<u32, Vec<u8>> = {
+            let st = self.lock();
+            st.batches
+                .iter()
+                .map(|(&seq, m)| (seq, mode_key(&m.mode.unwrap_or_default())))
+                .collect()
+        };
+        let jobs = self.store.jobs_range(from, u64::MAX, INDEX_STEP as usize)?;
+        let Some(&(last, _)) = jobs.last() else {
+            return Ok(None);
+        };
+        let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
+        for (id, job) in &jobs {
+            if job.state() == JobState::Done {
+                if let Some(mkey) = mkeys.get(&batch_seq(*id)) {
+                    index.add(*id, job, mkey);
+                }
+            }
+        }
+        drop(index);
+        Ok(last.checked_add(1))
+    }
+}
