@@ -92,6 +92,9 @@ pub struct Core {
     /// Whether the symmetry index holds every finished job (false while a thread rebuilds it
     /// after an open from a summary), and its readers' wake-up.
     index_built: (Mutex<bool>, Condvar),
+    /// The thread rebuilding the symmetry index after an open from a summary (joined by
+    /// [`Core::close`]).
+    index_builder: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Set by [`Core::close`]: no change is taken any more.
     closed: AtomicBool,
     /// Changes of the store in flight ([`Core::op`]).
@@ -125,6 +128,7 @@ impl Core {
             state: Mutex::new(State::default()),
             index: RwLock::new(SymIndex::default()),
             index_built: (Mutex::new(false), Condvar::new()),
+            index_builder: Mutex::new(None),
             closed: AtomicBool::new(false),
             inflight: AtomicUsize::new(0),
             lease_duration,

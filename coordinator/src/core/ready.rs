@@ -196,6 +196,14 @@ impl Ready {
 mod tests {
     use super::*;
 
+    /// What [`Ready::take`] gives for lines `first..=last` of batch `seq`.
+    fn lines(seq: u32, first: u64, last: u64) -> Option<Next> {
+        Some(Next::Lines {
+            from: job_id(seq, first),
+            last: job_id(seq, last),
+        })
+    }
+
     #[test]
     fn leases_go_by_priority_then_batch_and_returned_jobs_first() {
         let mut r = Ready::default();
@@ -203,43 +211,19 @@ mod tests {
         r.stored(2, 5, 0, 3, false);
         r.stored(3, 5, 0, 4, true); // cancelled: never served
                                     // batch 2 first (higher priority), all its lines
-        assert_eq!(
-            r.take(8, 8),
-            Some(Next::Lines {
-                from: job_id(2, 0),
-                last: job_id(2, 2)
-            })
-        );
+        assert_eq!(r.take(8, 8), lines(2, 0, 2));
         // then batch 1, in spans
-        assert_eq!(
-            r.take(8, 4),
-            Some(Next::Lines {
-                from: job_id(1, 0),
-                last: job_id(1, 3)
-            })
-        );
+        assert_eq!(r.take(8, 4), lines(1, 0, 3));
         // a job of batch 2 comes back: it goes before batch 1's next lines
         r.requeue(job_id(2, 1), 5);
         assert_eq!(r.take(8, 4), Some(Next::Returned(vec![job_id(2, 1)])));
         assert_eq!(r.returned(), 0);
         // the rest of batch 1: the span is cut at its stored lines
-        assert_eq!(
-            r.take(8, 100),
-            Some(Next::Lines {
-                from: job_id(1, 4),
-                last: job_id(1, 9)
-            })
-        );
+        assert_eq!(r.take(8, 100), lines(1, 4, 9));
         assert_eq!(r.take(8, 8), None);
         // more lines stored: work again
         r.stored(1, 0, 0, 12, false);
-        assert_eq!(
-            r.take(8, 8),
-            Some(Next::Lines {
-                from: job_id(1, 10),
-                last: job_id(1, 11)
-            })
-        );
+        assert_eq!(r.take(8, 8), lines(1, 10, 11));
         // what a lease could not read goes back
         r.requeue(job_id(1, 2), 0);
         let next = r.take(8, 8).expect("the returned job");
@@ -248,13 +232,7 @@ mod tests {
         r.stored(1, 0, 0, 14, false);
         let next = r.take(8, 8).expect("new lines");
         r.untake(next);
-        assert_eq!(
-            r.take(8, 8),
-            Some(Next::Lines {
-                from: job_id(1, 12),
-                last: job_id(1, 13)
-            })
-        );
+        assert_eq!(r.take(8, 8), lines(1, 12, 13));
         // a returned job that finishes without a lease leaves the queue
         r.requeue(job_id(1, 3), 0);
         r.remove(job_id(1, 3));

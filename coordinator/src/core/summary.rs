@@ -57,6 +57,16 @@ impl Core {
         while self.inflight.load(Ordering::SeqCst) > 0 {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        // the index thread stops at its next step (it sees `closed`) and lets go of the store,
+        // so the store can be opened again as soon as this core is dropped
+        let builder = self
+            .index_builder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(builder) = builder {
+            let _ = builder.join();
+        }
         self.store.flush()?;
         // (a summary does not depend on the symmetry index: it is rebuilt after any open)
         let summary = self.summary();
@@ -148,29 +158,42 @@ impl Core {
 
     /// Starts the thread that rebuilds the symmetry index of `core` (opened from a summary)
     /// from the finished jobs, a step at a time; it holds the core only during a step, and
-    /// ends early when the core is dropped.
+    /// ends early when the core is closed or dropped. However it ends (a store error, a
+    /// panic), the index's readers are woken: without the index, lines are solved, not
+    /// answered from the store.
     pub(super) fn build_index_behind(core: &Arc<Core>) {
+        /// Wakes the index's readers when the thread ends, however it ends.
+        struct Whole(Weak<Core>);
+        impl Drop for Whole {
+            fn drop(&mut self) {
+                if let Some(core) = self.0.upgrade() {
+                    core.index_done();
+                }
+            }
+        }
         let weak: Weak<Core> = Arc::downgrade(core);
-        std::thread::spawn(move || {
+        let builder = std::thread::spawn(move || {
+            let _whole = Whole(weak.clone());
             let mut from = 0u64;
             loop {
                 let Some(core) = weak.upgrade() else { return };
+                if core.closed.load(Ordering::SeqCst) {
+                    return;
+                }
                 match core.index_step(from) {
                     Ok(Some(next)) => from = next,
                     Ok(None) => {
-                        core.index_done();
                         tracing::info!("symmetry index rebuilt");
                         return;
                     }
                     Err(e) => {
-                        // the index only names answers to reuse: without it, lines are solved
                         tracing::error!(error = %e, "symmetry index not rebuilt");
-                        core.index_done();
                         return;
                     }
                 }
             }
         });
+        *core.index_builder.lock().unwrap_or_else(|e| e.into_inner()) = Some(builder);
     }
 
     /// Adds the finished jobs with ids from `from` (at most [`INDEX_STEP`] of them) to the

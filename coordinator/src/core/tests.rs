@@ -483,14 +483,7 @@ fn queued_lines_are_a_cursor_leased_in_order_across_a_restart() {
         "finished lines passed over"
     );
     // the rest, in lease-sized steps, each line once
-    let mut rest = Vec::new();
-    loop {
-        let more = ids(core.lease(&w, 1000).expect("lease"));
-        if more.is_empty() {
-            break;
-        }
-        rest.extend(more);
-    }
+    let rest: Vec<u64> = lease_all(&core).into_iter().map(line_index).collect();
     assert_eq!(rest, (15..3000).collect::<Vec<_>>());
     assert_eq!(core.counters().1, 0);
     assert_eq!(core.status("many").expect("status").leased, 2995);
