@@ -40,8 +40,8 @@
 //!   only grows, under the `making` lock, after its jobs are written, and is flushed before
 //!   they are queued;
 //! - the symmetry index names, for a position's class and a mode, a finished job holding a
-//!   reusable answer; it is memory only, rebuilt from the records at start-up (after an open
-//!   from a summary, by a thread while the core serves: its readers wait until it is whole),
+//!   reusable answer; it is memory only, rebuilt from the records after each open by a thread
+//!   while the core serves (its readers wait until it is whole),
 //!   and every candidate it names is checked against the record before use;
 //! - every change of the store runs inside [`Core::op`], from its first write until the state
 //!   in memory follows it, so [`Core::close`] sees no change half made.
@@ -90,10 +90,9 @@ pub struct Core {
     /// The symmetry index (memory only, rebuilt at open).
     index: RwLock<SymIndex>,
     /// Whether the symmetry index holds every finished job (false while a thread rebuilds it
-    /// after an open from a summary), and its readers' wake-up.
+    /// after the open), and its readers' wake-up.
     index_built: (Mutex<bool>, Condvar),
-    /// The thread rebuilding the symmetry index after an open from a summary (joined by
-    /// [`Core::close`]).
+    /// The thread rebuilding the symmetry index after the open (joined by [`Core::close`]).
     index_builder: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Set by [`Core::close`]: no change is taken any more.
     closed: AtomicBool,
@@ -138,13 +137,9 @@ impl Core {
             finished: tokio::sync::watch::Sender::new(0),
             followers: Mutex::new(Vec::new()),
         };
-        let summarized = core.rebuild()?;
+        core.rebuild()?;
         let core = Arc::new(core);
-        if summarized {
-            Core::build_index_behind(&core);
-        } else {
-            core.index_done();
-        }
+        Core::build_index_behind(&core);
         Ok(core)
     }
 

@@ -1,25 +1,24 @@
-//! Recovery at open: the in-memory state (queue, counters, symmetry index) rebuilt from the
-//! store, which is the truth; unfinished jobs queued again, those of a cancelled batch
-//! cancelled, and batch line counts (a range or sample batch's `made`) raised over chunks a
-//! crash left without their record. After a clean stop, the summary it stored gives the same
-//! state without the scan (see `summary`).
+//! Recovery at open: the in-memory state (queue, counters) rebuilt from the store, which is
+//! the truth; unfinished jobs queued again, those of a cancelled batch cancelled, and batch
+//! line counts (a range or sample batch's `made`) raised over chunks a crash left without
+//! their record. After a clean stop, the summary it stored gives the same state without
+//! reading the jobs (see `summary`); after a crash, the jobs' tags are read (see
+//! `store::JobTag`), not their records, so the open costs a pass over the stored blocks and
+//! no decoding. Either way the symmetry index is rebuilt afterwards by a thread of its own.
 
 use std::collections::HashSet;
 
 use cubefleet_proto::JobState;
 
-use super::dedup::SymIndex;
 use super::state::{FastMap, State};
 use super::Core;
 use crate::error::Error;
-use crate::mode::mode_key;
 use crate::record::{batch_seq, line_index};
 
 impl Core {
-    /// Rebuilds queue and counters from the store; every unfinished job is queued. Returns
-    /// whether they came from the summary of a clean stop (the symmetry index is then still
-    /// to be rebuilt: [`Core::build_index_behind`]).
-    pub(super) fn rebuild(&self) -> Result<bool, Error> {
+    /// Rebuilds queue and counters from the store; every unfinished job is queued. The
+    /// symmetry index is left to [`Core::build_index_behind`].
+    pub(super) fn rebuild(&self) -> Result<(), Error> {
         let batches = self.store.batches()?;
         // taken out (durably) before anything changes, whether it is used or not
         if let Some(summary) = self.store.take_summary()? {
@@ -31,7 +30,7 @@ impl Core {
                         "store opened from the summary of a clean stop"
                     );
                     *self.lock() = st;
-                    return Ok(true);
+                    return Ok(());
                 }
                 None => tracing::warn!("the store's summary does not fit its batches: scanning"),
             }
@@ -54,37 +53,28 @@ impl Core {
         // per batch its first queued line: where its cursor starts (the ready queue holds no
         // entry per job, see `ready`)
         let mut first_queued: FastMap<u32, u64> = FastMap::default();
-        let mkeys: FastMap<u32, Vec<u8>> = batches
-            .iter()
-            .map(|b| (b.seq, mode_key(&b.mode.unwrap_or_default())))
-            .collect();
-        let mut index = SymIndex::default();
-        self.store.for_each_job(&mut |id, job| {
-            let state = job.state();
-            let seq = batch_seq(id);
+        // counted from the jobs' tags (no record decoded); the symmetry index, which needs the
+        // records, is rebuilt behind by a thread of its own, as after a summary
+        self.store.for_each_tag(&mut |id, tag| {
+            let (seq, line) = (batch_seq(id), line_index(id));
             let lines = stored.entry(seq).or_default();
-            *lines = (*lines).max(line_index(id) + 1);
-            match state {
-                JobState::Queued | JobState::Leased if cancelled.contains(&seq) => {
-                    requeue.push((id, job.clone()))
-                }
-                JobState::Queued => {
-                    first_queued.entry(seq).or_insert(line_index(id));
-                }
-                JobState::Leased => {
-                    first_queued.entry(seq).or_insert(line_index(id));
-                    requeue.push((id, job.clone()));
-                }
-                JobState::Done => {
-                    if let Some(mkey) = mkeys.get(&seq) {
-                        index.add(id, &job, mkey);
+            *lines = (*lines).max(line + 1);
+            match tag.state {
+                JobState::Queued | JobState::Leased if cancelled.contains(&seq) => requeue.push(id),
+                JobState::Queued | JobState::Leased => {
+                    let first = first_queued.entry(seq).or_insert(line);
+                    *first = (*first).min(line);
+                    if tag.state == JobState::Leased {
+                        requeue.push(id);
                     }
                 }
                 _ => {}
             }
-            st.record_length(id, job.r());
-            st.count(id, JobState::Unspecified, state);
-            if job.r().from_store {
+            if let Some(n) = tag.length {
+                st.count_length(seq, n);
+            }
+            st.count(id, JobState::Unspecified, tag.state);
+            if tag.from_store {
                 st.batch(seq).from_store += 1;
             }
         })?;
@@ -104,7 +94,15 @@ impl Core {
             st.ready.stored(b.seq, b.priority, cursor, end, b.cancelled);
         }
         let requeued = requeue.len();
-        let changes = requeue
+        let mut changes = Vec::with_capacity(requeued);
+        for id in requeue {
+            let job = self
+                .store
+                .job(id)?
+                .ok_or_else(|| Error::Internal(format!("job {id} vanished at open")))?;
+            changes.push((id, job));
+        }
+        let changes = changes
             .into_iter()
             .map(|(id, job)| {
                 let new = if cancelled.contains(&batch_seq(id)) {
@@ -122,7 +120,6 @@ impl Core {
             st.count(id, job.state(), new.state());
         }
         self.store.flush()?;
-        *self.index.write().unwrap_or_else(|e| e.into_inner()) = index;
         tracing::info!(
             batches = batches.len(),
             queued = st.queued(),
@@ -130,6 +127,6 @@ impl Core {
             "store opened"
         );
         *self.lock() = st;
-        Ok(false)
+        Ok(())
     }
 }

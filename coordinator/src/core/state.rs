@@ -169,12 +169,17 @@ impl State {
     /// Counts a result's solution length in its batch's histogram (nothing without one).
     pub(super) fn record_length(&mut self, id: u64, r: &JobResult) {
         if r.has_length() {
-            let h = &mut self.batch(batch_seq(id)).histogram;
-            let n = r.length as usize;
-            if h.len() <= n {
-                h.resize(n + 1, 0);
-            }
-            h[n] += 1;
+            self.count_length(batch_seq(id), r.length);
         }
+    }
+
+    /// Counts a solution of `n` moves in batch `seq`'s histogram.
+    pub(super) fn count_length(&mut self, seq: u32, n: u32) {
+        let h = &mut self.batch(seq).histogram;
+        let n = n as usize;
+        if h.len() <= n {
+            h.resize(n + 1, 0);
+        }
+        h[n] += 1;
     }
 }

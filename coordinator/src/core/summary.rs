@@ -2,8 +2,9 @@
 //! refuses any later one, and stores a [`Summary`] of the batches (counts, histograms, where
 //! each batch's queued lines begin); the next open takes it out and rebuilds its state from
 //! it instead of scanning every job, so a restart costs the same whatever the store holds.
-//! The symmetry index, which only a scan can rebuild, is then rebuilt by a thread of its own
-//! while the coordinator serves; readers of it wait until it is whole.
+//! The symmetry index, which only a scan of the records can rebuild, is rebuilt after every
+//! open by a thread of its own while the coordinator serves; readers of it wait until it is
+//! whole.
 //!
 //! Invariants: a summary is written only once no change can follow it (the gate is closed and
 //! no change is in flight), and the open that reads it takes it out of the store durably before
@@ -156,7 +157,7 @@ impl Core {
         changed.notify_all();
     }
 
-    /// Starts the thread that rebuilds the symmetry index of `core` (opened from a summary)
+    /// Starts the thread that rebuilds the symmetry index of `core` (just opened)
     /// from the finished jobs, a step at a time; it holds the core only during a step, and
     /// ends early when the core is closed or dropped. However it ends (a store error, a
     /// panic), the index's readers are woken: without the index, lines are solved, not

@@ -531,13 +531,20 @@ fn lease_all(core: &Core) -> Vec<u64> {
     }
 }
 
-/// A clean stop stores a summary, and the next open takes its state from it without scanning
-/// the jobs: the same counts, histograms and lease order as a scan gives (the oracle: a copy of
-/// the store with its summary taken out), after completions, a job handed back, leases held at
-/// the stop, answers from the store, a cancelled batch, an invalid line and a range batch.
-/// Nothing changes after the stop; the open takes the summary out of the store.
-#[test]
-fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
+/// The batches of [`busy_core`].
+const BUSY: [&str; 4] = ["a", "c", "d", "r"];
+
+/// A core with work in every state: file batch `a` (300 lines: 50 solved, 10 leased, one
+/// handed back), `c` cancelled, `d` with an answer from the store and an invalid line, and
+/// range batch `r`. Returns its directory, the core, its worker, the lines (scramble,
+/// solution) and `a`'s record.
+fn busy_core() -> (
+    tempfile::TempDir,
+    Arc<Core>,
+    String,
+    Vec<(String, String)>,
+    BatchRecord,
+) {
     let (dir, core, w) = fresh_core();
     let lines = scrambles(400);
     let text: Vec<&str> = lines.iter().map(|(s, _)| s.as_str()).collect();
@@ -563,6 +570,18 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
         &[text[3], text[4], "not a cube", "R U F D L B R2 U2"],
     );
     assert_eq!(core.submitted_counts(d.seq), (1, 2));
+    (dir, core, w, lines, a)
+}
+
+/// A clean stop stores a summary, and the next open takes its state from it without reading
+/// the jobs: the same counts, histograms and lease order as an open without it gives (the
+/// oracle: a copy of the store with its summary taken out), after completions, a job handed
+/// back, leases held at the stop, answers from the store, a cancelled batch, an invalid line
+/// and a range batch. Nothing changes after the stop; the open takes the summary out.
+#[test]
+fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
+    let (dir, core, w, lines, a) = busy_core();
+    let text: Vec<&str> = lines.iter().map(|(s, _)| s.as_str()).collect();
     core.close().expect("close");
     let e = core.complete(&w, &[solved(job_id(a.seq, 51), &lines[51].1)]);
     assert!(matches!(e, Err(Error::Unavailable(_))), "{e:?}");
@@ -582,7 +601,7 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
     }
     let quick = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
     let scanned = Core::open(oracle.path(), Duration::from_secs(30)).expect("reopen");
-    for id in ["a", "c", "d", "r"] {
+    for id in BUSY {
         assert_eq!(
             job_counts(&quick, id),
             job_counts(&scanned, id),
@@ -613,5 +632,47 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
     assert!(
         meta.get("summary").expect("get").is_none(),
         "taken out by the open"
+    );
+}
+
+/// Opens the store in `dir` once the core that had it open let go of it (its index thread
+/// may hold it a moment longer).
+fn reopen(dir: &std::path::Path) -> Arc<Core> {
+    (0..200)
+        .find_map(|_| {
+            Core::open(dir, Duration::from_secs(30))
+                .inspect_err(|_| std::thread::sleep(Duration::from_millis(10)))
+                .ok()
+        })
+        .expect("reopen")
+}
+
+/// After a crash (no summary) the open counts the jobs from their tags, without decoding a
+/// record: every batch has the counts and histogram it had, its leased jobs queued again,
+/// the lease order starts at the first unfinished line, and the symmetry index is rebuilt.
+#[test]
+fn a_crash_reopens_from_the_tags_with_the_counts_it_had() {
+    let (dir, core, _w, lines, a) = busy_core();
+    let before: Vec<_> = BUSY.iter().map(|id| job_counts(&core, id)).collect();
+    assert_eq!(before[0].1, 9, "a has leased jobs");
+    // (batch numbers are dense from 1: invalid lines and answers from the store of each)
+    let submitted: Vec<_> = (1..=4).map(|seq| core.submitted_counts(seq)).collect();
+    assert!(submitted.iter().any(|&(_, from_store)| from_store > 0));
+    drop(core); // no close: no summary, as after a crash
+    let again = reopen(dir.path());
+    let now: Vec<_> = (1..=4).map(|seq| again.submitted_counts(seq)).collect();
+    assert_eq!(now, submitted);
+    for (id, b) in BUSY.iter().zip(before) {
+        let after = job_counts(&again, id);
+        let expected = (b.0 + b.1, 0, b.2, b.3, b.4, b.5, b.6);
+        assert_eq!(after, expected, "batch {id}");
+    }
+    assert!(again.lookup(&lines[7].0).expect("lookup").is_some());
+    let order = lease_all(&again);
+    assert_eq!(order.len(), 250 + 1 + 40, "a, d's unsolved line, r");
+    assert_eq!(
+        order[0],
+        job_id(a.seq, 50),
+        "from the first line not finished"
     );
 }

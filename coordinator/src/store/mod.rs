@@ -41,6 +41,13 @@
 //!   summary is never older than the jobs. Version 2 became 3 so that a cubefleet that knows
 //!   no summary, and would leave a stale one behind, refuses the store instead. A version-2
 //!   store is upgraded in place (nothing else changes).
+//! - 4: as 3, and a block written by this version carries a tag per job (state, answered from
+//!   the store, solution length: `block::JobTag`) beside the records, in the same value, so an
+//!   open after a crash counts the jobs from the tags without decoding a record. Blocks of
+//!   version 3 have no tags and are read as before (their records decoded); a block gets tags
+//!   when it is next rewritten. Version 3 became 4 so that a cubefleet that cannot read a
+//!   tagged block refuses the store instead of failing on its first block; a version-3 store
+//!   is upgraded in place.
 //!
 //! A store with a version newer than [`FORMAT_VERSION`] is refused ([`Error::NewerStore`]).
 
@@ -55,9 +62,10 @@ use sled::Transactional;
 use crate::error::Error;
 use crate::record::{BatchRecord, JobRecord, MAX_BATCH_SEQ};
 use block::Block;
+pub(crate) use block::JobTag;
 
 /// The store format this version writes (see the module doc for what each version is).
-pub(crate) const FORMAT_VERSION: u32 = 3;
+pub(crate) const FORMAT_VERSION: u32 = 4;
 
 /// Key in `meta` of the store's format version (a big-endian u32; absent: version 1).
 const VERSION_KEY: &[u8] = b"format_version";
@@ -118,13 +126,17 @@ pub(crate) trait Store: Send + Sync + 'static {
         }
         Ok(out)
     }
-    /// Visits every job (start-up rebuild).
+    /// Visits every job, decoded (tests: the oracle of what the tags say).
+    #[cfg(test)]
     fn for_each_job(&self, f: &mut dyn FnMut(u64, JobRecord)) -> Result<(), Error> {
         self.scan_jobs(0, u64::MAX, &mut |id, job| {
             f(id, job);
             true
         })
     }
+    /// Visits every stored job, in no particular order, with its [`JobTag`]: what an open
+    /// counts, read without decoding the records of this version's blocks.
+    fn for_each_tag(&self, f: &mut dyn FnMut(u64, JobTag)) -> Result<(), Error>;
     /// Makes everything written so far durable.
     fn flush(&self) -> Result<(), Error>;
     /// Takes out the summary a clean stop left (None: there is none), durably: once this
@@ -178,12 +190,13 @@ impl SledStore {
                         known: FORMAT_VERSION,
                     });
                 }
-                if found == 2 {
-                    // version 2 holds no summary: it is a store of version 3 as it is
+                if found == 2 || found == 3 {
+                    // version 2 holds no summary and version 3 no tagged block: each is a
+                    // store of version 4 as it is
                     self.meta
                         .insert(VERSION_KEY, &FORMAT_VERSION.to_be_bytes())?;
                     self.db.flush()?;
-                    tracing::info!(version = FORMAT_VERSION, "store of version 2 upgraded");
+                    tracing::info!(from = found, version = FORMAT_VERSION, "store upgraded");
                 } else if found < FORMAT_VERSION {
                     // versions with a key start at 2: a smaller one is no store this wrote
                     return Err(Error::Internal(format!(
@@ -382,6 +395,29 @@ impl Store for SledStore {
         self.scan(from, last, &mut |id, v| Ok(f(id, JobRecord::decode(v)?)))
     }
 
+    fn for_each_tag(&self, f: &mut dyn FnMut(u64, JobTag)) -> Result<(), Error> {
+        // records under a job's own id (stores of earlier versions) come before its block's
+        let mut own = std::collections::HashSet::new();
+        for kv in self.jobs.iter() {
+            let (k, v) = kv?;
+            let id = key_id(&k)?;
+            own.insert(id);
+            f(id, JobTag::of(&JobRecord::decode(&*v)?));
+        }
+        for kv in self.blocks.iter() {
+            let (k, bytes) = kv?;
+            let start = key_id(&k)?;
+            let block = Block::parse(&bytes)?;
+            for i in 0..block.len() {
+                let id = start + i as u64;
+                if !own.contains(&id) {
+                    f(id, block.tag(i)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn flush(&self) -> Result<(), Error> {
         self.db.flush()?;
         Ok(())
@@ -470,7 +506,7 @@ impl SledStore {
             if own.contains(&id) {
                 made[i] = self.cas_own(id, old, new)?;
             } else {
-                in_block.push((i, old, new.encode_to_vec()));
+                in_block.push((i, old, new.encode_to_vec(), JobTag::of(new)));
             }
         }
         loop {
@@ -478,12 +514,14 @@ impl SledStore {
             let mut records: Vec<&[u8]> = (0..len)
                 .map(|i| block.record(i).unwrap_or_default())
                 .collect();
+            let mut tags = block.tags()?;
             let mut any = false;
-            for (i, old, new) in &in_block {
+            for (i, old, new, tag) in &in_block {
                 let at = (changes[*i].0 - start) as usize;
                 made[*i] = same_record(records[at], old);
                 if made[*i] {
                     records[at] = new;
+                    tags[at] = *tag;
                     any = true;
                 }
             }
@@ -494,7 +532,7 @@ impl SledStore {
             match self.blocks.compare_and_swap(
                 key,
                 Some(&bytes),
-                Some(Block::encode_raw(&records)),
+                Some(Block::encode_raw(&records, &tags)),
             )? {
                 Ok(()) => return Ok(()),
                 Err(e) => {

@@ -307,7 +307,7 @@ fn old_store(seqs: &[u32]) -> tempfile::TempDir {
             .map(|i| (first + i, record(&format!("old{k} {i}"), JobState::Queued)))
             .collect();
         blocks
-            .insert(first.to_be_bytes(), Block::encode(&jobs))
+            .insert(first.to_be_bytes(), Block::encode_untagged(&jobs))
             .expect("insert");
     }
     db.flush().expect("flush");
@@ -427,45 +427,186 @@ fn a_store_of_a_newer_format_is_refused() {
 /// A store of version 2 (which holds no summary) is upgraded to this version in place, its
 /// jobs read as before; and a summary is read once: taking it out leaves none.
 #[test]
-fn a_version_2_store_is_upgraded_and_a_summary_is_taken_once() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    {
-        let store = SledStore::open(dir.path()).expect("new store");
-        store
-            .insert_jobs(&[(job_id(1, 0), record("R U", JobState::Queued))])
-            .expect("insert");
-        store.flush().expect("flush");
+fn stores_of_versions_2_and_3_are_upgraded_and_a_summary_is_taken_once() {
+    for version in [2u32, 3] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        {
+            // as versions 2 and 3 wrote it: an untagged block
+            let db = sled::open(dir.path()).expect("open");
+            let jobs = [(job_id(1, 0), record("R U", JobState::Queued))];
+            db.open_tree("job_blocks")
+                .expect("tree")
+                .insert(job_id(1, 0).to_be_bytes(), Block::encode_untagged(&jobs))
+                .expect("insert");
+            let meta = db.open_tree("meta").expect("tree");
+            meta.insert(VERSION_KEY, &version.to_be_bytes())
+                .expect("insert");
+            meta.insert(NEXT_SEQ_KEY, &2u32.to_be_bytes())
+                .expect("insert");
+            db.flush().expect("flush");
+        }
+        let store = SledStore::open(dir.path()).expect("upgraded");
+        let job = store.job(job_id(1, 0)).expect("read").expect("kept");
+        assert_eq!(job.r().input, "R U");
+        assert_eq!(tags(&store), tags_of_records(&store));
+        assert_eq!(store.take_summary().expect("take"), None);
+        store.put_summary(b"state").expect("put");
+        assert_eq!(
+            store.take_summary().expect("take").as_deref(),
+            Some(&b"state"[..])
+        );
+        assert_eq!(store.take_summary().expect("take"), None, "taken once");
+        drop(store);
+        assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
     }
-    {
-        let db = sled::open(dir.path()).expect("open");
-        let meta = db.open_tree("meta").expect("tree");
-        meta.insert(VERSION_KEY, &2u32.to_be_bytes())
-            .expect("insert");
-        db.flush().expect("flush");
-    }
-    let store = SledStore::open(dir.path()).expect("upgraded");
-    let job = store.job(job_id(1, 0)).expect("read").expect("kept");
-    assert_eq!(job.r().input, "R U");
-    assert_eq!(store.take_summary().expect("take"), None);
-    store.put_summary(b"state").expect("put");
-    assert_eq!(
-        store.take_summary().expect("take").as_deref(),
-        Some(&b"state"[..])
-    );
-    assert_eq!(store.take_summary().expect("take"), None, "taken once");
-    drop(store);
-    assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
 }
 
 #[test]
 fn a_malformed_block_is_an_error_not_a_panic() {
     assert!(Block::parse(&[]).is_err());
     assert!(Block::parse(&[5, 0, 0, 0, 0, 0, 0, 0]).is_err());
-    let good = Block::encode(&[(1, record("x", JobState::Queued))]);
-    let mut bad = good.clone();
-    bad[8] = 200; // the end offset points past the payload
+    let jobs = [(1, record("x", JobState::Queued))];
+    for good in [Block::encode(&jobs), Block::encode_untagged(&jobs)] {
+        let mut bad = good.clone();
+        let end = good.len() - jobs[0].1.encoded_len() - 4;
+        bad[end] = 200; // the end offset points past the payload
+        assert!(Block::parse(&bad).is_err());
+        let block = Block::parse(&good).expect("parse");
+        assert_eq!(block.len(), 1);
+        assert!(block.record(1).is_none());
+        for cut in 1..good.len() {
+            if let Ok(b) = Block::parse(&good[..cut]) {
+                panic!("a block cut to {cut} bytes parsed with {} jobs", b.len());
+            }
+        }
+    }
+    // a tagged block whose count runs past its end
+    let mut bad = Block::encode(&jobs);
+    bad[4] = 60;
     assert!(Block::parse(&bad).is_err());
-    let block = Block::parse(&good).expect("parse");
-    assert_eq!(block.len(), 1);
-    assert!(block.record(1).is_none());
+}
+
+/// Jobs in every state, answered from the store or not, with lengths that fit a tag and one
+/// that does not (it is then read from the record).
+fn varied(seq: u32, n: u64) -> Vec<(u64, JobRecord)> {
+    (0..n)
+        .map(|i| {
+            let mut j = record(
+                &format!("v{i}"),
+                JobState::try_from((i % 7) as i32).unwrap(),
+            );
+            let r = j.r_mut();
+            r.from_store = i % 3 == 0;
+            match i % 4 {
+                0 => {
+                    r.status = "solved".into();
+                    r.length = if i % 8 == 0 {
+                        70_000 + i as u32
+                    } else {
+                        i as u32
+                    };
+                }
+                1 => {
+                    r.status = "over_target".into();
+                    r.solution = "R U".into();
+                    r.length = 2;
+                }
+                2 => r.status = "timeout".into(),
+                _ => {}
+            }
+            (job_id(seq, i), j)
+        })
+        .collect()
+}
+
+/// Every job's tag as [`Store::for_each_tag`] gives it, by id.
+fn tags(store: &SledStore) -> std::collections::BTreeMap<u64, JobTag> {
+    let mut out = std::collections::BTreeMap::new();
+    store
+        .for_each_tag(&mut |id, t| assert!(out.insert(id, t).is_none(), "{id} twice"))
+        .expect("tags");
+    out
+}
+
+/// The tags the records give (the oracle: every record decoded).
+fn tags_of_records(store: &SledStore) -> std::collections::BTreeMap<u64, JobTag> {
+    let mut out = std::collections::BTreeMap::new();
+    store
+        .for_each_job(&mut |id, j| {
+            out.insert(id, JobTag::of(&j));
+        })
+        .expect("scan");
+    out
+}
+
+/// The tags an open counts say what the records say: in blocks of this version, in blocks
+/// an earlier version wrote without tags, in records under a job's own id, and after swaps
+/// (an untagged block gets its tags when it is rewritten).
+#[test]
+fn job_tags_describe_the_records_beside_them() {
+    let (_dir, store) = filled();
+    let jobs = varied(3, 150);
+    store.insert_jobs(&jobs).expect("insert");
+    // an untagged block of an earlier version, and a record under its own id
+    let old = varied(4, 40);
+    store
+        .blocks
+        .insert(job_id(4, 0).to_be_bytes(), Block::encode_untagged(&old))
+        .expect("insert");
+    let own = varied(5, 3);
+    store
+        .jobs
+        .insert(job_id(5, 2).to_be_bytes(), own[2].1.encode_to_vec())
+        .expect("insert");
+    let expected = tags_of_records(&store);
+    assert_eq!(expected.len(), 150 + 10 + 150 + 40 + 1);
+    assert_eq!(tags(&store), expected);
+    let t = expected[&job_id(3, 4)];
+    assert_eq!((t.from_store, t.length), (false, Some(4)));
+    assert!(expected[&job_id(3, 3)].from_store);
+    assert_eq!(
+        expected[&job_id(3, 8)].length,
+        Some(70_008),
+        "past u16: the record's"
+    );
+    assert_eq!(
+        expected[&job_id(3, 2)].length,
+        None,
+        "a timeout without a solution"
+    );
+    assert_eq!(
+        expected[&job_id(3, 5)].length,
+        Some(2),
+        "over target, with one"
+    );
+    // swaps in a tagged and an untagged block: both are then tagged, and still right
+    let done = |id: u64| {
+        let old = store.job(id).expect("read").expect("stored");
+        let mut new = old.clone();
+        new.r_mut().state = JobState::Done as i32;
+        new.r_mut().status = "solved".into();
+        new.r_mut().length = 17;
+        (id, old.encode_to_vec(), new)
+    };
+    let changes = [
+        done(job_id(3, 10)),
+        done(job_id(4, 11)),
+        done(job_id(4, 39)),
+    ];
+    let borrowed: Vec<(u64, &[u8], &JobRecord)> = changes
+        .iter()
+        .map(|(id, old, new)| (*id, old.as_slice(), new))
+        .collect();
+    assert_eq!(store.cas_jobs(&borrowed).expect("swap"), [true, true, true]);
+    let after = tags(&store);
+    assert_eq!(after, tags_of_records(&store));
+    assert_eq!(after[&job_id(4, 11)].length, Some(17));
+    assert_eq!(after[&job_id(4, 11)].state, JobState::Done);
+    let block = store.blocks.get(job_id(4, 0).to_be_bytes()).expect("get");
+    let block = block.expect("block");
+    assert_eq!(
+        &block[..4],
+        &block::TAGGED.to_le_bytes(),
+        "rewritten tagged"
+    );
 }
