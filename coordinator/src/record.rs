@@ -18,7 +18,7 @@ use crate::error::Error;
 pub(crate) const INDEX_BITS: u32 = 40;
 
 /// Most lines a batch holds: line indices are `0..MAX_LINES` (`2^40`).
-pub(crate) const MAX_LINES: u64 = 1 << INDEX_BITS;
+pub const MAX_LINES: u64 = 1 << INDEX_BITS;
 
 /// The highest batch sequence number: `2^24 - 2`. The 24 bits above the index could hold
 /// `2^24 - 1` too, but then the exclusive end of that batch's ids would not be a `u64`.

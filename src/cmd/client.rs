@@ -771,6 +771,13 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
                 "stored the definition of {} states (jobs are made as workers lease them)",
                 r.total
             );
+            let most = cubefleet_coordinator::MAX_LINES;
+            if r.total > most {
+                eprintln!(
+                    "note: a batch makes at most {most} jobs, so this one covers its first \
+                     {most} states; submit the rest as another batch"
+                );
+            }
         }
         if args.wait {
             let s = watch(&client, &r.batch_id).await?;

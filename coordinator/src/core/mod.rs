@@ -137,9 +137,9 @@ impl Core {
             finished: tokio::sync::watch::Sender::new(0),
             followers: Mutex::new(Vec::new()),
         };
-        core.rebuild()?;
+        let done = core.rebuild()?;
         let core = Arc::new(core);
-        Core::build_index_behind(&core);
+        Core::build_index_behind(&core, done);
         Ok(core)
     }
 

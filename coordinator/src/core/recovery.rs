@@ -7,6 +7,7 @@
 //! no decoding. Either way the symmetry index is rebuilt afterwards by a thread of its own.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 use cubefleet_proto::JobState;
 
@@ -17,8 +18,9 @@ use crate::record::{batch_seq, line_index};
 
 impl Core {
     /// Rebuilds queue and counters from the store; every unfinished job is queued. The
-    /// symmetry index is left to [`Core::build_index_behind`].
-    pub(super) fn rebuild(&self) -> Result<(), Error> {
+    /// symmetry index is left to [`Core::build_index_behind`], over the id ranges returned:
+    /// they hold every `done` job (after a clean stop, all ids).
+    pub(super) fn rebuild(&self) -> Result<Vec<Range<u64>>, Error> {
         let batches = self.store.batches()?;
         // taken out (durably) before anything changes, whether it is used or not
         if let Some(summary) = self.store.take_summary()? {
@@ -30,7 +32,7 @@ impl Core {
                         "store opened from the summary of a clean stop"
                     );
                     *self.lock() = st;
-                    return Ok(());
+                    return Ok(vec![0..u64::MAX]);
                 }
                 None => tracing::warn!("the store's summary does not fit its batches: scanning"),
             }
@@ -55,6 +57,7 @@ impl Core {
         let mut first_queued: FastMap<u32, u64> = FastMap::default();
         // counted from the jobs' tags (no record decoded); the symmetry index, which needs the
         // records, is rebuilt behind by a thread of its own, as after a summary
+        let mut done = DoneRuns::default();
         self.store.for_each_tag(&mut |id, tag| {
             let (seq, line) = (batch_seq(id), line_index(id));
             let lines = stored.entry(seq).or_default();
@@ -68,6 +71,7 @@ impl Core {
                         requeue.push(id);
                     }
                 }
+                JobState::Done => done.add(id),
                 _ => {}
             }
             if let Some(n) = tag.length {
@@ -127,6 +131,58 @@ impl Core {
             "store opened"
         );
         *self.lock() = st;
-        Ok(())
+        Ok(done.into_runs())
+    }
+}
+
+/// Where the `done` jobs are, as id ranges: what the thread rebuilding the symmetry index reads
+/// after a crash (not the whole store). Ids closer than [`DoneRuns::GAP`] share a range, so
+/// there are at most as many ranges as `done` jobs, and usually a few per batch.
+#[derive(Default)]
+struct DoneRuns(Vec<Range<u64>>);
+
+impl DoneRuns {
+    /// Ids at most this far apart share a range (a few unfinished jobs read for nothing).
+    const GAP: u64 = 64;
+
+    /// Counts job `id` in.
+    fn add(&mut self, id: u64) {
+        match self.0.last_mut() {
+            Some(r) if r.start <= id && id < r.end + Self::GAP => r.end = r.end.max(id + 1),
+            _ => self.0.push(id..id + 1),
+        }
+    }
+
+    /// The ranges, sorted and merged (ids come in any order).
+    fn into_runs(mut self) -> Vec<Range<u64>> {
+        self.0.sort_unstable_by_key(|r| r.start);
+        let mut out: Vec<Range<u64>> = Vec::with_capacity(self.0.len());
+        for r in self.0 {
+            match out.last_mut() {
+                Some(last) if r.start < last.end + Self::GAP => last.end = last.end.max(r.end),
+                _ => out.push(r),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DoneRuns;
+
+    #[test]
+    fn done_runs_cover_every_id_added_and_merge_near_ones() {
+        let mut d = DoneRuns::default();
+        for id in [5, 6, 7, 100, 90, 1000, 2, 3, 1001, 40] {
+            d.add(id);
+        }
+        let runs = d.into_runs();
+        for id in [2, 3, 5, 6, 7, 40, 90, 100, 1000, 1001] {
+            assert!(runs.iter().any(|r| r.contains(&id)), "{id} in {runs:?}");
+        }
+        assert!(runs.windows(2).all(|w| w[0].end < w[1].start), "{runs:?}");
+        assert!(!runs.iter().any(|r| r.contains(&500)), "{runs:?}");
+        assert!(runs.len() <= 4, "{runs:?}");
     }
 }

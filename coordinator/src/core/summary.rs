@@ -12,6 +12,7 @@
 //! match the stored batches, or that leaves work for the open to do (a cancelled batch with
 //! queued jobs), is not used: the open scans as after a crash.
 
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
@@ -157,12 +158,14 @@ impl Core {
         changed.notify_all();
     }
 
-    /// Starts the thread that rebuilds the symmetry index of `core` (just opened)
-    /// from the finished jobs, a step at a time; it holds the core only during a step, and
+    /// Starts the thread that rebuilds the symmetry index of `core` (just opened) from the
+    /// finished jobs, which lie in the id ranges `runs`, a step at a time (after a crash the
+    /// open knows where they are from the tags; after a clean stop `runs` is everything); it
+    /// holds the core only during a step, and
     /// ends early when the core is closed or dropped. However it ends (a store error, a
     /// panic), the index's readers are woken: without the index, lines are solved, not
     /// answered from the store.
-    pub(super) fn build_index_behind(core: &Arc<Core>) {
+    pub(super) fn build_index_behind(core: &Arc<Core>, runs: Vec<Range<u64>>) {
         /// Wakes the index's readers when the thread ends, however it ends.
         struct Whole(Weak<Core>);
         impl Drop for Whole {
@@ -175,31 +178,31 @@ impl Core {
         let weak: Weak<Core> = Arc::downgrade(core);
         let builder = std::thread::spawn(move || {
             let _whole = Whole(weak.clone());
-            let mut from = 0u64;
-            loop {
-                let Some(core) = weak.upgrade() else { return };
-                if core.closed.load(Ordering::SeqCst) {
-                    return;
-                }
-                match core.index_step(from) {
-                    Ok(Some(next)) => from = next,
-                    Ok(None) => {
-                        tracing::info!("symmetry index rebuilt");
+            for run in runs {
+                let mut from = run.start;
+                loop {
+                    let Some(core) = weak.upgrade() else { return };
+                    if core.closed.load(Ordering::SeqCst) {
                         return;
                     }
-                    Err(e) => {
-                        tracing::error!(error = %e, "symmetry index not rebuilt");
-                        return;
+                    match core.index_step(from, run.end) {
+                        Ok(Some(next)) => from = next,
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::error!(error = %e, "symmetry index not rebuilt");
+                            return;
+                        }
                     }
                 }
             }
+            tracing::info!("symmetry index rebuilt");
         });
         *core.index_builder.lock().unwrap_or_else(|e| e.into_inner()) = Some(builder);
     }
 
-    /// Adds the finished jobs with ids from `from` (at most [`INDEX_STEP`] of them) to the
+    /// Adds the finished jobs with ids in `from..to` (at most [`INDEX_STEP`] of them) to the
     /// symmetry index; returns where the next step starts (None: all read).
-    fn index_step(&self, from: u64) -> Result<Option<u64>, Error> {
+    fn index_step(&self, from: u64, to: u64) -> Result<Option<u64>, Error> {
         let mkeys: FastMap<u32, Vec<u8>> = {
             let st = self.lock();
             st.batches
@@ -207,7 +210,7 @@ impl Core {
                 .map(|(&seq, m)| (seq, mode_key(&m.mode.unwrap_or_default())))
                 .collect()
         };
-        let jobs = self.store.jobs_range(from, u64::MAX, INDEX_STEP as usize)?;
+        let jobs = self.store.jobs_range(from, to, INDEX_STEP as usize)?;
         let Some(&(last, _)) = jobs.last() else {
             return Ok(None);
         };
