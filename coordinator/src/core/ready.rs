@@ -60,8 +60,8 @@ pub(super) enum Next {
 /// lease order (highest priority first, then the oldest batch).
 #[derive(Default)]
 pub(super) struct Ready {
-    /// Per batch sequence number.
-    batches: super::state::FastMap<u32, BatchReady>,
+    /// Per batch sequence number (a few entries, read once per lease: the default hasher).
+    batches: std::collections::HashMap<u32, BatchReady>,
     /// The batches with work, not cancelled: (priority reversed, sequence number).
     order: BTreeSet<(Reverse<i32>, u32)>,
 }
