@@ -396,13 +396,6 @@ impl ChunkCounts {
                 })
             )?,
             ResultsFormat::Csv => {
-                let lengths: Vec<String> = self
-                    .lengths
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &n)| n > 0)
-                    .map(|(l, n)| format!("{l}:{n}"))
-                    .collect();
                 writeln!(
                     out,
                     "{},{},{},{},{},{},{}",
@@ -410,7 +403,7 @@ impl ChunkCounts {
                     self.first,
                     self.last,
                     self.lines,
-                    lengths.join(" "),
+                    histogram_text(&self.lengths),
                     self.unsolved,
                     self.over_target
                 )?;
@@ -428,15 +421,7 @@ pub(crate) async fn export_chunks(
     format: ResultsFormat,
     out: &mut dyn Write,
 ) -> anyhow::Result<u64> {
-    let mut stream = client
-        .batches
-        .clone()
-        .stream_results(ResultsRequest {
-            batch_id: batch.to_string(),
-            ..ResultsRequest::default()
-        })
-        .await?
-        .into_inner();
+    let mut stream = results_stream(client, batch, None).await?;
     if let ResultsFormat::Csv = format {
         writeln!(
             out,
@@ -544,14 +529,18 @@ fn definition_text(s: &BatchStatus) -> String {
     )
 }
 
-fn status_text(s: &BatchStatus) -> String {
-    let hist: Vec<String> = s
-        .length_histogram
+/// A length histogram as text: `length:count` for each length with solutions, by length.
+fn histogram_text(counts: &[u64]) -> String {
+    let parts: Vec<String> = counts
         .iter()
         .enumerate()
         .filter(|(_, &n)| n > 0)
         .map(|(l, n)| format!("{l}:{n}"))
         .collect();
+    parts.join(" ")
+}
+
+fn status_text(s: &BatchStatus) -> String {
     format!(
         "{} {}: total {} queued {} leased {} done {} invalid {} cancelled {} failed {}  {:.1}/s  ETA {}  lengths {}{}",
         s.batch_id,
@@ -565,7 +554,7 @@ fn status_text(s: &BatchStatus) -> String {
         s.failed,
         s.rate,
         eta_text(s),
-        hist.join(" "),
+        histogram_text(&s.length_histogram),
         definition_text(s)
     )
 }
@@ -597,6 +586,25 @@ pub(crate) fn result_line(r: JobResult) -> ResultLine {
     }
 }
 
+/// A batch's results in line order (only those of `status` when it is given).
+async fn results_stream(
+    client: &Client,
+    batch: &str,
+    status: Option<String>,
+) -> anyhow::Result<tonic::Streaming<cubefleet_proto::JobResult>> {
+    let request = ResultsRequest {
+        batch_id: batch.to_string(),
+        status: status.unwrap_or_default(),
+        ..ResultsRequest::default()
+    };
+    Ok(client
+        .batches
+        .clone()
+        .stream_results(request)
+        .await?
+        .into_inner())
+}
+
 /// Writes every result of a batch, in line order.
 pub(crate) async fn export(
     client: &Client,
@@ -605,17 +613,7 @@ pub(crate) async fn export(
     format: ResultsFormat,
     out: &mut dyn Write,
 ) -> anyhow::Result<u64> {
-    let mut stream = client
-        .batches
-        .clone()
-        .stream_results(ResultsRequest {
-            batch_id: batch.to_string(),
-            status: status.unwrap_or_default(),
-            from_index: 0,
-            limit: 0,
-        })
-        .await?
-        .into_inner();
+    let mut stream = results_stream(client, batch, status).await?;
     let mut w = ResultsWriter::new(format, out)?;
     while let Some(r) = stream.next().await {
         w.write(r?)?;
