@@ -274,7 +274,7 @@ fn run_optimal(a: OptimalArgs) -> anyhow::Result<ExitCode> {
                         "length": length(out),
                         "seconds": secs,
                         "nodes": out.nodes,
-                        "nodes_per_second": if secs > 0.0 { out.nodes as f64 / secs } else { 0.0 },
+                        "nodes_per_second": optimal::nodes_per_second(out.nodes, secs),
                     })
                 );
             }

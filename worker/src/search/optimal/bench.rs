@@ -10,8 +10,8 @@ use crate::search::{Budget, Outcome, Status};
 
 /// Figures for `cubefleet bench optimal`: one solve per position.
 ///
-/// Invariant: `seconds`, `nodes`, `lengths` and `statuses` have one entry per position solved so
-/// far, in input order (entry `i` of each is position `i`'s).
+/// Invariant: `seconds`, `nodes`, `lengths` and `statuses` have one entry per position
+/// benchmarked so far, in input order (entry `i` of each is position `i`'s).
 #[derive(Clone, Debug, Default)]
 pub struct BenchStats {
     /// Seconds per solve.
@@ -30,7 +30,7 @@ impl BenchStats {
         self.seconds.len()
     }
 
-    /// True when no position was solved.
+    /// True when no position has been benchmarked.
     pub fn is_empty(&self) -> bool {
         self.seconds.is_empty()
     }
@@ -54,18 +54,19 @@ impl BenchStats {
     /// Nodes per second over all solves: total nodes over total seconds (0 when no time passed),
     /// so long solves weigh more than in a mean of [`BenchStats::position_nodes_per_second`].
     pub fn nodes_per_second(&self) -> f64 {
-        rate(self.total_nodes(), self.seconds.iter().sum())
+        nodes_per_second(self.total_nodes(), self.seconds.iter().sum())
     }
 
     /// Nodes per second of position `i` alone (0 when it took no measurable time).
     ///
     /// Panics when `i >= self.len()`.
     pub fn position_nodes_per_second(&self, i: usize) -> f64 {
-        rate(self.nodes[i], self.seconds[i])
+        nodes_per_second(self.nodes[i], self.seconds[i])
     }
 }
 
-fn rate(nodes: u64, seconds: f64) -> f64 {
+/// `nodes` over `seconds`; 0 when `seconds` is not above 0 (a solve too short to measure).
+pub fn nodes_per_second(nodes: u64, seconds: f64) -> f64 {
     if seconds > 0.0 {
         nodes as f64 / seconds
     } else {
