@@ -289,6 +289,103 @@ fn bench_coordinator_completes_both_runs() {
     }
 }
 
+/// `cubefleet bench optimal|twophase` over `n` short scrambles written to a file, after `extra`
+/// arguments: its stdout, the command having succeeded.
+fn bench_short(kind: &str, n: usize, extra: &[&str]) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("positions.txt");
+    std::fs::write(&file, common::short_scrambles(n).join("\n")).expect("write");
+    let out = cubefleet()
+        .args(["bench", kind, "--file"])
+        .arg(&file)
+        .args(extra)
+        .output()
+        .expect("run bench");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn bench_optimal_json_reports_each_position_and_the_distribution() {
+    let stdout = bench_short("optimal", 12, &["--count", "12", "--json", "--no-huge"]);
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 13, "12 positions and the summary:\n{stdout}");
+    let mut nodes = 0;
+    for (i, l) in lines[..12].iter().enumerate() {
+        assert_eq!(l["index"], i as u64);
+        assert_eq!(l["status"], "solved");
+        assert!(l["length"].as_u64().expect("length") <= 8, "{l}");
+        assert!(l["seconds"].as_f64().expect("seconds") >= 0.0);
+        nodes += l["nodes"].as_u64().expect("nodes");
+    }
+    let s = &lines[12]["summary"];
+    assert_eq!(
+        (s["positions"].as_u64(), s["solved"].as_u64()),
+        (Some(12), Some(12))
+    );
+    assert_eq!(s["nodes"], nodes);
+    assert_eq!(s["bound"], "phase-1");
+    for d in [&s["seconds"], &s["nodes_per_position"]] {
+        assert_eq!(d["n"], 12);
+        // 12 values resolve p10, p50 and p90 (nearest rank), not p99
+        let p: Vec<f64> = ["p10", "p50", "p90", "max"]
+            .map(|k| d[k].as_f64().unwrap_or_else(|| panic!("{k} in {d}")))
+            .to_vec();
+        assert!(p.windows(2).all(|w| w[0] <= w[1]), "ascending: {d}");
+        assert!(d["p99"].is_null(), "{d}");
+    }
+}
+
+#[test]
+fn bench_optimal_and_twophase_print_the_distribution_tables() {
+    let stdout = bench_short(
+        "optimal",
+        3,
+        &["--count", "3", "--per-position", "--no-huge"],
+    );
+    assert!(
+        stdout.contains("| # | length | seconds | nodes | nodes/s | status |"),
+        "{stdout}"
+    );
+    for i in 0..3 {
+        assert!(
+            stdout.contains(&format!("\n| {i} | ")),
+            "row {i}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("| per position | mean | p10 | p50 | p90 | p99 | max |"));
+    assert!(stdout.contains("| seconds | ") && stdout.contains("| nodes | "));
+    assert!(
+        stdout.contains("3 positions do not resolve p90"),
+        "{stdout}"
+    );
+
+    let stdout = bench_short("twophase", 10, &["--runs", "1", "--targets", "21"]);
+    assert!(
+        stdout.contains("| target | mean ms | p10 ms | p50 ms | p90 ms | p99 ms | max ms |"),
+        "{stdout}"
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| 21 |"))
+        .unwrap_or_else(|| panic!("no target 21 row:\n{stdout}"));
+    // mean, p10, p50, p90 and max measured; p99 needs 100 positions
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells[6], "—", "{row}");
+    assert!(
+        cells[2..6].iter().all(|c| c.parse::<f64>().is_ok()),
+        "{row}"
+    );
+}
+
 /// `cubefleet solve --threads 2 --format json` of one position, after `extra` arguments.
 fn solve_one_with_two_threads(extra: &[&str], position: &str) -> serde_json::Value {
     let out = cubefleet()

@@ -6,7 +6,9 @@
 //! - [`pool`]: search threads that take jobs and hand back results, cancellable, with progress;
 //! - [`runtime`]: the worker loop (lease, heartbeat, report, drain) over any [`runtime::Coordinator`];
 //! - [`remote`]: that coordinator over gRPC;
-//! - [`metrics`]: the worker's own counters, taken by a wrapper around any coordinator.
+//! - [`metrics`]: the worker's own counters, taken by a wrapper around any coordinator;
+//! - [`distribution`]: mean, nearest-rank percentiles and maximum of benchmark figures.
+pub mod distribution;
 pub mod metrics;
 pub mod pool;
 pub mod remote;

@@ -28,12 +28,13 @@ fn env_num(name: &str, default: u64) -> u64 {
 
 fn report(label: &str, s: &BenchStats) {
     let solved = s.lengths.iter().filter(|l| l.is_some()).count();
+    let d = s.seconds_distribution();
     eprintln!(
         "{label}: {} positions ({solved} solved), mean {:.3} s, median {:.3} s, max {:.3} s, {:.2} M nodes/s",
-        s.seconds.len(),
-        s.mean(),
-        s.median(),
-        s.max(),
+        s.len(),
+        d.mean,
+        d.median(),
+        d.max,
         s.nodes_per_second() / 1e6
     );
 }

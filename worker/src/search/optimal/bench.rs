@@ -5,53 +5,72 @@ use std::time::Instant;
 use cubefleet_tables::CubieCube;
 
 use super::{solve_parallel, OptimalOptions, OptimalSearcher, OptimalTables};
-use crate::search::{Budget, Outcome};
+use crate::distribution::Distribution;
+use crate::search::{Budget, Outcome, Status};
 
 /// Figures for `cubefleet bench optimal`: one solve per position.
+///
+/// Invariant: `seconds`, `nodes`, `lengths` and `statuses` have one entry per position
+/// benchmarked so far, in input order (entry `i` of each is position `i`'s).
 #[derive(Clone, Debug, Default)]
 pub struct BenchStats {
-    /// Seconds per solve, in input order.
+    /// Seconds per solve.
     pub seconds: Vec<f64>,
+    /// Search nodes per solve.
+    pub nodes: Vec<u64>,
     /// Solution lengths (in the metric), `None` when the budget ran out.
     pub lengths: Vec<Option<u32>>,
-    /// Nodes over all solves.
-    pub nodes: u64,
+    /// How each solve ended.
+    pub statuses: Vec<Status>,
 }
 
 impl BenchStats {
-    /// Mean seconds per solve (0 when empty).
-    pub fn mean(&self) -> f64 {
-        if self.seconds.is_empty() {
-            0.0
-        } else {
-            self.seconds.iter().sum::<f64>() / self.seconds.len() as f64
-        }
+    /// Number of positions.
+    pub fn len(&self) -> usize {
+        self.seconds.len()
     }
 
-    /// Median seconds per solve (0 when empty).
-    pub fn median(&self) -> f64 {
-        let mut s = self.seconds.clone();
-        s.sort_by(f64::total_cmp);
-        match s.len() {
-            0 => 0.0,
-            n if n % 2 == 1 => s[n / 2],
-            n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-        }
+    /// True when no position has been benchmarked.
+    pub fn is_empty(&self) -> bool {
+        self.seconds.is_empty()
     }
 
-    /// Longest solve in seconds.
-    pub fn max(&self) -> f64 {
-        self.seconds.iter().copied().fold(0.0, f64::max)
+    /// The distribution of seconds per solve.
+    pub fn seconds_distribution(&self) -> Distribution {
+        Distribution::of(&self.seconds)
     }
 
-    /// Nodes per second over all solves.
+    /// The distribution of nodes per solve (exact while a solve visits under 2^53 nodes).
+    pub fn nodes_distribution(&self) -> Distribution {
+        let nodes: Vec<f64> = self.nodes.iter().map(|&n| n as f64).collect();
+        Distribution::of(&nodes)
+    }
+
+    /// Nodes over all solves.
+    pub fn total_nodes(&self) -> u64 {
+        self.nodes.iter().sum()
+    }
+
+    /// Nodes per second over all solves: total nodes over total seconds (0 when no time passed),
+    /// so long solves weigh more than in a mean of [`BenchStats::position_nodes_per_second`].
     pub fn nodes_per_second(&self) -> f64 {
-        let total: f64 = self.seconds.iter().sum();
-        if total > 0.0 {
-            self.nodes as f64 / total
-        } else {
-            0.0
-        }
+        nodes_per_second(self.total_nodes(), self.seconds.iter().sum())
+    }
+
+    /// Nodes per second of position `i` alone (0 when it took no measurable time).
+    ///
+    /// Panics when `i >= self.len()`.
+    pub fn position_nodes_per_second(&self, i: usize) -> f64 {
+        nodes_per_second(self.nodes[i], self.seconds[i])
+    }
+}
+
+/// `nodes` over `seconds`; 0 when `seconds` is not above 0 (a solve too short to measure).
+pub fn nodes_per_second(nodes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        nodes as f64 / seconds
+    } else {
+        0.0
     }
 }
 
@@ -82,10 +101,11 @@ pub fn bench_optimal(
         };
         let secs = start.elapsed().as_secs_f64();
         stats.seconds.push(secs);
-        stats.nodes += outcome.nodes;
+        stats.nodes.push(outcome.nodes);
         stats
             .lengths
             .push(outcome.solution.as_ref().map(|s| metric.length(&s.0)));
+        stats.statuses.push(outcome.status);
         each(i, &outcome, secs);
     }
     stats

@@ -56,7 +56,7 @@ mod ida;
 mod parallel;
 
 pub use super::metric::Metric;
-pub use bench::{bench_optimal, BenchStats};
+pub use bench::{bench_optimal, nodes_per_second, BenchStats};
 pub use bounds::OptimalTables;
 pub use ida::OptimalSearcher;
 pub use parallel::solve_parallel;
