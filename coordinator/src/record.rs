@@ -235,6 +235,14 @@ pub(crate) struct Summary {
     /// One entry per batch of the store.
     #[prost(message, repeated, tag = "1")]
     pub(crate) batches: Vec<BatchSummary>,
+    /// Whether `index_runs` is given (a summary written without it, by an earlier version or
+    /// while the symmetry index was not whole, leaves the open to read every job for it).
+    #[prost(bool, tag = "2")]
+    pub(crate) index_runs_known: bool,
+    /// The id ranges holding every job the symmetry index named at the stop, as `start, end`
+    /// pairs (end exclusive, ascending): what the open rebuilds the index from.
+    #[prost(uint64, repeated, tag = "3")]
+    pub(crate) index_runs: Vec<u64>,
 }
 
 /// A batch in a [`Summary`].

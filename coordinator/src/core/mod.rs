@@ -92,6 +92,9 @@ pub struct Core {
     /// Whether the symmetry index holds every finished job (false while a thread rebuilds it
     /// after the open), and its readers' wake-up.
     index_built: (Mutex<bool>, Condvar),
+    /// Whether the thread rebuilding the symmetry index read all it had to (not cut short by
+    /// a close or an error): only then does a summary say where the index's jobs are.
+    index_complete: AtomicBool,
     /// The thread rebuilding the symmetry index after the open (joined by [`Core::close`]).
     index_builder: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Set by [`Core::close`]: no change is taken any more.
@@ -127,6 +130,7 @@ impl Core {
             state: Mutex::new(State::default()),
             index: RwLock::new(SymIndex::default()),
             index_built: (Mutex::new(false), Condvar::new()),
+            index_complete: AtomicBool::new(false),
             index_builder: Mutex::new(None),
             closed: AtomicBool::new(false),
             inflight: AtomicUsize::new(0),

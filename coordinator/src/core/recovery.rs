@@ -25,15 +25,14 @@ impl Core {
         // taken out (durably) before anything changes, whether it is used or not
         if let Some(summary) = self.store.take_summary()? {
             match Core::from_summary(&summary, &batches) {
-                Some(st) => {
+                Some((st, runs)) => {
                     tracing::info!(
                         batches = batches.len(),
                         queued = st.queued(),
                         "store opened from the summary of a clean stop"
                     );
                     *self.lock() = st;
-                    // every id: a summary does not say where the done jobs are
-                    return Ok(std::iter::once(0..u64::MAX).collect());
+                    return Ok(runs);
                 }
                 None => tracing::warn!("the store's summary does not fit its batches: scanning"),
             }
@@ -136,18 +135,19 @@ impl Core {
     }
 }
 
-/// Where the `done` jobs are, as id ranges: what the thread rebuilding the symmetry index reads
-/// after a crash (not the whole store). Ids closer than [`DoneRuns::GAP`] share a range, so
-/// there are at most as many ranges as `done` jobs, and usually a few per batch.
+/// Where some jobs are, as id ranges: the `done` jobs after a crash, the jobs the symmetry
+/// index names in a summary; what the thread rebuilding the index reads (not the whole store).
+/// Ids closer than [`DoneRuns::GAP`] share a range, so there are at most as many ranges as
+/// ids, and usually a few per batch.
 #[derive(Default)]
-struct DoneRuns(Vec<Range<u64>>);
+pub(super) struct DoneRuns(Vec<Range<u64>>);
 
 impl DoneRuns {
     /// Ids at most this far apart share a range (a few unfinished jobs read for nothing).
     const GAP: u64 = 64;
 
     /// Counts job `id` in.
-    fn add(&mut self, id: u64) {
+    pub(super) fn add(&mut self, id: u64) {
         match self.0.last_mut() {
             Some(r) if r.start <= id && id < r.end + Self::GAP => r.end = r.end.max(id + 1),
             _ => self.0.push(id..id + 1),
@@ -155,7 +155,7 @@ impl DoneRuns {
     }
 
     /// The ranges, sorted and merged (ids come in any order).
-    fn into_runs(mut self) -> Vec<Range<u64>> {
+    pub(super) fn into_runs(mut self) -> Vec<Range<u64>> {
         self.0.sort_unstable_by_key(|r| r.start);
         let mut out: Vec<Range<u64>> = Vec::with_capacity(self.0.len());
         for r in self.0 {

@@ -19,6 +19,7 @@ use std::sync::{Arc, Weak};
 use cubefleet_proto::JobState;
 use prost::Message;
 
+use super::recovery::DoneRuns;
 use super::state::{FastMap, State};
 use super::Core;
 use crate::error::Error;
@@ -70,7 +71,6 @@ impl Core {
             let _ = builder.join();
         }
         self.store.flush()?;
-        // (a summary does not depend on the symmetry index: it is rebuilt after any open)
         let summary = self.summary();
         self.store.put_summary(&summary.encode_to_vec())?;
         tracing::info!(batches = summary.batches.len(), "summary stored");
@@ -105,14 +105,53 @@ impl Core {
             })
             .collect();
         batches.sort_unstable_by_key(|b| b.seq);
-        Summary { batches }
+        drop(st);
+        // where the jobs the symmetry index names are, when it is whole: the next open reads
+        // only those to rebuild it (the same index: each slot's job is added again)
+        let index_runs_known = self.index_complete.load(Ordering::SeqCst);
+        let mut index_runs = Vec::new();
+        if index_runs_known {
+            let mut runs = DoneRuns::default();
+            let index = self.index.read().unwrap_or_else(|e| e.into_inner());
+            let mut ids: Vec<u64> = index.0.values().copied().collect();
+            drop(index);
+            ids.sort_unstable();
+            for id in ids {
+                runs.add(id);
+            }
+            for r in runs.into_runs() {
+                index_runs.extend([r.start, r.end]);
+            }
+        }
+        Summary {
+            batches,
+            index_runs_known,
+            index_runs,
+        }
     }
 
-    /// The state a summary gives for the stored `batches`, or None when it does not fit them
-    /// (another set of batches, counts of the wrong shape, a cursor past a batch's lines) or
-    /// leaves work the scan would do (a cancelled batch with queued jobs).
-    pub(super) fn from_summary(summary: &[u8], batches: &[BatchRecord]) -> Option<State> {
+    /// The state a summary gives for the stored `batches`, and the id ranges to rebuild the
+    /// symmetry index from (every id when the summary does not say), or None when it does not
+    /// fit them (another set of batches, counts of the wrong shape, a cursor past a batch's
+    /// lines, runs not in pairs) or leaves work the scan would do (a cancelled batch with
+    /// queued jobs).
+    pub(super) fn from_summary(
+        summary: &[u8],
+        batches: &[BatchRecord],
+    ) -> Option<(State, Vec<Range<u64>>)> {
         let summary = Summary::decode(summary).ok()?;
+        let runs: Vec<Range<u64>> = if summary.index_runs_known {
+            if summary.index_runs.len() % 2 != 0 {
+                return None;
+            }
+            summary
+                .index_runs
+                .chunks_exact(2)
+                .map(|p| p[0]..p[1])
+                .collect()
+        } else {
+            std::iter::once(0..u64::MAX).collect()
+        };
         let mut st = State::default();
         if summary.batches.len() != batches.len() {
             return None;
@@ -139,7 +178,7 @@ impl Core {
                 b.cancelled,
             );
         }
-        Some(st)
+        Some((st, runs))
     }
 
     /// Waits until the symmetry index holds every finished job.
@@ -194,6 +233,9 @@ impl Core {
                         }
                     }
                 }
+            }
+            if let Some(core) = weak.upgrade() {
+                core.index_complete.store(true, Ordering::SeqCst);
             }
             tracing::info!("symmetry index rebuilt");
         });

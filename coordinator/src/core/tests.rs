@@ -586,6 +586,15 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
     let e = core.complete(&w, &[solved(job_id(a.seq, 51), &lines[51].1)]);
     assert!(matches!(e, Err(Error::Unavailable(_))), "{e:?}");
     assert!(core.status("a").is_ok(), "reads still work");
+    let named: Vec<u64> = core
+        .index
+        .read()
+        .expect("index")
+        .0
+        .values()
+        .copied()
+        .collect();
+    assert!(!named.is_empty());
     drop(core);
 
     let oracle = tempfile::tempdir().expect("temp dir");
@@ -593,11 +602,20 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
     {
         let db = sled::open(oracle.path()).expect("sled");
         let meta = db.open_tree("meta").expect("meta");
-        assert!(
-            meta.remove("summary").expect("remove").is_some(),
-            "a summary"
-        );
+        let summary = meta.remove("summary").expect("remove").expect("a summary");
         db.flush().expect("flush");
+        // it says where the index's jobs are (among a's solved lines), not a's queued ones
+        let summary =
+            <crate::record::Summary as prost::Message>::decode(&*summary).expect("decodes");
+        assert!(summary.index_runs_known);
+        let runs: Vec<_> = summary.index_runs.chunks(2).map(|p| p[0]..p[1]).collect();
+        for id in &named {
+            assert!(runs.iter().any(|r| r.contains(id)), "{id} in {runs:?}");
+        }
+        assert!(
+            !runs.iter().any(|r| r.contains(&job_id(a.seq, 299))),
+            "{runs:?}"
+        );
     }
     let quick = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
     let scanned = Core::open(oracle.path(), Duration::from_secs(30)).expect("reopen");
