@@ -57,7 +57,8 @@ pub(crate) struct Checked {
 /// Checks a worker's result for the position `cube`, whose stored lower bound is
 /// `lower_bound` and whose known solution has `known` moves ([`known_length`]), under `mode`;
 /// returns what is stored of it, or the reason it is refused. A bound, a `none_within` or an
-/// `optimal` claim above what is possible ([`most_possible`]) is refused as false.
+/// `optimal` claim above what is possible ([`most_possible`]) is refused as false; a verified
+/// solution shorter than the stored bound is kept, and the stored bound dropped as false.
 pub(crate) fn verify(
     cube: &CubieCube,
     lower_bound: u32,
@@ -112,11 +113,14 @@ pub(crate) fn verify(
         Metric::Qtm => moves.qtm_len(),
         _ => moves.len() as u32,
     };
-    if length < lower_bound {
-        return Err(format!(
-            "{length} moves is below the proven lower bound {lower_bound}"
-        ));
-    }
+    // a real solution shorter than the stored bound proves that bound false (a worker's lie
+    // in a heartbeat, which the coordinator cannot check): the solution stands, the stored
+    // bound is dropped, and what is proven is the reporting worker's own claim
+    let proven = if length < lower_bound {
+        c.lower_bound.min(gods)
+    } else {
+        proven
+    };
     let length = match (&mode.kind, c.status.as_str()) {
         // no solution shorter than the bound exists, yet here is one
         (_, "solved" | "timeout" | "over_target") if c.lower_bound > length => Err(format!(

@@ -189,6 +189,41 @@ async fn a_bound_above_the_possible_makes_no_long_solution_optimal() {
     server.stop().await;
 }
 
+/// A lying heartbeat on a facelet line (no move count to clamp its bound to) cannot make the
+/// truth be refused: a verified solution shorter than the stored bound proves that bound
+/// false, so the solution is stored (optimal, with its own bound) and the job does not fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verified_solution_below_a_lying_stored_bound_is_stored() {
+    let (_dir, server, mut client, liar) = start(Duration::from_secs(30)).await;
+    let scramble = "R U";
+    let cube = parse_position(scramble, InputFormat::Auto).unwrap();
+    let facelets = cubefleet_tables::FaceletCube::from_cubie(&cube).to_string();
+    submit(&mut client, "faces", optimal(), &[&facelets]).await;
+    let id = lease(&mut client, &liar, 1).await[0].job_id;
+    // 19 is below God's number, so the coordinator cannot tell it from the truth
+    claim_and_release(&mut client, &liar, id, 19).await;
+    let honest = register(&mut client, "honest").await;
+    for _ in 0..cubefleet_coordinator::MAX_REJECTIONS + 1 {
+        let again = lease(&mut client, &honest, 1).await;
+        assert_eq!(again.len(), 1, "the job is still there to solve");
+        let (accepted, rejected) = complete(
+            &mut client,
+            &honest,
+            vec![solved(id, &undo(scramble), true, 2)],
+        )
+        .await;
+        if accepted == 1 {
+            let r = job(&mut client, id).await;
+            assert_verified(&r, &facelets, 2);
+            assert!(r.optimal && r.lower_bound == 2, "{r:?}");
+            server.stop().await;
+            return;
+        }
+        assert!(!rejected.is_empty());
+    }
+    panic!("the 2-move truth was refused every time");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bound_above_a_short_solution_is_refused_in_two_phase_too() {
     let (_dir, server, mut client, liar) = start(Duration::from_secs(30)).await;
