@@ -50,24 +50,6 @@ fn solved_cube_gives_empty_solution() {
 }
 
 #[test]
-fn random_states_at_most_20_and_verified() {
-    let text = vectors("random-states-1000.txt");
-    let mut s = TwoPhaseSearcher::new(&TABLES);
-    for line in text.lines().take(200) {
-        let cube = parse_position(line, InputFormat::Auto).expect("valid vector");
-        let out = s.solve(
-            &cube,
-            &TwoPhaseOptions { max_length: 20 },
-            &Budget::unlimited(),
-        );
-        assert_eq!(out.status, Status::Solved, "{line}");
-        let sol = out.solution.expect("solved");
-        assert!(sol.len() <= 20, "{line}: {} moves", sol.len());
-        assert!(cube.apply_moves(&sol.0).is_solved(), "{line}");
-    }
-}
-
-#[test]
 fn short_scrambles_reach_a_short_target() {
     let mut s = TwoPhaseSearcher::new(&TABLES);
     for scramble in [
