@@ -76,7 +76,8 @@ pub(crate) fn verify(
             c.lower_bound
         ));
     }
-    let proven = lower_bound.max(c.lower_bound.min(gods));
+    let claimed = c.lower_bound.min(gods);
+    let proven = lower_bound.max(claimed);
     if c.status == "none_within" {
         return match &mode.kind {
             Some(mode::Kind::DepthLimited(d)) if d.max_depth >= gods => Err(format!(
@@ -117,7 +118,7 @@ pub(crate) fn verify(
     // in a heartbeat, which the coordinator cannot check): the solution stands, the stored
     // bound is dropped, and what is proven is the reporting worker's own claim
     let proven = if length < lower_bound {
-        c.lower_bound.min(gods)
+        claimed
     } else {
         proven
     };

@@ -10,11 +10,12 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use cubefleet_proto::JobState;
+use prost::Message;
 
 use super::state::{FastMap, State};
 use super::Core;
 use crate::error::Error;
-use crate::record::{batch_seq, line_index};
+use crate::record::{batch_seq, line_index, JobRecord};
 
 impl Core {
     /// Rebuilds queue and counters from the store; every unfinished job is queued. The
@@ -98,27 +99,22 @@ impl Core {
             st.ready.stored(b.seq, b.priority, cursor, end, b.cancelled);
         }
         let requeued = requeue.len();
+        // their records, read in id order (one pass over each block, not one lookup a job)
+        requeue.sort_unstable();
         let mut changes = Vec::with_capacity(requeued);
-        for id in requeue {
-            let job = self
-                .store
-                .job(id)?
-                .ok_or_else(|| Error::Internal(format!("job {id} vanished at open")))?;
-            changes.push((id, job));
+        for (&id, bytes) in requeue.iter().zip(self.store.jobs_encoded(&requeue)?) {
+            let bytes =
+                bytes.ok_or_else(|| Error::Internal(format!("job {id} vanished at open")))?;
+            let job = JobRecord::decode(&*bytes)?;
+            let new = if cancelled.contains(&batch_seq(id)) {
+                job.cancelled()
+            } else {
+                let mut new = job.clone();
+                new.r_mut().state = JobState::Queued as i32;
+                new
+            };
+            changes.push((id, job, new));
         }
-        let changes = changes
-            .into_iter()
-            .map(|(id, job)| {
-                let new = if cancelled.contains(&batch_seq(id)) {
-                    job.cancelled()
-                } else {
-                    let mut new = job.clone();
-                    new.r_mut().state = JobState::Queued as i32;
-                    new
-                };
-                (id, job, new)
-            })
-            .collect();
         // (a `leased` record queued again lies at or above its batch's cursor)
         for (id, job, new) in self.swap_jobs(changes)? {
             st.count(id, job.state(), new.state());

@@ -694,3 +694,43 @@ fn a_crash_reopens_from_the_tags_with_the_counts_it_had() {
         "from the first line not finished"
     );
 }
+
+/// A cancellation cut short by a crash (the batch record says cancelled, its jobs are still
+/// queued) is finished by the next open: the jobs' records are read and swapped to cancelled.
+#[test]
+fn an_open_finishes_a_cancellation_a_crash_cut_short() {
+    let (dir, core, _w) = fresh_core();
+    let lines = scrambles(150);
+    let text: Vec<&str> = lines.iter().map(|(s, _)| s.as_str()).collect();
+    let mut b = submit(&core, "x", &text);
+    b.cancelled = true;
+    core.store.put_batch(&b).expect("put");
+    core.store.flush().expect("flush");
+    drop(core);
+    let again = reopen(dir.path());
+    assert_eq!(job_counts(&again, "x"), (0, 0, 0, 0, 150, 0, Vec::new()));
+    assert!(lease_all(&again).is_empty());
+}
+
+/// A summary is a file an older version or a damaged store may have written: one whose index
+/// runs are not in pairs, or bytes that are no summary, is not used (the open reads the jobs);
+/// one without index runs (written before them) has the index rebuilt from every job.
+#[test]
+fn a_malformed_summary_is_not_used_and_one_without_index_runs_reads_every_job() {
+    use crate::record::Summary;
+    let enc = |s: Summary| prost::Message::encode_to_vec(&s);
+    let odd = Summary {
+        batches: Vec::new(),
+        index_runs_known: true,
+        index_runs: vec![1, 2, 3],
+    };
+    assert!(Core::from_summary(&enc(odd), &[]).is_none());
+    assert!(Core::from_summary(b"\xff\xff\xff not a summary", &[]).is_none());
+    let older = Summary {
+        batches: Vec::new(),
+        index_runs_known: false,
+        index_runs: Vec::new(),
+    };
+    let (_, runs) = Core::from_summary(&enc(older), &[]).expect("fits");
+    assert!(runs.len() == 1 && runs[0] == (0..u64::MAX), "{runs:?}");
+}
