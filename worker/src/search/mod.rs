@@ -243,3 +243,14 @@ pub(crate) fn prefetch<T>(table: &[T], index: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (table, index);
 }
+
+/// The tables of the unit tests, built once per checkout into `target/test-tables` (the
+/// integration tests and the CLI tests share the directory).
+#[cfg(test)]
+pub(crate) fn test_tables() -> cubefleet_tables::Tables {
+    let dir = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../target/test-tables"
+    ));
+    cubefleet_tables::Tables::load_or_build(dir, &|_, _, _| {}).expect("test tables")
+}

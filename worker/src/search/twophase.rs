@@ -82,9 +82,6 @@ struct Direction {
     d_edges: u16,
     /// Phase-1 depth of the root.
     depth: u8,
-    /// The pre-move of a premoved direction (a move index in the direction's frame, see
-    /// [`PRE_MOVES`]), or [`NO_MOVE`] for a plain one.
-    pre: u8,
     /// False while `corners`, `u_edges` and `d_edges` are not set yet: a premoved direction
     /// gets them when first searched.
     ready: bool,
@@ -98,9 +95,9 @@ pub struct TwoPhaseSearcher<'t> {
     /// with pre-move `PRE_MOVES[k]`.
     dirs: [Direction; N_DIRS],
     /// Moves added after phase 2 in the direction being searched: 1 for a premoved one (its
-    /// pre-move ends the solution), else 0.
+    /// pre-move ends the solution), else 0 (derived from `pre`, kept for the hot loops).
     extra: usize,
-    /// The pre-move of the direction being searched ([`NO_MOVE`]: none).
+    /// The pre-move of the direction being searched ([`pre_move`]; [`NO_MOVE`]: none).
     pre: u8,
     /// Current phase-1 path.
     path1: [u8; MAX_PHASE1],
@@ -251,7 +248,7 @@ impl<'t> TwoPhaseSearcher<'t> {
                 }
                 let dir = self.dirs[d];
                 self.extra = extra;
-                self.pre = dir.pre;
+                self.pre = pre_move(d).map_or(NO_MOVE as u8, |m| m as u8);
                 let (index, sym) = phase1_index(
                     &self.tables.coords,
                     dir.twist as usize,
@@ -299,7 +296,6 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// as never searched (depth `u8::MAX`).
     fn set_up(&mut self, d: usize, cubes: &[CubieCube; N_DIRS], directions: u8) -> u8 {
         let c = &cubes[d];
-        let pre = NO_MOVE as u8;
         let mut dir = Direction {
             twist: c.twist() as u16,
             flip: c.flip() as u16,
@@ -308,7 +304,6 @@ impl<'t> TwoPhaseSearcher<'t> {
             u_edges: c.u_edges() as u16,
             d_edges: c.d_edges() as u16,
             depth: 0,
-            pre,
             ready: true,
         };
         dir.depth = self.prune1(
@@ -331,14 +326,13 @@ impl<'t> TwoPhaseSearcher<'t> {
         let c = &self.tables.coords;
         let mut index = [0u32; N_DIRS];
         for d in 6..N_DIRS {
-            let pre = PRE_MOVES[(d - 6) / 6];
+            let pre = pre_move(d).expect("a premoved direction");
             cubes[d] = Move::from_index(pre).cubie().multiply(&cubes[d % 6]);
             let cube = &cubes[d];
             let dir = Direction {
                 twist: cube.twist() as u16,
                 flip: cube.flip() as u16,
                 slice_sorted: cube.slice_sorted() as u16,
-                pre: pre as u8,
                 ..Direction::default()
             };
             let raw = raw_flipslice(dir.slice_sorted as usize, dir.flip as usize);
@@ -875,6 +869,12 @@ const PRE_MOVES: [usize; 8] = [3, 6, 12, 15, 5, 8, 14, 17];
 /// The six plain directions and the six for each pre-move.
 const N_DIRS: usize = 6 * (1 + PRE_MOVES.len());
 
+/// The pre-move of direction `d` (in its frame): None for a plain direction (`d < 6`), else
+/// `PRE_MOVES[k]` for `d = 6 + 6 * k + plain`.
+fn pre_move(d: usize) -> Option<usize> {
+    d.checked_sub(6).map(|k| PRE_MOVES[k / 6])
+}
+
 /// The bits of all six directions.
 const ALL_DIRECTIONS: u8 = 0b11_1111;
 
@@ -1003,11 +1003,7 @@ mod tests {
     /// and many solutions come from premoved directions, on every axis and both sides.
     #[test]
     fn premoved_solutions_map_back_and_verify() {
-        let dir = std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../target/test-tables"
-        ));
-        let tables = Tables::load_or_build(dir, &|_, _, _| {}).expect("tables");
+        let tables = crate::search::test_tables();
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../tests/vectors/random-states-1000.txt"
@@ -1037,7 +1033,7 @@ mod tests {
             }
             premoved[d % 6] += 1;
             let back = syms.inverse[16 * (d % 3)] as usize;
-            let pre = syms.move_conj[back][PRE_MOVES[(d - 6) / 6]];
+            let pre = syms.move_conj[back][pre_move(d).expect("premoved")];
             if d % 6 < 3 {
                 assert_eq!(sol.0.last(), Some(&pre), "{line}: {sol}");
             } else {

@@ -595,7 +595,6 @@ mod tests {
     use super::super::bounds::Axis;
     use super::*;
     use cubefleet_tables::huge::Mod3Coords;
-    use cubefleet_tables::Tables;
     use rand::{Rng, SeedableRng};
 
     /// The inverses the search carries agree with the cubie level (the naive oracle), and the
@@ -603,11 +602,7 @@ mod tests {
     /// to the goal when a mod-3 table is in the test tables, else the phase-1 depth.
     #[test]
     fn inverse_bound_is_a_lower_bound_of_the_inverse() {
-        let dir = std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../target/test-tables"
-        ));
-        let tables = Tables::load_or_build(dir, &|_, _, _| {}).expect("tables");
+        let tables = crate::search::test_tables();
         let s = OptimalSearcher::new(OptimalTables::with_loaded_bound(&tables));
         let mut rng = rand::rngs::StdRng::seed_from_u64(4);
         let (mut checked, mut exact) = (0, 0);
