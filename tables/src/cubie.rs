@@ -138,6 +138,21 @@ impl CubieCube {
         CubieCube { cp, co, ep, eo }
     }
 
+    /// `self * b` for two cubes without reflections (every corner orientation below 3: moves,
+    /// positions, and their conjugates by rotations), as [`CubieCube::multiply`] computes it;
+    /// with byte shuffles (SSSE3, about 10 instructions instead of about 150) on CPUs that have
+    /// them. The searches multiply millions of these a second.
+    #[inline]
+    pub fn multiply_rotations(&self, b: &CubieCube) -> CubieCube {
+        debug_assert!(self.co.iter().chain(&b.co).all(|&o| o < 3));
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("ssse3") {
+            // SAFETY: the CPU has SSSE3 (checked just above; the check is a cached load)
+            return unsafe { shuffle::multiply_rotations(self, b) };
+        }
+        self.multiply(b)
+    }
+
     /// The inverse: `self * self.inverse() == SOLVED`.
     pub fn inverse(&self) -> CubieCube {
         let mut r = CubieCube::SOLVED;
@@ -165,6 +180,60 @@ impl CubieCube {
     /// Parity of the edge permutation (0 even, 1 odd).
     pub fn edge_parity(&self) -> u8 {
         permutation_parity(&self.ep)
+    }
+}
+
+/// [`CubieCube::multiply_rotations`] with SSSE3 byte shuffles: a permutation applied to a
+/// vector of bytes is one `pshufb`.
+#[cfg(target_arch = "x86_64")]
+mod shuffle {
+    use super::CubieCube;
+    use std::arch::x86_64::*;
+
+    /// Loads `bytes` into the low lanes of a vector, the other lanes 0.
+    #[inline(always)]
+    unsafe fn load(bytes: &[u8]) -> __m128i {
+        let mut b = [0u8; 16];
+        b[..bytes.len()].copy_from_slice(bytes);
+        // SAFETY: `b` is 16 readable bytes; the load is unaligned
+        unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
+    }
+
+    /// The low `N` lanes of `v`.
+    #[inline(always)]
+    unsafe fn store<const N: usize>(v: __m128i) -> [u8; N] {
+        let mut b = [0u8; 16];
+        // SAFETY: `b` is 16 writable bytes; the store is unaligned
+        unsafe { _mm_storeu_si128(b.as_mut_ptr().cast(), v) };
+        std::array::from_fn(|i| b[i])
+    }
+
+    /// `a * b` for cubes without reflections. Lane `i` of each result takes lane `b.p[i]` of
+    /// `a`'s vectors (`pshufb`); corner orientations add modulo 3 (sums below 6: subtract 3
+    /// where above 2), edge orientations modulo 2 (xor).
+    ///
+    /// # Safety
+    /// The CPU must support SSSE3.
+    #[target_feature(enable = "ssse3")]
+    pub(super) unsafe fn multiply_rotations(a: &CubieCube, b: &CubieCube) -> CubieCube {
+        // SAFETY (whole body): SSSE3 is enabled for this function, and the loads and stores
+        // touch only local 16-byte buffers
+        unsafe {
+            let bcp = load(&b.cp);
+            let cp = _mm_shuffle_epi8(load(&a.cp), bcp);
+            let sum = _mm_add_epi8(_mm_shuffle_epi8(load(&a.co), bcp), load(&b.co));
+            let over = _mm_and_si128(_mm_cmpgt_epi8(sum, _mm_set1_epi8(2)), _mm_set1_epi8(3));
+            let co = _mm_sub_epi8(sum, over);
+            let bep = load(&b.ep);
+            let ep = _mm_shuffle_epi8(load(&a.ep), bep);
+            let eo = _mm_xor_si128(_mm_shuffle_epi8(load(&a.eo), bep), load(&b.eo));
+            CubieCube {
+                cp: store(cp),
+                co: store(co),
+                ep: store(ep),
+                eo: store(eo),
+            }
+        }
     }
 }
 
@@ -212,6 +281,21 @@ pub fn permutation_parity(p: &[u8]) -> u8 {
 mod tests {
     use super::*;
     use crate::moves::Move;
+
+    /// The shuffling product agrees with the plain one on random cubes and moves.
+    #[test]
+    fn multiply_rotations_agrees_with_multiply() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        for _ in 0..2000 {
+            let (a, b) = (CubieCube::random(&mut rng), CubieCube::random(&mut rng));
+            assert_eq!(a.multiply_rotations(&b), a.multiply(&b));
+            for m in Move::ALL {
+                assert_eq!(m.cubie().multiply_rotations(&a), m.cubie().multiply(&a));
+                assert_eq!(a.multiply_rotations(m.cubie()), a.multiply(m.cubie()));
+            }
+        }
+    }
 
     #[test]
     fn inverse_gives_identity() {

@@ -1,9 +1,9 @@
 //! The lower bounds an optimal search reads: the phase-1 table, or a mod-3 table (huge or giant),
 //! on three axes of the position and of its inverse.
 
-use cubefleet_tables::coord::{raw_flipslice, N_FLIP};
+use cubefleet_tables::coord::raw_flipslice;
 use cubefleet_tables::file::TableKind;
-use cubefleet_tables::huge::{giant_index, next_depth, Mod3Coords, Mod3Table};
+use cubefleet_tables::huge::{next_depth, Mod3Coords, Mod3Table};
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Tables};
 
@@ -154,83 +154,72 @@ impl<'a> OptimalTables<'a> {
     pub(super) fn axis_bound(&self, entry: usize, parent: &Axis, child: &mut Axis) -> u32 {
         let d = match self.bound {
             None => self.tables.phase1.payload()[entry] as u32,
-            Some(h) => next_depth(parent.depth as u32, h.mod3(entry)),
+            Some(h) => next_bound(parent.depth as u32, h.mod3(entry)),
         };
         child.depth = d as u8;
         d
     }
 
-    /// The first stage of reading the inverse `y` of an axis's position: its raw FlipUDSlice
-    /// (whose sym-coordinate is prefetched), its twist, its UDCorners (0 unless the giant table
-    /// reads it) and its huge-table entry (prefetched; 0 without the huge table or with the
-    /// giant one). The phase-1 and giant entries need the sym-coordinate, so they are a second
-    /// stage ([`OptimalTables::inverse_phase1`], [`OptimalTables::inverse_giant`]), run once
-    /// the loads of every child are under way.
+    /// The first stage of reading a position `y` held at the cubie level (the cubie side of a
+    /// node): its coordinates (UDCorners 0 unless the giant table reads it), with the
+    /// sym-coordinate of its FlipUDSlice prefetched, and its huge-table entry (prefetched; 0
+    /// without the huge table or with the giant one). The phase-1 and giant entries need the
+    /// sym-coordinate, so they are a second stage ([`OptimalTables::phase1_entry_prefetched`],
+    /// [`OptimalTables::entry_prefetched`]), run once the loads of every child are under way.
     #[inline]
-    pub(super) fn inverse_first(&self, y: &CubieCube) -> (u32, u16, u8, usize) {
-        let x = Mod3Coords {
-            slice_sorted: y.slice_sorted(),
-            flip: y.flip(),
-            twist: y.twist(),
+    pub(super) fn inverse_first(&self, y: &CubieCube) -> (Axis, usize) {
+        let axis = Axis {
+            slice_sorted: y.slice_sorted() as u16,
+            flip: y.flip() as u16,
+            twist: y.twist() as u16,
             ud_corners: if self.reads_ud_corners {
-                y.ud_corners()
+                y.ud_corners() as u8
             } else {
                 0
             },
+            depth: 0,
         };
-        let coords = &self.tables.coords;
-        let flipslice = raw_flipslice(x.slice_sorted, x.flip);
-        prefetch(&coords.flipslice.sym, flipslice);
+        self.prefetch_sym(&axis);
         let mod3 = match self.bound {
-            Some(h) if !self.reads_ud_corners => self.mod3_entry_prefetched(h, &x),
+            Some(h) if !self.reads_ud_corners => self.mod3_entry_prefetched(h, &axis.mod3_coords()),
             _ => 0,
         };
-        (flipslice as u32, x.twist as u16, x.ud_corners as u8, mod3)
+        (axis, mod3)
     }
 
-    /// The giant-table entry of raw FlipUDSlice `flipslice`, twist and UDCorners, prefetched
-    /// (0 unless the giant table is the bound).
+    /// The phase-1 entry of an axis, prefetched.
     #[inline]
-    pub(super) fn inverse_giant(&self, flipslice: u32, twist: u16, ud_corners: u8) -> usize {
-        match self.bound {
-            Some(h) if self.reads_ud_corners => {
-                let (fs, coords) = (flipslice as usize, &self.tables.coords);
-                let e = giant_index(
-                    coords,
-                    fs / N_FLIP,
-                    fs % N_FLIP,
-                    twist.into(),
-                    ud_corners.into(),
-                );
-                prefetch(h.payload(), e / 4);
-                e
-            }
-            _ => 0,
-        }
+    pub(super) fn phase1_entry_prefetched(&self, a: &Axis) -> usize {
+        let e = self.phase1_entry(a);
+        prefetch(self.tables.phase1.payload(), e);
+        e
     }
 
-    /// The phase-1 entry of raw FlipUDSlice `flipslice` and twist `twist`, prefetched.
+    /// A lower bound of the table depth (the phase-1 depth without a mod-3 table) that needs no
+    /// neighbour's exact depth, from the entries of [`OptimalTables::phase1_entry_prefetched`]
+    /// and of the mod-3 table: the table's goal lies inside phase 1's, so its depth is at least
+    /// the phase-1 depth `p`, and it is `mod3` modulo 3; the least such number.
     #[inline]
-    pub(super) fn inverse_phase1(&self, flipslice: u32, twist: u16) -> usize {
-        let (p1, _) = self
-            .tables
-            .coords
-            .phase1_index(flipslice as usize, twist as usize);
-        prefetch(self.tables.phase1.payload(), p1);
-        p1
-    }
-
-    /// A lower bound of the table depth (the phase-1 depth without a mod-3 table) from the
-    /// entries of [`OptimalTables::inverse_phase1`] and [`OptimalTables::inverse_first`]: the
-    /// table's goal lies inside phase 1's, so its depth is at least the phase-1 depth `p`, and
-    /// it is `mod3` modulo 3; the least such number.
-    #[inline]
-    pub(super) fn inverse_bound(&self, phase1: usize, mod3: usize) -> u32 {
+    pub(super) fn loose_bound(&self, phase1: usize, mod3: usize) -> u32 {
         let p = self.tables.phase1.payload()[phase1] as u32;
         match self.bound {
             None => p,
             Some(h) => p + (h.mod3(mod3) as u32 + 3 - p % 3) % 3,
         }
+    }
+}
+
+/// The bound of a neighbour whose mod-3 entry is `mod3`, from the bound `parent` of a position
+/// one move away. When `parent` is at most that position's table depth and congruent to it
+/// modulo 3, so is the result: depths of neighbours differ by at most one, so the result is the
+/// neighbour's depth less the parent's shortfall (a multiple of 3; none when `parent` is exact,
+/// as [`next_depth`] assumes). Where that would fall below 0, the residue's next value, 2, is
+/// taken: a depth congruent to 2 is at least 2.
+#[inline]
+pub(super) fn next_bound(parent: u32, mod3: u8) -> u32 {
+    match parent {
+        0 if mod3 == 2 => 2,
+        _ => next_depth(parent, mod3),
     }
 }
 
@@ -248,5 +237,30 @@ pub(super) fn combine(bounds: [u32; 3], unsolved: bool) -> u32 {
         max.max(bounds[0].min(bounds[1]).min(bounds[2]) + 1)
     } else {
         max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// From any bound at most a position's depth and congruent to it modulo 3, the bound of a
+    /// neighbour (depth within one) is again at most its depth and congruent to it; exact from
+    /// an exact parent.
+    #[test]
+    fn next_bound_keeps_congruent_lower_bounds() {
+        for depth in 0..30u32 {
+            for shortfall in (0..=depth).step_by(3) {
+                let parent = depth - shortfall;
+                for next in depth.saturating_sub(1)..=depth + 1 {
+                    let b = next_bound(parent, (next % 3) as u8);
+                    assert!(b <= next, "{parent} (depth {depth}) -> {b} > {next}");
+                    assert_eq!(b % 3, next % 3, "{parent} (depth {depth}) -> {b} vs {next}");
+                    if shortfall == 0 {
+                        assert_eq!(b, next);
+                    }
+                }
+            }
+        }
     }
 }

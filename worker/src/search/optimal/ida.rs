@@ -8,7 +8,7 @@ use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{CubieCube, Face, Move, MoveSeq};
 
-use super::bounds::{combine, inverse_axes, Node, OptimalTables, AXIS_SYM};
+use super::bounds::{combine, inverse_axes, Axis, Node, OptimalTables, AXIS_SYM};
 use super::{Metric, OptimalOptions, Progress};
 use crate::search::symmetric::{CyclicWindows, SymSet};
 use crate::search::{skip_after, Budget, Outcome, Status, NO_MOVE};
@@ -18,29 +18,46 @@ const LEVEL_CHUNK: usize = 16;
 /// The budget is checked once every this many nodes (a power of two).
 pub(super) const CHECK_EVERY: u64 = 4096;
 
-/// A node of the batched search (see [`OptimalSearcher::expand`]): its coordinates, the
-/// inverse of each axis's position at the cubie level with the bounds read for it, the
-/// symmetries that fix the position and every move of the path to it, and how it was reached.
+/// A node of the batched search. The search may step either from the position reached so far
+/// or from its inverse (see [`OptimalSearcher::expand`]): the node's *table side* is the one
+/// whose coordinates the move tables follow (`node`, with table depths), the *cubie side* the
+/// other one, held at the cubie level per axis (`inv`) and read from there.
+///
+/// Invariants: `inv[a]` is the inverse of the table side's position on axis `a`; when
+/// `inv_read`, `inv_axes[a]` holds the cubie side's coordinates on axis `a` with a lower bound
+/// of its table depth; each of `node`'s depths is at most the table's depth and congruent to
+/// it modulo 3 (exact below the top node until the search first changes sides, see
+/// [`next_bound`](super::bounds)); the moves from the top node to this one, split by the side they were made on
+/// (`m_back`), make the solution prefix and suffix ([`OptimalSearcher::solution_through`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct LevelNode {
     pub(super) node: Node,
-    /// `inv[a]`: the inverse of axis `a`'s position, at the cubie level.
     pub(super) inv: [CubieCube; 3],
-    /// `inv_bounds[a]`: a lower bound of the table depth of `inv[a]` (0 when it was not read).
-    inv_bounds: [u32; 3],
+    /// The cubie side's coordinates and bounds (meaningful only when `inv_read`).
+    inv_axes: [Axis; 3],
+    inv_read: bool,
+    /// True when the table side is the inverse of the position the path from the cube leads
+    /// to, false when it is that position itself.
+    flipped: bool,
     pub(super) syms: SymSet,
     /// The parent's index in the level above (unused at the top level).
     pub(super) parent: u32,
-    /// The last move of the path, an index `< 18` ([`NO_MOVE`] when there is none); below the
-    /// top level, the move from the parent.
+    /// The move from the parent, an index `< 18` (unused at the top level).
     pub(super) m: u8,
+    /// True when `m` was made on the inverse: it ends the solution (inverted) instead of
+    /// continuing it.
+    m_back: bool,
+    /// The last move made on each side, the position (0) and its inverse (1), for the move
+    /// pruning ([`NO_MOVE`] when there is none).
+    last: [u8; 2],
     /// What is left to spend, in the search's metric; the node's bound is at most this.
     pub(super) left: u8,
 }
 
 impl LevelNode {
-    /// The node a search starts from: `node`, whose axes' inverses are `inv`, fixed by `syms`,
-    /// reached by a path whose last move is `last` ([`NO_MOVE`] for none), with `left` to spend.
+    /// The node a search starts from: `node` (exact depths), whose axes' inverses are `inv`,
+    /// fixed by `syms`, reached by a path whose last move is `last` ([`NO_MOVE`] for none), with
+    /// `left` to spend.
     pub(super) fn top(
         node: Node,
         inv: [CubieCube; 3],
@@ -51,12 +68,25 @@ impl LevelNode {
         LevelNode {
             node,
             inv,
-            inv_bounds: [0; 3],
+            inv_axes: [Axis::default(); 3],
+            inv_read: false,
+            flipped: false,
             syms,
             parent: 0,
             m: last as u8,
+            m_back: false,
+            last: [last as u8, NO_MOVE as u8],
             left: left as u8,
         }
+    }
+
+    /// Makes the cubie side the table side: the search steps from the other side of this node
+    /// on. Its bounds, read from the phase-1 depth and the residue, are congruent to the table
+    /// depths modulo 3 and at most them, as the invariant asks.
+    fn flip_sides(&mut self) {
+        std::mem::swap(&mut self.node.axes, &mut self.inv_axes);
+        self.inv = self.inv.map(|c| c.inverse());
+        self.flipped = !self.flipped;
     }
 }
 
@@ -75,19 +105,18 @@ struct Kid {
     pub(super) entry: usize,
 }
 
-/// The inverse of a child that passed the bound of its own position (kept alongside the next
+/// The cubie side of a child that passed the bound of its table side (kept alongside the next
 /// level), for the axis being read: whether it is read (`checked`), whether it was cut, and
-/// (when checked) the inverse's raw FlipUDSlice (`slice * 2048 + flip < 1013760`), twist and
-/// UDCorners and its phase-1 and mod-3 entries, which have been prefetched.
+/// (when checked) its coordinates and its phase-1 and mod-3 entries, which have been
+/// prefetched, or the parent's coordinates and bound where they are the child's (`inherited`).
 #[derive(Clone, Copy, Debug, Default)]
 struct InvEntries {
     checked: bool,
     cut: bool,
-    pub(super) flipslice: u32,
-    pub(super) twist: u16,
-    pub(super) ud_corners: u8,
-    pub(super) phase1: usize,
-    pub(super) mod3: usize,
+    inherited: bool,
+    axis: Axis,
+    phase1: usize,
+    mod3: usize,
 }
 
 /// A reusable single-threaded optimal searcher. Owns its levels of nodes, its scratch and its
@@ -111,6 +140,11 @@ pub struct OptimalSearcher<'a> {
     /// `goal_moves[a]`: bit `m` set when `axis_move[a][m]` turns U or D, a move of the goal of
     /// the tables: multiplying a position by it on the left changes none of its coordinates.
     goal_moves: [u32; 3],
+    /// `after[last]`: bit `m` set when move `m` may follow move `last` ([`skip_after`]; index
+    /// [`NO_MOVE`]: every move).
+    after: [u32; N_MOVE + 1],
+    /// Bit `m` set when move `m` costs 1 in the search's metric (all but half turns in QTM).
+    cost_one: u32,
     pub(super) path: Vec<Move>,
     /// The position being solved.
     pub(super) cube: CubieCube,
@@ -120,6 +154,8 @@ pub struct OptimalSearcher<'a> {
     cyclic: Option<CyclicWindows>,
     pub(super) metric: Metric,
     pub(super) nodes: u64,
+    /// Nodes expanded from the other side than their parent's (since the last `prepare`).
+    side_changes: u64,
     pub(super) next_check: u64,
     pub(super) stopped: bool,
     pub(super) found_len: usize,
@@ -163,12 +199,19 @@ impl<'a> OptimalSearcher<'a> {
             base: 0,
             inv_move,
             goal_moves,
+            after: std::array::from_fn(|last| {
+                (0..N_MOVE)
+                    .filter(|&m| !skip_after(last, m))
+                    .fold(0, |bits, m| bits | 1 << m)
+            }),
+            cost_one: 0,
             path: vec![Move::from_index(0); 32],
             cube: CubieCube::SOLVED,
             group: SymSet::IDENTITY,
             cyclic: None,
             metric: Metric::Htm,
             nodes: 0,
+            side_changes: 0,
             next_check: CHECK_EVERY,
             stopped: false,
             found_len: 0,
@@ -243,11 +286,15 @@ impl<'a> OptimalSearcher<'a> {
             SymSet::of_position(cube)
         };
         self.metric = opts.metric;
+        self.cost_one = (0..N_MOVE)
+            .filter(|&m| self.metric.cost(Move::from_index(m)) == 1)
+            .fold(0, |bits, m| bits | 1 << m);
         self.cyclic = match self.metric {
             Metric::Htm if !opts.no_symmetry => CyclicWindows::of_position(cube, self.group),
             _ => None,
         };
         self.nodes = 0;
+        self.side_changes = 0;
         self.next_check = CHECK_EVERY;
         self.stopped = false;
         if cube.is_solved() {
@@ -406,34 +453,33 @@ impl<'a> OptimalSearcher<'a> {
         let mut kids = std::mem::take(&mut self.kids);
         let mut inv_entries = std::mem::take(&mut self.inv_entries);
         let (upper, lower) = levels.split_at_mut(k + 1);
-        let parents = &upper[k];
         let next = &mut lower[0];
         let t = self.t;
         let staged = t.reads_ud_corners;
         kids.clear();
         for i in range {
-            let p = &parents[i];
-            let remaining = p.left as u32;
-            // a goal move `g` of an axis leaves the inverse's coordinates there as they are
-            // (the child's inverse is `g^-1` times the node's), so when the inverse is already
-            // at least `remaining` away on that axis, no such move can start a solution
-            let mut barred = 0;
-            for (a, &b) in p.inv_bounds.iter().enumerate() {
-                if b >= remaining {
-                    barred |= self.goal_moves[a];
-                }
-            }
-            let pruned_by_symmetry = !p.syms.is_trivial() || self.cyclic.is_some();
             if self.cyclic.is_some() {
                 trace(upper, k, i, &mut self.path[self.base..]);
             }
+            let p = &mut upper[k][i];
+            let remaining = p.left as u32;
+            let mut allowed = self.allowed(p, p.flipped, &p.inv_axes, p.inv_read);
+            // stepping from the other side bars the moves that the table side's tight axes
+            // rule out as the solution's last; worth it when fewer moves are left
+            if p.inv_read && p.syms.is_trivial() && self.cyclic.is_none() {
+                let there = self.allowed(p, !p.flipped, &p.node.axes, true);
+                if there.count_ones() < allowed.count_ones() {
+                    p.flip_sides();
+                    self.side_changes += 1;
+                    allowed = there;
+                }
+            }
+            let p = &upper[k][i];
+            let pruned_by_symmetry = !p.syms.is_trivial() || self.cyclic.is_some();
             let mut order = [0u8, 1, 2];
             order.sort_by_key(|&a| std::cmp::Reverse(p.node.axes[a as usize].depth));
             for m in 0..N_MOVE {
-                let cost = self.metric.cost(Move::from_index(m));
-                if skip_after(p.m as usize, m)
-                    || cost > remaining
-                    || barred & (1 << m) != 0
+                if allowed & (1 << m) == 0
                     || (pruned_by_symmetry && !self.symmetric_allows(self.base + k, p.syms, m))
                 {
                     continue;
@@ -441,7 +487,7 @@ impl<'a> OptimalSearcher<'a> {
                 let mut kid = Kid {
                     parent: i as u32,
                     m: m as u8,
-                    left: (remaining - cost) as u8,
+                    left: (remaining - self.metric.cost(Move::from_index(m))) as u8,
                     order,
                     ..Kid::default()
                 };
@@ -451,6 +497,7 @@ impl<'a> OptimalSearcher<'a> {
                 kids.push(kid);
             }
         }
+        let parents = &upper[k];
         self.nodes += kids.len() as u64;
         for r in 0..3 {
             if staged {
@@ -481,24 +528,28 @@ impl<'a> OptimalSearcher<'a> {
                 continue;
             }
             if left == 0 {
-                trace(upper, k, kid.parent as usize, &mut self.path[self.base..]);
-                self.path[self.base + k] = Move::from_index(m);
-                if self.solves(&kid.node, self.base + k + 1) {
+                if at_goal(&kid.node) && self.solution_through(upper, k, kid.parent as usize, m) {
                     found = true;
                     break;
                 }
                 continue;
             }
+            let mut last = p.last;
+            last[p.flipped as usize] = m as u8;
             next.push(LevelNode {
                 node: kid.node,
                 inv: self.inverse_child(&p.inv, m),
-                inv_bounds: [0; 3],
+                inv_axes: [Axis::default(); 3],
+                inv_read: false,
+                flipped: p.flipped,
                 syms: p.syms.fixing(m),
                 parent: kid.parent,
                 m: m as u8,
+                m_back: p.flipped,
+                last,
                 left: left as u8,
             });
-            // the inverse is read only where the bound is within one of what is left
+            // the cubie side is read only where the bound is within one of what is left
             // (measured: from one below, 5 % fewer nodes than where it is tight, and a little
             // faster; further below, no fewer nodes)
             inv_entries.push(InvEntries {
@@ -508,21 +559,38 @@ impl<'a> OptimalSearcher<'a> {
         }
         for a in 0..3 {
             for (node, e) in next.iter().zip(inv_entries.iter_mut()) {
-                if e.checked {
-                    (e.flipslice, e.twist, e.ud_corners, e.mod3) = t.inverse_first(&node.inv[a]);
+                if !e.checked {
+                    continue;
+                }
+                // a goal move of the axis, multiplied on the left, leaves the cubie side's
+                // coordinates there as they were at the parent
+                let p = &parents[node.parent as usize];
+                e.inherited = p.inv_read && self.goal_moves[a] & (1 << node.m) != 0;
+                if e.inherited {
+                    e.axis = p.inv_axes[a];
+                } else {
+                    (e.axis, e.mod3) = t.inverse_first(&node.inv[a]);
                 }
             }
             // the phase-1 (and giant) entries, once every sym-coordinate they need is on its way
-            for e in inv_entries.iter_mut().filter(|e| e.checked) {
-                e.phase1 = t.inverse_phase1(e.flipslice, e.twist);
+            for e in inv_entries.iter_mut().filter(|e| e.checked && !e.inherited) {
+                e.phase1 = t.phase1_entry_prefetched(&e.axis);
                 if staged {
-                    e.mod3 = t.inverse_giant(e.flipslice, e.twist, e.ud_corners);
+                    e.mod3 = t.entry_prefetched(&e.axis);
                 }
             }
             for (node, e) in next.iter_mut().zip(inv_entries.iter_mut()) {
                 if e.checked {
-                    node.inv_bounds[a] = t.inverse_bound(e.phase1, e.mod3);
-                    if node.inv_bounds[a] > node.left as u32 {
+                    let b = if e.inherited {
+                        e.axis.depth as u32
+                    } else {
+                        t.loose_bound(e.phase1, e.mod3)
+                    };
+                    node.inv_axes[a] = Axis {
+                        depth: b as u8,
+                        ..e.axis
+                    };
+                    if b > node.left as u32 {
                         e.checked = false;
                         e.cut = true;
                     }
@@ -532,9 +600,16 @@ impl<'a> OptimalSearcher<'a> {
         let mut kept = 0;
         for i in 0..next.len() {
             let e = &inv_entries[i];
-            let node = next[i];
-            if e.cut || (e.checked && combine(node.inv_bounds, true) > node.left as u32) {
+            let mut node = next[i];
+            if e.cut {
                 continue;
+            }
+            if e.checked {
+                let bounds = node.inv_axes.map(|a| a.depth as u32);
+                if combine(bounds, true) > node.left as u32 {
+                    continue;
+                }
+                node.inv_read = true;
             }
             next[kept] = node;
             kept += 1;
@@ -546,12 +621,34 @@ impl<'a> OptimalSearcher<'a> {
         found
     }
 
+    /// The moves that may be made from the side `flipped` of node `p` (a bit per move): not
+    /// pruned after that side's last move, affordable, and not barred by the other side's
+    /// bounds `other` (when `read`). A goal move `g` of an axis, multiplied on the left, leaves
+    /// that axis's coordinates as they are, so when the other side is `remaining` or more away
+    /// on an axis (its bound can only be exactly that, or the node would be cut), a solution of
+    /// `remaining` moves from this side cannot start with a move the axis sees as a U or D
+    /// turn: the other side, stepped by it, would be as far, with one move fewer left.
+    fn allowed(&self, p: &LevelNode, flipped: bool, other: &[Axis; 3], read: bool) -> u32 {
+        let remaining = p.left as u32;
+        let last = p.last[flipped as usize] as usize;
+        let mut barred = 0;
+        if read {
+            for (a, axis) in other.iter().enumerate() {
+                if axis.depth as u32 >= remaining {
+                    barred |= self.goal_moves[a];
+                }
+            }
+        }
+        let affordable = if remaining >= 2 { !0 } else { self.cost_one };
+        self.after[last] & affordable & !barred
+    }
+
     /// The inverses (per axis) of the child by move `m` of a node whose axes' inverses are
     /// `parent`: the child's position on axis `a` is the node's times `axis_move[a][m]`, so its
     /// inverse is that move's inverse times the node's inverse.
     #[inline]
     pub(super) fn inverse_child(&self, parent: &[CubieCube; 3], m: usize) -> [CubieCube; 3] {
-        [0, 1, 2].map(|a| self.inv_move[a][m].multiply(&parent[a]))
+        [0, 1, 2].map(|a| self.inv_move[a][m].multiply_rotations(&parent[a]))
     }
 
     /// True when move `m` may follow `path[..ply]`, whose moves are all fixed by `syms`: it is
@@ -564,20 +661,65 @@ impl<'a> OptimalSearcher<'a> {
                 .is_none_or(|c| c.allows(&self.path[..ply], m))
     }
 
-    /// True when `node`, reached by `path[..ply]` with nothing left to spend, is the solved
-    /// cube: its axes are all at their goal and the path solves the whole cube (corner and edge
-    /// permutation too). Records the solution's length then.
-    pub(super) fn solves(&mut self, node: &Node, ply: usize) -> bool {
-        let at_goal = node
-            .axes
-            .iter()
-            .all(|a| a.slice_sorted == 0 && a.flip == 0 && a.twist == 0);
-        if at_goal && self.cube.apply_moves(&self.path[..ply]).is_solved() {
+    /// True when the path through `levels[k][i]` and then move `m` solves the cube; the
+    /// solution is then `path[..found_len]`: the moves above the top node (`path[..base]`),
+    /// those made on the position in their order, then the inverses of those made on the
+    /// inverse, last first (the position after the first group is `B^-1` where `B` is the
+    /// second group inverted and reversed, so their product solves it).
+    pub(super) fn solution_through(
+        &mut self,
+        levels: &[Vec<LevelNode>],
+        k: usize,
+        i: usize,
+        m: usize,
+    ) -> bool {
+        let mut steps = Vec::with_capacity(k + 1);
+        steps.push((m as u8, levels[k][i].flipped));
+        let mut i = i;
+        for j in (1..=k).rev() {
+            let node = &levels[j][i];
+            steps.push((node.m, node.m_back));
+            i = node.parent as usize;
+        }
+        steps.reverse();
+        let mut ply = self.base;
+        for &(m, back) in &steps {
+            if !back {
+                self.path[ply] = Move::from_index(m as usize);
+                ply += 1;
+            }
+        }
+        for &(m, back) in steps.iter().rev() {
+            if back {
+                self.path[ply] = Move::from_index(m as usize).inverse();
+                ply += 1;
+            }
+        }
+        if self.cube.apply_moves(&self.path[..ply]).is_solved() {
             self.found_len = ply;
             return true;
         }
         false
     }
+
+    /// True when `node`, reached by `path[..ply]` with nothing left to spend, is the solved
+    /// cube (see [`at_goal`]); records the solution's length then.
+    pub(super) fn solves(&mut self, node: &Node, ply: usize) -> bool {
+        if at_goal(node) && self.cube.apply_moves(&self.path[..ply]).is_solved() {
+            self.found_len = ply;
+            return true;
+        }
+        false
+    }
+}
+
+/// True when every axis of `node` is at the goal of the tables: a necessary condition for the
+/// solved cube (the whole cube, corner and edge permutation too, is checked by applying the
+/// path).
+fn at_goal(node: &Node) -> bool {
+    node.axes
+        .iter()
+        .all(|a| a.slice_sorted == 0 && a.flip == 0 && a.twist == 0)
 }
 
 /// Writes the moves from the top level down to `levels[k][i]` into `path[..k]`, following the
@@ -592,7 +734,6 @@ fn trace(levels: &[Vec<LevelNode>], k: usize, mut i: usize, path: &mut [Move]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bounds::Axis;
     use super::*;
     use cubefleet_tables::huge::Mod3Coords;
     use rand::{Rng, SeedableRng};
@@ -623,21 +764,15 @@ mod tests {
                 }
             }
             for y in &inv {
-                let (flipslice, twist, ud_corners, mut h) = s.t.inverse_first(y);
-                let p1 = s.t.inverse_phase1(flipslice, twist);
+                let (axis, mut h) = s.t.inverse_first(y);
+                let p1 = s.t.phase1_entry_prefetched(&axis);
                 if s.t.reads_ud_corners {
-                    h = s.t.inverse_giant(flipslice, twist, ud_corners);
+                    h = s.t.entry_prefetched(&axis);
                 }
-                let bound = s.t.inverse_bound(p1, h);
+                let bound = s.t.loose_bound(p1, h);
                 let depth = match s.t.bound {
                     Some(table) => table.depth(&tables.coords, &Mod3Coords::of(y)),
-                    None => s.t.phase1(&Axis {
-                        slice_sorted: y.slice_sorted() as u16,
-                        flip: y.flip() as u16,
-                        twist: y.twist() as u16,
-                        ud_corners: 0,
-                        depth: 0,
-                    }),
+                    None => s.t.phase1(&axis),
                 };
                 assert!(bound <= depth, "bound {bound} > depth {depth}");
                 checked += 1;
@@ -646,5 +781,34 @@ mod tests {
         }
         // the table depth is rarely 3 or more above the phase-1 depth
         assert!(exact * 100 >= checked * 95, "{exact} of {checked} exact");
+    }
+
+    /// Random positions of 9 to 11 moves: the search changes sides, and every solution found
+    /// (whose moves made on the inverse end it, inverted) solves its position, in the length
+    /// the parallel search finds from other starting nodes (its two-move prefixes, made on the
+    /// position's side). Optimality itself is held by `tests/optimal.rs` (brute force up to 8
+    /// moves, the known lengths up to 15).
+    #[test]
+    fn solutions_through_the_inverse_side_are_right() {
+        let tables = crate::search::test_tables();
+        let t = OptimalTables::with_loaded_bound(&tables);
+        let mut s = OptimalSearcher::new(t);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let mut changes = 0;
+        for i in 0..12 {
+            let moves: Vec<Move> = (0..9 + i % 3)
+                .map(|_| Move::from_index(rng.random_range(0..N_MOVE)))
+                .collect();
+            let c = CubieCube::SOLVED.apply_moves(&moves);
+            let opts = OptimalOptions::default();
+            let got = s.solve(&c, &opts, &Budget::unlimited(), &mut |_| {});
+            changes += s.side_changes;
+            let sol = got.solution.expect("solved");
+            assert!(c.apply_moves(&sol.0).is_solved());
+            let par =
+                super::super::solve_parallel(t, &c, &opts, &Budget::unlimited(), 2, &mut |_| {});
+            assert_eq!(par.solution.expect("solved").len(), sol.len());
+        }
+        assert!(changes > 0, "the search never changed sides");
     }
 }
