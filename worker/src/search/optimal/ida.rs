@@ -484,25 +484,26 @@ impl<'a> OptimalSearcher<'a> {
                 {
                     continue;
                 }
-                let mut kid = Kid {
+                let kid = Kid {
                     parent: i as u32,
                     m: m as u8,
                     left: (remaining - self.metric.cost(Move::from_index(m))) as u8,
                     order,
                     ..Kid::default()
                 };
-                for a in 0..3 {
-                    self.step_axis(&p.node, &mut kid.node, a, m);
-                }
                 kids.push(kid);
             }
         }
         let parents = &upper[k];
         self.nodes += kids.len() as u64;
         for r in 0..3 {
-            if staged {
-                for kid in &kids {
-                    t.prefetch_sym(&kid.node.axes[kid.order[r] as usize]);
+            // each axis is stepped in its own round: a child cut on one never steps the others
+            for kid in &mut kids {
+                let a = kid.order[r] as usize;
+                let (parent, m) = (&parents[kid.parent as usize].node, kid.m as usize);
+                self.step_axis(parent, &mut kid.node, a, m);
+                if staged {
+                    t.prefetch_sym(&kid.node.axes[a]);
                 }
             }
             for kid in &mut kids {
@@ -598,20 +599,21 @@ impl<'a> OptimalSearcher<'a> {
             }
         }
         let mut kept = 0;
-        for i in 0..next.len() {
-            let e = &inv_entries[i];
-            let mut node = next[i];
+        for (i, e) in inv_entries.iter().enumerate() {
             if e.cut {
                 continue;
             }
             if e.checked {
+                let node = &mut next[i];
                 let bounds = node.inv_axes.map(|a| a.depth as u32);
                 if combine(bounds, true) > node.left as u32 {
                     continue;
                 }
                 node.inv_read = true;
             }
-            next[kept] = node;
+            if kept != i {
+                next[kept] = next[i];
+            }
             kept += 1;
         }
         next.truncate(kept);
