@@ -766,7 +766,7 @@ fn a_group_over_several_blocks_and_batches_is_stored_whole() {
         let mut done = Vec::new();
         for (id, n) in [("a", 200), ("b", 100)] {
             let (results, _) = core.results(id, 0, n, "", false).expect("results");
-            assert_eq!(results.len(), n as usize);
+            assert_eq!(results.len(), n);
             done.extend(
                 results
                     .into_iter()
