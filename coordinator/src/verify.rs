@@ -1,8 +1,8 @@
 //! Trust nothing: every reported solution is applied to the position before it is stored.
 
-use cubefleet_proto::{mode, Completion, Metric, Mode};
 use std::cell::LazyCell;
 
+use cubefleet_proto::{mode, Completion, Metric, Mode};
 use cubefleet_tables::{CubieCube, Move, MoveSeq};
 
 use crate::mode::metric_of;
