@@ -1,7 +1,9 @@
 //! Trust nothing: every reported solution is applied to the position before it is stored.
 
+use std::cell::LazyCell;
+
 use cubefleet_proto::{mode, Completion, Metric, Mode};
-use cubefleet_tables::{CubieCube, MoveSeq};
+use cubefleet_tables::{CubieCube, Move, MoveSeq};
 
 use crate::mode::metric_of;
 
@@ -55,34 +57,42 @@ pub(crate) struct Checked {
 }
 
 /// Checks a worker's result for the position `cube`, whose stored lower bound is
-/// `lower_bound` and whose known solution has `known` moves ([`known_length`]), under `mode`;
+/// `lower_bound` and whose known solution has `known()` moves ([`known_length`]), under `mode`;
 /// returns what is stored of it, or the reason it is refused. A bound, a `none_within` or an
 /// `optimal` claim above what is possible ([`most_possible`]) is refused as false; a verified
 /// solution shorter than the stored bound is kept, and the stored bound dropped as false.
+///
+/// `known` is called only when what is possible matters: a bound above 0 to clamp (stored or
+/// reported) or a `none_within` answer. A result and a record without a bound (every
+/// two-phase result) need no known length, whose parse and replay of the line cost about a
+/// quarter of a completion; the outcome is the same either way, a bound of 0 being below
+/// anything possible.
 pub(crate) fn verify(
     cube: &CubieCube,
     lower_bound: u32,
-    known: Option<u32>,
+    known: impl FnOnce() -> Option<u32>,
     mode: &Mode,
     c: &Completion,
 ) -> Result<Checked, String> {
     let metric = metric_of(mode);
-    let gods = most_possible(metric, known);
+    let gods = LazyCell::new(|| most_possible(metric, known()));
+    // a bound clamped to what is possible (0 needs no clamp, so `known` is not called for it)
+    let clamp = |bound: u32| if bound == 0 { 0 } else { bound.min(*gods) };
     // a stored bound raised by an earlier lie (or an older version) cannot exclude the optimum
-    let lower_bound = lower_bound.min(gods);
-    if c.lower_bound > gods && (c.optimal || c.status == "none_within") {
+    let lower_bound = clamp(lower_bound);
+    let claimed = clamp(c.lower_bound);
+    if claimed < c.lower_bound && (c.optimal || c.status == "none_within") {
         return Err(format!(
-            "lower bound {} is above {gods}, the most this position can need: a false claim",
-            c.lower_bound
+            "lower bound {} is above {}, the most this position can need: a false claim",
+            c.lower_bound, *gods
         ));
     }
-    let claimed = c.lower_bound.min(gods);
     let proven = lower_bound.max(claimed);
     if c.status == "none_within" {
         return match &mode.kind {
-            Some(mode::Kind::DepthLimited(d)) if d.max_depth >= gods => Err(format!(
-                "none_within {} is impossible: the position has a solution within {gods}",
-                d.max_depth
+            Some(mode::Kind::DepthLimited(d)) if d.max_depth >= *gods => Err(format!(
+                "none_within {} is impossible: the position has a solution within {}",
+                d.max_depth, *gods
             )),
             Some(mode::Kind::DepthLimited(d)) if !c.has_solution && c.lower_bound > d.max_depth => {
                 Ok(Checked {
@@ -158,9 +168,28 @@ pub(crate) fn verify(
     }?;
     Ok(Checked {
         length,
-        solution: moves.to_string(),
+        solution: canonical_text(&moves.0),
         lower_bound: proven.min(length),
     })
+}
+
+/// The text of `moves` in canonical notation: what `MoveSeq`'s `Display` writes (faces U R F
+/// D L B with "", "2" or "'", one space between turns), written without `core::fmt`, which
+/// costs as much as replaying the turns on the cube (once per verified result).
+fn canonical_text(moves: &[Move]) -> String {
+    let mut text = String::with_capacity(3 * moves.len());
+    for (i, m) in moves.iter().enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        text.push(m.face().letter());
+        match m.quarter_turns() {
+            2 => text.push('2'),
+            3 => text.push('\''),
+            _ => {}
+        }
+    }
+    text
 }
 
 /// The turns of a reported solution: from its compact form (`moves`) when it has one, else
@@ -193,6 +222,7 @@ mod tests {
     use super::*;
     use crate::mode::normalize_mode;
     use cubefleet_proto::TwoPhase;
+    use rand::{Rng, SeedableRng};
 
     fn solved(solution: &str) -> Completion {
         Completion {
@@ -207,13 +237,13 @@ mod tests {
     fn a_solution_is_counted_as_written() {
         let mode = normalize_mode(Mode::default()).expect("two-phase");
         let cube = CubieCube::from_moves(&MoveSeq::parse("R2 U").expect("parses").0);
-        let checked = verify(&cube, 0, None, &mode, &solved("U' R2"));
+        let checked = verify(&cube, 0, || None, &mode, &solved("U' R2"));
         assert_eq!(checked.map(|v| v.length), Ok(2));
         // the same turns with R2 written as two quarter turns: merged by the parser, so the
         // length would not be the stored text's
-        let merged = verify(&cube, 0, None, &mode, &solved("U' R R"));
+        let merged = verify(&cube, 0, || None, &mode, &solved("U' R R"));
         assert!(merged.is_err_and(|e| e.contains("twice in a row")));
-        assert!(verify(&cube, 0, None, &mode, &solved("U R2"))
+        assert!(verify(&cube, 0, || None, &mode, &solved("U R2"))
             .is_err_and(|e| e.contains("does not solve")));
     }
 
@@ -228,24 +258,24 @@ mod tests {
             status: "over_target".into(),
             ..solved(solution)
         };
-        let checked = verify(&cube, 0, None, &five, &over("B' L' D' F' U' R'"));
+        let checked = verify(&cube, 0, || None, &five, &over("B' L' D' F' U' R'"));
         assert_eq!(checked.map(|v| v.length), Ok(6));
         // within the target it is `solved`, a wrong solution is wrong, none is nothing
-        assert!(verify(&cube, 0, None, &five, &over("B' L' D' F' U' R' R R'")).is_err());
-        assert!(verify(&cube, 0, None, &five, &over("B' L' D' F' U' R")).is_err());
+        assert!(verify(&cube, 0, || None, &five, &over("B' L' D' F' U' R' R R'")).is_err());
+        assert!(verify(&cube, 0, || None, &five, &over("B' L' D' F' U' R")).is_err());
         let short = CubieCube::from_moves(&MoveSeq::parse("R U").expect("parses").0);
-        assert!(verify(&short, 0, None, &five, &over("U' R'")).is_err());
+        assert!(verify(&short, 0, || None, &five, &over("U' R'")).is_err());
         let without = Completion {
             has_solution: false,
             ..over("")
         };
-        assert!(verify(&cube, 0, None, &five, &without).is_err());
+        assert!(verify(&cube, 0, || None, &five, &without).is_err());
         let optimal = normalize_mode(Mode {
             kind: Some(mode::Kind::Optimal(Default::default())),
             ..Mode::default()
         })
         .expect("optimal");
-        assert!(verify(&cube, 0, None, &optimal, &over("B' L' D' F' U' R'")).is_err());
+        assert!(verify(&cube, 0, || None, &optimal, &over("B' L' D' F' U' R'")).is_err());
     }
 
     #[test]
@@ -256,28 +286,74 @@ mod tests {
             moves: MoveSeq::parse(moves).expect("parses").indices(),
             ..solved("")
         };
-        let checked = verify(&cube, 0, None, &mode, &as_moves("U' R2"));
+        let checked = verify(&cube, 0, || None, &mode, &as_moves("U' R2"));
         assert_eq!(
             checked.map(|v| (v.length, v.solution)),
             Ok((2, "U' R2".into()))
         );
-        assert!(verify(&cube, 0, None, &mode, &as_moves("U R2"))
+        assert!(verify(&cube, 0, || None, &mode, &as_moves("U R2"))
             .is_err_and(|e| e.contains("`U R2` does not solve")));
         // R2 as two quarter turns: two turns, which the text "U' R R" would not be
         let twice = Completion {
             moves: vec![2, 3, 3],
             ..solved("")
         };
-        assert!(verify(&cube, 0, None, &mode, &twice).is_err_and(|e| e.contains("twice in a row")));
+        assert!(
+            verify(&cube, 0, || None, &mode, &twice).is_err_and(|e| e.contains("twice in a row"))
+        );
         let beyond = Completion {
             moves: vec![2, 18],
             ..solved("")
         };
-        assert!(verify(&cube, 0, None, &mode, &beyond).is_err_and(|e| e.contains("above 17")));
+        assert!(verify(&cube, 0, || None, &mode, &beyond).is_err_and(|e| e.contains("above 17")));
         let both = Completion {
             moves: vec![2, 4],
             ..solved("U' R2")
         };
-        assert!(verify(&cube, 0, None, &mode, &both).is_err_and(|e| e.contains("both")));
+        assert!(verify(&cube, 0, || None, &mode, &both).is_err_and(|e| e.contains("both")));
+    }
+
+    #[test]
+    fn the_canonical_text_is_what_display_writes() {
+        assert_eq!(canonical_text(&[]), "");
+        let all = MoveSeq(Move::ALL.to_vec());
+        assert_eq!(canonical_text(&all.0), all.to_string());
+        let mut rng = rand::rngs::StdRng::seed_from_u64(26);
+        for _ in 0..200 {
+            let n = rng.random_range(1..30);
+            let seq = MoveSeq(
+                (0..n)
+                    .map(|_| Move::from_index(rng.random_range(0..18)))
+                    .collect(),
+            );
+            assert_eq!(canonical_text(&seq.0), seq.to_string());
+        }
+    }
+
+    #[test]
+    fn the_known_length_is_asked_for_only_where_a_bound_is_clamped() {
+        let mode = normalize_mode(Mode::default()).expect("two-phase");
+        let cube = CubieCube::from_moves(&MoveSeq::parse("R2 U").expect("parses").0);
+        let asked = std::cell::Cell::new(0);
+        let known = || {
+            asked.set(asked.get() + 1);
+            Some(2)
+        };
+        // no bound, stored or reported: nothing to clamp
+        assert!(verify(&cube, 0, known, &mode, &solved("U' R2")).is_ok());
+        assert_eq!(asked.get(), 0);
+        // a stored bound of 5 on a position known to be solved in 2 is clamped to 2, so the
+        // 2-move solution is not below it
+        let checked = verify(&cube, 5, known, &mode, &solved("U' R2"));
+        assert_eq!(checked.map(|v| v.lower_bound), Ok(2));
+        assert_eq!(asked.get(), 1);
+        // a reported bound above the known length, claimed optimal: a false claim
+        let lie = Completion {
+            lower_bound: 3,
+            optimal: true,
+            ..solved("U' R2")
+        };
+        assert!(verify(&cube, 0, known, &mode, &lie).is_err_and(|e| e.contains("above 2")));
+        assert_eq!(asked.get(), 2);
     }
 }

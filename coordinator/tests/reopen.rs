@@ -1,6 +1,7 @@
 //! The job store across restarts: one store opened and closed many times, a batch each time,
 //! and every batch still answers with its own lines and verified solutions of them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use cubefleet_coordinator::{stream, Config};
@@ -58,7 +59,7 @@ async fn a_store_reopened_200_times_answers_every_batch_with_its_own_results() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(23);
     let mut batches: Vec<(String, Vec<(String, String)>)> = Vec::new();
     for round in 0..OPENS {
-        let core = cubefleet_coordinator::open(&config).await.expect("open");
+        let core = reopen(&config).await;
         let lines: Vec<(String, String)> = (0..LINES).map(|_| scramble(&mut rng, 9)).collect();
         let id = format!("batch-{round}");
         let spec = BatchSpec {
@@ -105,12 +106,29 @@ async fn a_store_reopened_200_times_answers_every_batch_with_its_own_results() {
             check_all(&core, &batches);
         }
         drop(core);
-        // the store closes when the last handle goes (the coordinator's own tasks included)
-        tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let core = cubefleet_coordinator::open(&config).await.expect("open");
+    let core = reopen(&config).await;
     check_all(&core, &batches);
     assert_eq!(core.list().expect("list").len(), OPENS);
+}
+
+/// Opens the store of `config` once the coordinator dropped before has let it go: the store
+/// closes when the last handle goes, and the coordinator's own threads (the symmetry index
+/// rebuilt behind the open) may hold one a little longer than the test's, longer still on a
+/// busy machine, so an open refused meanwhile (sled's lock on the directory) is tried again,
+/// for up to 10 s.
+async fn reopen(config: &Config) -> Arc<cubefleet_coordinator::Core> {
+    let mut tries = 0;
+    loop {
+        match cubefleet_coordinator::open(config).await {
+            Ok(core) => return core,
+            Err(_) if tries < 1000 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(e) => panic!("open: {e:?}"),
+        }
+    }
 }
 
 /// Every batch answers with its own lines in order, each done and solved by its solution,

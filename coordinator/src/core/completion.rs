@@ -224,10 +224,13 @@ impl Core {
             return Ok(Completed::GivenUp);
         }
         let checked = match job.cube() {
-            Some(cube) => {
-                let known = known_length(&cube, &job.r().input, metric_of(mode));
-                verify(&cube, job.r().lower_bound, known, mode, c)
-            }
+            Some(cube) => verify(
+                &cube,
+                job.r().lower_bound,
+                || known_length(&cube, &job.r().input, metric_of(mode)),
+                mode,
+                c,
+            ),
             None => Err("the job has no valid position".into()),
         };
         match checked {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_proto::{mode, BatchSpec, Completion, Mode, TwoPhase};
+use cubefleet_proto::{mode, BatchSpec, Completion, JobState, Mode, TwoPhase};
 use cubefleet_tables::{parse_position, InputFormat};
 
 use super::dedup::SymIndex;
@@ -733,4 +733,67 @@ fn a_malformed_summary_is_not_used_and_one_without_index_runs_reads_every_job() 
     };
     let (_, runs) = Core::from_summary(&enc(older), &[]).expect("fits");
     assert!(runs.len() == 1 && runs[0] == (0..u64::MAX), "{runs:?}");
+}
+
+/// One group of results spread over several blocks of two batches (blocks hold 64 jobs),
+/// given out of order, with a wrong solution and a result given twice among them: every
+/// verified result is stored with the canonical text of its solution, the wrong one is
+/// refused and its job queued again, and an open after a crash (no summary) finds exactly
+/// what the group was acknowledged with.
+#[test]
+fn a_group_over_several_blocks_and_batches_is_stored_whole() {
+    let (dir, core, w) = fresh_core();
+    let lines = scrambles(300);
+    let text: Vec<&str> = lines.iter().map(|(s, _)| s.as_str()).collect();
+    let a = submit(&core, "a", &text[..200]);
+    let b = submit(&core, "b", &text[200..]);
+    assert_eq!(core.lease(&w, 300).expect("lease").len(), 300);
+    // lines 0..200 of a (four blocks) but line 77, and b's lines 0..100 (two blocks)
+    let mut group: Vec<Completion> = (0..200u64)
+        .filter(|&i| i != 77)
+        .map(|i| solved(job_id(a.seq, i), &lines[i as usize].1))
+        .chain((0..100u64).map(|i| solved(job_id(b.seq, i), &lines[200 + i as usize].1)))
+        .collect();
+    group.reverse();
+    group.swap(3, 250);
+    group.push(solved(job_id(a.seq, 77), &lines[78].1));
+    group.push(group[10].clone());
+    let (accepted, rejected) = core.complete(&w, &group).expect("complete");
+    assert_eq!(accepted, 300, "299 verified, one given twice");
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0].0, job_id(a.seq, 77));
+    let stored = |core: &Core| {
+        let mut done = Vec::new();
+        for (id, n) in [("a", 200), ("b", 100)] {
+            let (results, _) = core.results(id, 0, n, "", false).expect("results");
+            assert_eq!(results.len(), n);
+            done.extend(
+                results
+                    .into_iter()
+                    .map(|r| (r.state(), r.status, r.solution, r.length)),
+            );
+        }
+        done
+    };
+    let before = stored(&core);
+    for (i, (state, status, solution, length)) in before.iter().enumerate() {
+        if i == 77 {
+            assert_eq!(*state, JobState::Queued, "refused: queued again");
+            continue;
+        }
+        assert_eq!(
+            (*state, status.as_str()),
+            (JobState::Done, "solved"),
+            "line {i}"
+        );
+        assert_eq!(solution, &lines[i].1, "line {i}: the canonical text");
+        assert_eq!(*length as usize, lines[i].1.split(' ').count(), "line {i}");
+    }
+    let counts = (job_counts(&core, "a"), job_counts(&core, "b"));
+    assert_eq!((counts.0 .2, counts.1 .2), (199, 100));
+    drop(core); // no close: no summary, as after a crash
+    let again = reopen(dir.path());
+    assert_eq!(stored(&again), before);
+    assert_eq!((job_counts(&again, "a"), job_counts(&again, "b")), counts);
+    assert_eq!(lease_all(&again), [job_id(a.seq, 77)]);
 }
