@@ -195,7 +195,13 @@ impl CubieCube {
     /// Applies one turn to this cube.
     #[inline]
     pub fn apply_move(&self, m: Move) -> CubieCube {
-        self.multiply(m.cubie())
+        // a real cube has no mirrored corner (those are the reflections' cubes): the shuffling
+        // product serves it
+        if self.co.iter().all(|&o| o < 3) {
+            self.multiply_rotations(m.cubie())
+        } else {
+            self.multiply(m.cubie())
+        }
     }
 
     /// Applies a sequence of turns to this cube.
