@@ -175,7 +175,33 @@ fn get_edge4(ep: &[u8; 12], base: u8) -> usize {
 /// The positions of the edges `base..base+4`: bit `j` set when position `j` holds one.
 #[inline]
 fn edge4_mask(ep: &[u8; 12], base: u8) -> usize {
-    (0..12).fold(0, |m, j| m | usize::from(ep[j].wrapping_sub(base) < 4) << j)
+    let below = match base {
+        0 => 0,
+        _ => mask_above(ep, base - 1) ^ 0xFFF,
+    };
+    (mask_above(ep, base + 3) | below) ^ 0xFFF
+}
+
+/// Bit `j` set when `bytes[j] > above` (values below 128): one byte comparison and a
+/// `movemask` (SSE2, part of every x86-64 CPU), else a loop.
+#[inline]
+fn mask_above<const N: usize>(bytes: &[u8; N], above: u8) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let mut b = [0u8; 16];
+        b[..N].copy_from_slice(bytes);
+        // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `b`, unaligned
+        let m = unsafe {
+            let v = _mm_loadu_si128(b.as_ptr().cast());
+            _mm_movemask_epi8(_mm_cmpgt_epi8(v, _mm_set1_epi8(above as i8)))
+        };
+        m as usize & ((1 << N) - 1)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (0..N).fold(0, |m, j| m | usize::from(bytes[j] > above) << j)
+    }
 }
 
 /// Places edges `base..base+4` as [`get_edge4`] describes; the other edges fill the remaining
@@ -216,8 +242,7 @@ impl CubieCube {
     /// UDCorners, `0 <= ud_corners < 70`: which positions the four D-layer corners (DFR, DLF,
     /// DBL, DRB) occupy, 0 when they are home.
     pub fn ud_corners(&self) -> usize {
-        let mask = (0..8).fold(0usize, |m, j| m | usize::from(self.cp[j] >= 4) << j);
-        UD_CORNERS[mask] as usize
+        UD_CORNERS[mask_above(&self.cp, 3)] as usize
     }
 
     /// Places the D-layer corners as `ud_corners` says (each group in increasing order).
@@ -255,7 +280,9 @@ impl CubieCube {
 
     /// Flip, `0 <= flip < 2048`.
     pub fn flip(&self) -> usize {
-        self.eo[..11].iter().fold(0, |f, &o| 2 * f + o as usize)
+        // bit j of the mask is eo[j]; the flip reads eo[0] as its highest bit (bit 10)
+        let mask = (mask_above(&self.eo, 0) & 0x7FF) as u32;
+        (mask.reverse_bits() >> 21) as usize
     }
 
     /// Sets the edge orientations to `flip` (BR's follows from the others).
@@ -334,6 +361,30 @@ impl CubieCube {
 
 #[cfg(test)]
 mod tests {
+
+    /// The byte masks behind `slice`, `ud_corners`, `flip` and the edge coordinates agree with
+    /// plain loops on random cubes.
+    #[test]
+    fn masks_agree_with_loops() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        for _ in 0..5000 {
+            let c = CubieCube::random(&mut rng);
+            for base in [0u8, 4, 8] {
+                let plain = (0..12).fold(0, |m, j| {
+                    m | usize::from(c.ep[j].wrapping_sub(base) < 4) << j
+                });
+                assert_eq!(edge4_mask(&c.ep, base), plain);
+            }
+            let ud = (0..8).fold(0usize, |m, j| m | usize::from(c.cp[j] >= 4) << j);
+            assert_eq!(c.ud_corners(), UD_CORNERS[ud] as usize);
+            assert_eq!(
+                c.flip(),
+                c.eo[..11].iter().fold(0, |f, &o| 2 * f + o as usize)
+            );
+        }
+    }
+
     use super::*;
 
     #[test]

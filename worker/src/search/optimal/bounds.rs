@@ -1,7 +1,7 @@
 //! The lower bounds an optimal search reads: the phase-1 table, or a mod-3 table (huge or giant),
 //! on three axes of the position and of its inverse.
 
-use cubefleet_tables::coord::raw_flipslice;
+use cubefleet_tables::coord::{raw_flipslice, N_PERM_4};
 use cubefleet_tables::file::TableKind;
 use cubefleet_tables::huge::{next_depth, Mod3Coords, Mod3Table};
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
@@ -161,7 +161,8 @@ impl<'a> OptimalTables<'a> {
     }
 
     /// The first stage of reading a position `y` held at the cubie level (the cubie side of a
-    /// node): its coordinates (UDCorners 0 unless the giant table reads it), with the
+    /// node): its coordinates (UDCorners 0 unless the giant table reads it, which also leaves
+    /// the slice edges' order out of UDSliceSorted: `24 * slice`), with the
     /// sym-coordinate of its FlipUDSlice prefetched, and its huge-table entry (prefetched; 0
     /// without the huge table or with the giant one). The phase-1 and giant entries need the
     /// sym-coordinate, so they are a second stage ([`OptimalTables::phase1_entry_prefetched`],
@@ -169,7 +170,12 @@ impl<'a> OptimalTables<'a> {
     #[inline]
     pub(super) fn inverse_first(&self, y: &CubieCube) -> (Axis, usize) {
         let axis = Axis {
-            slice_sorted: y.slice_sorted() as u16,
+            slice_sorted: if self.reads_ud_corners {
+                // the giant table reads where the slice edges are, not their order
+                (N_PERM_4 * y.slice()) as u16
+            } else {
+                y.slice_sorted() as u16
+            },
             flip: y.flip() as u16,
             twist: y.twist() as u16,
             ud_corners: if self.reads_ud_corners {

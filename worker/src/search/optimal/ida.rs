@@ -24,8 +24,8 @@ pub(super) const CHECK_EVERY: u64 = 4096;
 /// other one, held at the cubie level per axis (`inv`) and read from there.
 ///
 /// Invariants: `inv[a]` is the inverse of the table side's position on axis `a`; when
-/// `inv_read`, `inv_axes[a]` holds the cubie side's coordinates on axis `a` with a lower bound
-/// of its table depth; each of `node`'s depths is at most the table's depth and congruent to
+/// `inv_read`, `inv_axes[a]` holds the cubie side's coordinates on axis `a` (the slice edges'
+/// order left out with the giant table) with a lower bound of its table depth; each of `node`'s depths is at most the table's depth and congruent to
 /// it modulo 3 (exact below the top node until the search first changes sides, see
 /// [`next_bound`](super::bounds)); the moves from the top node to this one, split by the side they were made on
 /// (`m_back`), make the solution prefix and suffix ([`OptimalSearcher::solution_through`]).
@@ -82,8 +82,15 @@ impl LevelNode {
 
     /// Makes the cubie side the table side: the search steps from the other side of this node
     /// on. Its bounds, read from the phase-1 depth and the residue, are congruent to the table
-    /// depths modulo 3 and at most them, as the invariant asks.
-    fn flip_sides(&mut self) {
+    /// depths modulo 3 and at most them, as the invariant asks. The move tables step the slice
+    /// edges' order, which the cubie side's reading leaves out with the giant table
+    /// ([`OptimalTables::inverse_first`]): `read_order` reads it from the cubies first.
+    fn flip_sides(&mut self, read_order: bool) {
+        if read_order {
+            for (axis, cube) in self.inv_axes.iter_mut().zip(&self.inv) {
+                axis.slice_sorted = cube.slice_sorted() as u16;
+            }
+        }
         std::mem::swap(&mut self.node.axes, &mut self.inv_axes);
         self.inv = self.inv.map(|c| c.inverse());
         self.flipped = !self.flipped;
@@ -469,7 +476,7 @@ impl<'a> OptimalSearcher<'a> {
             if p.inv_read && p.syms.is_trivial() && self.cyclic.is_none() {
                 let there = self.allowed(p, !p.flipped, &p.node.axes, true);
                 if there.count_ones() < allowed.count_ones() {
-                    p.flip_sides();
+                    p.flip_sides(t.reads_ud_corners);
                     self.side_changes += 1;
                     allowed = there;
                 }
