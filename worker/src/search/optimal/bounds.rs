@@ -3,7 +3,7 @@
 
 use cubefleet_tables::coord::{raw_flipslice, N_PERM_4};
 use cubefleet_tables::file::TableKind;
-use cubefleet_tables::huge::{next_depth, Mod3Coords, Mod3Table};
+use cubefleet_tables::huge::{Mod3Coords, Mod3Table};
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Tables};
 
@@ -210,7 +210,7 @@ impl<'a> OptimalTables<'a> {
         let p = self.tables.phase1.payload()[phase1] as u32;
         match self.bound {
             None => p,
-            Some(h) => p + (h.mod3(mod3) as u32 + 3 - p % 3) % 3,
+            Some(h) => LEAST_AT_LEAST[4 * p as usize + h.mod3(mod3) as usize] as u32,
         }
     }
 }
@@ -219,14 +219,46 @@ impl<'a> OptimalTables<'a> {
 /// one move away. When `parent` is at most that position's table depth and congruent to it
 /// modulo 3, so is the result: depths of neighbours differ by at most one, so the result is the
 /// neighbour's depth less the parent's shortfall (a multiple of 3; none when `parent` is exact,
-/// as [`next_depth`] assumes). Where that would fall below 0, the residue's next value, 2, is
+/// as [`next_depth`](cubefleet_tables::huge::next_depth) assumes). Where that would fall below 0, the residue's next value, 2, is
 /// taken: a depth congruent to 2 is at least 2.
+///
+/// Read from a table of every case (depths are below 64): the search does it for most of the
+/// children it makes, and the table saves two divisions by 3.
 #[inline]
 pub(super) fn next_bound(parent: u32, mod3: u8) -> u32 {
-    match parent {
-        0 if mod3 == 2 => 2,
-        _ => next_depth(parent, mod3),
+    NEXT_BOUND[4 * parent as usize + mod3 as usize] as u32
+}
+
+/// `NEXT_BOUND[4 * parent + mod3]`: [`next_bound`] for `parent < 64` (entry 3 of each four,
+/// a value no finished table holds, is `parent`).
+const NEXT_BOUND: [u8; 256] = residue_table(true);
+
+/// `LEAST_AT_LEAST[4 * p + r]`: the least number at least `p` that is `r` modulo 3 (for
+/// [`OptimalTables::loose_bound`]; `p < 64`; entry 3 of each four is `p`).
+const LEAST_AT_LEAST: [u8; 256] = residue_table(false);
+
+/// [`NEXT_BOUND`] (`next`) or [`LEAST_AT_LEAST`]: at `4 * p + r` for `p < 64`, `r < 3`.
+const fn residue_table(next: bool) -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut p = 0;
+    while p < 64 {
+        let mut r = 0;
+        while r < 3 {
+            let up = (r + 3 - p % 3) % 3;
+            // one below (`up == 2`) for the neighbour's bound; never below the residue's least
+            t[4 * p + r] = if !next || up < 2 {
+                p + up
+            } else if p == 0 {
+                2
+            } else {
+                p - 1
+            } as u8;
+            r += 1;
+        }
+        t[4 * p + 3] = p as u8;
+        p += 1;
     }
+    t
 }
 
 /// The inverse of `cube` seen on each axis (`S c^-1 S^-1` for the axis symmetry `S`).
@@ -266,6 +298,17 @@ mod tests {
                         assert_eq!(b, next);
                     }
                 }
+            }
+        }
+    }
+
+    /// The table behind the loose bound: the least number at least `p` with residue `r`.
+    #[test]
+    fn least_at_least_is_the_least_of_its_residue() {
+        for p in 0..64u32 {
+            for r in 0..3u32 {
+                let want = (p..).find(|v| v % 3 == r).expect("exists");
+                assert_eq!(LEAST_AT_LEAST[(4 * p + r) as usize] as u32, want);
             }
         }
     }
