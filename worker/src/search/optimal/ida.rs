@@ -23,12 +23,14 @@ pub(super) const CHECK_EVERY: u64 = 4096;
 /// whose coordinates the move tables follow (`node`, with table depths), the *cubie side* the
 /// other one, held at the cubie level per axis (`inv`) and read from there.
 ///
-/// Invariants: `inv[a]` is the inverse of the table side's position on axis `a`; when
-/// `inv_read`, `inv_axes[a]` holds the cubie side's coordinates on axis `a` (the slice edges'
-/// order left out with the giant table) with a lower bound of its table depth; each of `node`'s depths is at most the table's depth and congruent to
-/// it modulo 3 (exact below the top node until the search first changes sides, see
-/// [`next_bound`](super::bounds)); the moves from the top node to this one, split by the side they were made on
-/// (`m_back`), make the solution prefix and suffix ([`OptimalSearcher::solution_through`]).
+/// Invariants:
+/// - `inv[a]` is the inverse of the table side's position on axis `a`;
+/// - when `inv_read`, `inv_axes[a]` holds the cubie side's coordinates on axis `a` (the slice
+///   edges' order left out with the giant table) with a lower bound of its table depth;
+/// - each of `node`'s depths is at most the table's depth and congruent to it modulo 3 (exact
+///   below the top node until the search first changes sides; see `bounds::next_bound`);
+/// - the moves from the top node to this one, split by the side they were made on (`m_back`),
+///   make the solution's prefix and suffix ([`OptimalSearcher::solution_through`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct LevelNode {
     pub(super) node: Node,
