@@ -173,7 +173,7 @@ fn the_symmetry_index_answers_symmetric_copies_survives_a_restart_and_checks_can
     assert_eq!(found.solution, "R' U'");
     drop(core);
 
-    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let core = reopen(dir.path());
     assert!(core.lookup("L' U'").expect("lookup").is_some());
     assert!(core.lookup("R U F").expect("lookup").is_none());
     // a slot naming a job of another class (a shared hash) is no answer
@@ -309,7 +309,7 @@ fn a_range_batch_resumes_after_jobs_stored_without_their_record() {
     made.made = 0;
     assert_eq!(core.store.batch("r").expect("read"), Some(made));
     drop(core);
-    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let core = reopen(dir.path());
     assert_eq!(core.status("r").expect("status").made, 5);
     let w = core.register("w".into(), 1, "t".into()).0;
     let leased = core.lease(&w, 4).expect("lease");
@@ -473,7 +473,7 @@ fn queued_lines_are_a_cursor_leased_in_order_across_a_restart() {
     assert_eq!(core.counters().1, 3000 - 12);
     drop(core);
 
-    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let core = reopen(dir.path());
     let w = core.register("w".into(), 1, String::new()).0;
     assert_eq!(core.counters().1, 3000 - 5, "leased jobs are queued again");
     let leased = ids(core.lease(&w, 10).expect("lease"));
@@ -617,7 +617,7 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
             "{runs:?}"
         );
     }
-    let quick = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let quick = reopen(dir.path());
     let scanned = Core::open(oracle.path(), Duration::from_secs(30)).expect("reopen");
     for id in BUSY {
         assert_eq!(
