@@ -177,19 +177,34 @@ pub(crate) fn verify(
 /// D L B with "", "2" or "'", one space between turns), written without `core::fmt`, which
 /// costs as much as replaying the turns on the cube (once per verified result).
 fn canonical_text(moves: &[Move]) -> String {
-    let mut text = String::with_capacity(3 * moves.len());
+    // bytes, not chars: no UTF-8 encoding of each letter
+    let mut text = Vec::with_capacity(3 * moves.len());
     for (i, m) in moves.iter().enumerate() {
         if i > 0 {
-            text.push(' ');
+            text.push(b' ');
         }
-        text.push(m.face().letter());
+        text.push(m.face().letter() as u8);
         match m.quarter_turns() {
-            2 => text.push('2'),
-            3 => text.push('\''),
+            2 => text.push(b'2'),
+            3 => text.push(b'\''),
             _ => {}
         }
     }
-    text
+    String::from_utf8(text).expect("face letters, digits, primes and spaces are ASCII")
+}
+
+/// How many tokens `text` has between ASCII whitespace: what
+/// `text.split_ascii_whitespace().count()` gives, in one pass over the bytes without
+/// making each token a `&str`.
+fn tokens(text: &str) -> usize {
+    let mut count = 0;
+    let mut after_space = true;
+    for b in text.bytes() {
+        let space = b.is_ascii_whitespace();
+        count += usize::from(after_space && !space);
+        after_space = space;
+    }
+    count
 }
 
 /// The turns of a reported solution: from its compact form (`moves`) when it has one, else
@@ -199,7 +214,7 @@ fn solution_moves(c: &Completion) -> Result<MoveSeq, String> {
     if c.moves.is_empty() {
         let moves =
             MoveSeq::parse(&c.solution).map_err(|e| format!("solution does not parse: {e}"))?;
-        if c.solution.split_ascii_whitespace().count() != moves.len() {
+        if tokens(&c.solution) != moves.len() {
             return Err(format!(
                 "`{}` is not one turn per token with no face turned twice in a row",
                 c.solution
@@ -311,6 +326,28 @@ mod tests {
             ..solved("U' R2")
         };
         assert!(verify(&cube, 0, || None, &mode, &both).is_err_and(|e| e.contains("both")));
+    }
+
+    #[test]
+    fn tokens_are_counted_as_split_ascii_whitespace_counts_them() {
+        for text in [
+            "",
+            " ",
+            "R",
+            " R",
+            "R ",
+            "R U",
+            "R  U2\tF'\n",
+            "R,U",
+            "\r\nR\x0cU ",
+            "R\u{a0}U",
+        ] {
+            assert_eq!(
+                tokens(text),
+                text.split_ascii_whitespace().count(),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
