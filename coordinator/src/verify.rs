@@ -177,20 +177,19 @@ pub(crate) fn verify(
 /// D L B with "", "2" or "'", one space between turns), written without `core::fmt`, which
 /// costs as much as replaying the turns on the cube (once per verified result).
 fn canonical_text(moves: &[Move]) -> String {
-    // bytes, not chars: no UTF-8 encoding of each letter
-    let mut text = Vec::with_capacity(3 * moves.len());
+    let mut text = String::with_capacity(3 * moves.len());
     for (i, m) in moves.iter().enumerate() {
         if i > 0 {
-            text.push(b' ');
+            text.push(' ');
         }
-        text.push(m.face().letter() as u8);
+        text.push(m.face().letter());
         match m.quarter_turns() {
-            2 => text.push(b'2'),
-            3 => text.push(b'\''),
+            2 => text.push('2'),
+            3 => text.push('\''),
             _ => {}
         }
     }
-    String::from_utf8(text).expect("face letters, digits, primes and spaces are ASCII")
+    text
 }
 
 /// How many tokens `text` has between ASCII whitespace: what
