@@ -192,6 +192,20 @@ fn canonical_text(moves: &[Move]) -> String {
     text
 }
 
+/// How many tokens `text` has between ASCII whitespace: what
+/// `text.split_ascii_whitespace().count()` gives, in one pass over the bytes without
+/// making each token a `&str`.
+fn tokens(text: &str) -> usize {
+    let mut count = 0;
+    let mut after_space = true;
+    for b in text.bytes() {
+        let space = b.is_ascii_whitespace();
+        count += usize::from(after_space && !space);
+        after_space = space;
+    }
+    count
+}
+
 /// The turns of a reported solution: from its compact form (`moves`) when it has one, else
 /// from its text. Refused unless every turn is its own, one face never turned twice in a row:
 /// the text parser merges such turns ("R R" is R2), and a solution is counted as it is stored.
@@ -199,7 +213,7 @@ fn solution_moves(c: &Completion) -> Result<MoveSeq, String> {
     if c.moves.is_empty() {
         let moves =
             MoveSeq::parse(&c.solution).map_err(|e| format!("solution does not parse: {e}"))?;
-        if c.solution.split_ascii_whitespace().count() != moves.len() {
+        if tokens(&c.solution) != moves.len() {
             return Err(format!(
                 "`{}` is not one turn per token with no face turned twice in a row",
                 c.solution
@@ -311,6 +325,28 @@ mod tests {
             ..solved("U' R2")
         };
         assert!(verify(&cube, 0, || None, &mode, &both).is_err_and(|e| e.contains("both")));
+    }
+
+    #[test]
+    fn tokens_are_counted_as_split_ascii_whitespace_counts_them() {
+        for text in [
+            "",
+            " ",
+            "R",
+            " R",
+            "R ",
+            "R U",
+            "R  U2\tF'\n",
+            "R,U",
+            "\r\nR\x0cU ",
+            "R\u{a0}U",
+        ] {
+            assert_eq!(
+                tokens(text),
+                text.split_ascii_whitespace().count(),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

@@ -242,9 +242,13 @@ impl FaceletCube {
 }
 
 impl std::fmt::Display for FaceletCube {
+    /// The 54 face letters, written as one string from a byte buffer (a lease sends every
+    /// job's position this way: collecting 54 `char`s into a `String` cost about as much as
+    /// computing the stickers).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s: String = self.0.iter().map(|x| x.letter()).collect();
-        f.write_str(&s)
+        let bytes: [u8; N_FACELETS] = std::array::from_fn(|i| b"URFDLB"[self.0[i] as usize]);
+        // every byte is one of six ASCII letters
+        f.write_str(std::str::from_utf8(&bytes).map_err(|_| std::fmt::Error)?)
     }
 }
 

@@ -205,8 +205,18 @@ impl CubieCube {
     }
 
     /// Applies a sequence of turns to this cube.
+    ///
+    /// Whether the cube has a mirrored corner is checked once, not once a turn as
+    /// [`CubieCube::apply_move`] does: a turn has none, and the product of two cubes without
+    /// one has none, so a cube without one keeps the shuffling product throughout.
     pub fn apply_moves(&self, moves: &[Move]) -> CubieCube {
-        moves.iter().fold(*self, |c, &m| c.apply_move(m))
+        if self.co.iter().all(|&o| o < 3) {
+            moves
+                .iter()
+                .fold(*self, |c, &m| c.multiply_rotations(m.cubie()))
+        } else {
+            moves.iter().fold(*self, |c, &m| c.apply_move(m))
+        }
     }
 
     /// The position reached from the solved cube by `moves`.
@@ -355,18 +365,20 @@ fn expand_quarter(token: Token, frame: &mut Frame, out: &mut Vec<Move>) {
 }
 
 /// Merges consecutive turns of the same face (`R R` -> `R2`, `R R'` -> nothing).
+#[inline]
 fn push_merged(out: &mut Vec<Move>, m: Move) {
-    if let Some(&last) = out.last() {
-        if last.face() == m.face() {
-            out.pop();
+    match out.last_mut() {
+        // one face (turn numbers are face * 3 + quarter turns - 1)
+        Some(last) if last.0 / 3 == m.0 / 3 => {
             let q = (last.quarter_turns() + m.quarter_turns()) % 4;
-            if q != 0 {
-                out.push(Move::new(m.face(), q));
+            if q == 0 {
+                out.pop();
+            } else {
+                *last = Move(m.0 / 3 * 3 + q - 1);
             }
-            return;
         }
+        _ => out.push(m),
     }
-    out.push(m);
 }
 
 fn parse_moves(text: &str) -> Result<MoveSeq, Error> {
@@ -382,29 +394,36 @@ fn parse_moves(text: &str) -> Result<MoveSeq, Error> {
 /// merged). None for anything else, which the general parser then reads.
 fn parse_plain(text: &str) -> Option<MoveSeq> {
     let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len() / 3 + 1);
+    // a turn takes at least two bytes with its separator
+    let mut out: Vec<Move> = Vec::with_capacity(bytes.len() / 2 + 1);
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i].is_ascii_whitespace() {
+        let b = bytes[i];
+        if b.is_ascii_whitespace() {
             i += 1;
             continue;
         }
         // a token: a face letter, then nothing, `'`, `2` or `2'`, then whitespace or the end
-        let face = Face::from_letter(bytes[i] as char)?;
-        let quarters = match bytes.get(i + 1) {
-            Some(b'\'') => 3,
-            Some(b'2') if bytes.get(i + 2) == Some(&b'\'') => {
-                i += 1;
-                2
-            }
-            Some(b'2') => 2,
-            _ => 1,
+        let face = match b {
+            b'U' => 0,
+            b'R' => 1,
+            b'F' => 2,
+            b'D' => 3,
+            b'L' => 4,
+            b'B' => 5,
+            _ => return None,
         };
-        i += if quarters == 1 { 1 } else { 2 };
+        let (quarters, len) = match (bytes.get(i + 1), bytes.get(i + 2)) {
+            (Some(b'\''), _) => (3, 2),
+            (Some(b'2'), Some(b'\'')) => (2, 3),
+            (Some(b'2'), _) => (2, 2),
+            _ => (1, 1),
+        };
+        i += len;
         if bytes.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
             return None;
         }
-        push_merged(&mut out, Move::new(face, quarters));
+        push_merged(&mut out, Move(face * 3 + quarters - 1));
     }
     Some(MoveSeq(out))
 }
@@ -498,6 +517,33 @@ mod tests {
             let c = CubieCube::from_moves(&[m, m, m, m]);
             assert!(c.is_solved());
             assert_eq!(CubieCube::from_moves(&[m, m]), *Move::new(f, 2).cubie());
+        }
+    }
+
+    #[test]
+    fn random_plain_texts_read_as_the_general_parser_reads_them() {
+        use rand::{Rng, SeedableRng};
+        // tokens of the plain notation, repeats of one face among them (merged or cancelled)
+        let tokens = ["U", "R'", "F2", "D2'", "L", "B'", "U'", "R2", " ", "\t"];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for _ in 0..2000 {
+            let n = rng.random_range(0..12);
+            let text = (0..n)
+                .map(|_| tokens[rng.random_range(0..tokens.len())])
+                .collect::<Vec<_>>()
+                .join(" ");
+            let plain = parse_plain(&text).expect("plain notation");
+            assert_eq!(Ok(plain.clone()), parse_general(&text), "{text:?}");
+            // the replay that checks for mirrored corners once is the one turn by turn
+            let turn_by_turn = plain
+                .0
+                .iter()
+                .fold(CubieCube::SOLVED, |c, &m| c.apply_move(m));
+            assert_eq!(
+                CubieCube::SOLVED.apply_moves(&plain.0),
+                turn_by_turn,
+                "{text:?}"
+            );
         }
     }
 

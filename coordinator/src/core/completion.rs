@@ -4,6 +4,7 @@
 //! only lengths (`--keep histogram`) stores a verified result without its solution text.
 
 use cubefleet_proto::{Completion, JobResult, JobState, Mode};
+use cubefleet_tables::CubieCube;
 
 use super::state::FastMap;
 use super::{view, Core};
@@ -79,19 +80,25 @@ impl Core {
         // a concurrent change of the record (a heartbeat raising the lower bound) makes the
         // compare-and-swap fail: read again and retry, a few times
         let mut pending: Vec<&Completion> = results.iter().collect();
-        // the modes of the batches concerned, read under the lock once
-        // (and which of them keep only the lengths of their results)
-        let (modes, histogram_only): (FastMap<u32, Mode>, FastMap<u32, bool>) = {
+        // the modes of the batches concerned, read under the lock once (and which of them
+        // keep only the lengths of their results), and the positions the jobs' leases made
+        // (a job's position never changes: see `Lease::cube`)
+        let (modes, histogram_only, leased) = {
             let st = self.lock();
             let (mut modes, mut keeps) = (FastMap::default(), FastMap::default());
+            let mut leased: FastMap<u64, CubieCube> = FastMap::default();
+            leased.reserve(results.len());
             for c in results {
                 let seq = batch_seq(c.job_id);
                 modes.entry(seq).or_insert_with(|| st.mode(seq));
                 keeps
                     .entry(seq)
                     .or_insert_with(|| st.batches.get(&seq).is_some_and(|b| b.keep_histogram));
+                if let Some(cube) = st.leases.get(&c.job_id).and_then(|l| l.cube) {
+                    leased.insert(c.job_id, cube);
+                }
             }
-            (modes, keeps)
+            (modes, keeps, leased)
         };
         for _attempt in 0..8 {
             if pending.is_empty() {
@@ -123,7 +130,7 @@ impl Core {
                     continue;
                 }
                 let old = at.and_then(|i| records[i].as_ref());
-                match self.complete_one(worker, c, old, mode)? {
+                match self.complete_one(worker, c, old, leased.get(&c.job_id), mode)? {
                     // a verified result always has the record it was checked against
                     Completed::Verified(mut v) => {
                         if histogram_only[&batch_seq(c.job_id)] {
@@ -205,12 +212,14 @@ impl Core {
     }
 
     /// One step of [`Core::complete`] for result `c` of a job whose batch has `mode` and whose
-    /// record, as read, is `job`.
+    /// record, as read, is `job`; `leased` is the job's position as its lease made it from the
+    /// record (None without a lease: made here from `job`).
     fn complete_one(
         &self,
         worker: &str,
         c: &Completion,
         job: Option<&JobRecord>,
+        leased: Option<&CubieCube>,
         mode: &Mode,
     ) -> Result<Completed, Error> {
         let Some(job) = job else {
@@ -223,7 +232,7 @@ impl Core {
             self.requeue_from(c.job_id, Some(worker), "worker gave it up")?;
             return Ok(Completed::GivenUp);
         }
-        let checked = match job.cube() {
+        let checked = match leased.copied().or_else(|| job.cube()) {
             Some(cube) => verify(
                 &cube,
                 job.r().lower_bound,

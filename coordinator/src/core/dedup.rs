@@ -59,21 +59,21 @@ impl Core {
     pub(super) fn indexed(
         &self,
         canonical: &[u8; 16],
-        mkeys: &[Vec<u8>],
+        mkeys: &[impl AsRef<[u8]>],
     ) -> Result<Vec<(u64, JobRecord, Canonical)>, Error> {
         // after an open from a summary, the index is rebuilt behind: wait until it is whole,
         // so a copy of a solved position is answered from the store as after any open
         self.wait_index();
-        let ids: Vec<(u64, &Vec<u8>)> = {
+        let ids: Vec<(u64, &[u8])> = {
             let index = self.index.read().unwrap_or_else(|e| e.into_inner());
             mkeys
                 .iter()
-                .filter_map(|m| Some((index.get(canonical, m)?, m)))
+                .filter_map(|m| Some((index.get(canonical, m.as_ref())?, m.as_ref())))
                 .collect()
         };
         let mut out = Vec::new();
         for (id, mkey) in ids {
-            if mode_key(&self.batch_mode(batch_seq(id))) != *mkey {
+            if mode_key(&self.batch_mode(batch_seq(id))) != mkey {
                 continue;
             }
             if let Some(job) = self.store.job(id)? {

@@ -345,10 +345,11 @@ impl Core {
     ) -> Result<JobRecord, Error> {
         r.state = JobState::Queued as i32;
         let canon = cube.canonical();
+        let key = canon.cube.key();
         if batch.cancelled {
             r.state = JobState::Cancelled as i32;
             r.status = "cancelled".into();
-        } else if let Some(stored) = self.answer_from_store(cube, &canon, mkey)? {
+        } else if let Some(stored) = self.answer_from_store(cube, &canon, &key, mkey)? {
             r.state = JobState::Done as i32;
             r.status = stored.status;
             r.solution = stored.solution;
@@ -362,20 +363,21 @@ impl Core {
         }
         Ok(JobRecord {
             result: Some(Box::new(r)),
-            canonical: canon.cube.key().to_vec(),
+            canonical: key.to_vec(),
             sym: u32::from(canon.sym) * 2 + u32::from(canon.inverted),
         })
     }
 
     /// A stored result for `cube` (or a symmetric / inverse copy) in the mode with key `mkey`,
-    /// mapped back to `cube` and verified.
+    /// mapped back to `cube` and verified; `key` is the key of `canon`, its canonical form.
     fn answer_from_store(
         &self,
         cube: &CubieCube,
         canon: &Canonical,
+        key: &[u8; 16],
         mkey: &[u8],
     ) -> Result<Option<JobResult>, Error> {
-        for (_, job, stored) in self.indexed(&canon.cube.key(), &[mkey.to_vec()])? {
+        for (_, job, stored) in self.indexed(key, &[mkey])? {
             if let Some(r) = map_result(job.r().clone(), &stored, cube, canon) {
                 return Ok(Some(r));
             }

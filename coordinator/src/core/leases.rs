@@ -111,14 +111,16 @@ impl Core {
                     continue; // finished
                 };
                 st.count(id, JobState::Queued, JobState::Leased);
+                let cube = job.cube();
                 st.leases.insert(
                     id,
                     Lease {
                         worker: owner.clone(),
                         deadline,
+                        cube,
                     },
                 );
-                if let Some(cube) = job.cube() {
+                if let Some(cube) = cube {
                     let mode = st.mode(batch_seq(id));
                     out.push(Leased {
                         job_id: id,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cubefleet_proto::{JobResult, JobState, Mode};
+use cubefleet_tables::CubieCube;
 
 use super::ready::Ready;
 use super::WorkerInfo;
@@ -21,6 +22,11 @@ pub(super) struct Lease {
     pub(super) worker: Arc<str>,
     /// When the lease ends unless a heartbeat extends it.
     pub(super) deadline: Instant,
+    /// The job's position as the lease made it from the stored record (None: the record has
+    /// no valid position). A job's position never changes once stored (its id names one line
+    /// of one batch, and neither is ever replaced), so a completion verifies against this
+    /// instead of making it again from the record's canonical form.
+    pub(super) cube: Option<CubieCube>,
 }
 
 /// Per-batch counters.

@@ -106,6 +106,41 @@ fn a_result_reported_twice_in_one_group_is_stored_and_counted_once() {
     assert_eq!(core.job(job_id(b.seq, 0)).expect("job").solution, "U' R'");
 }
 
+/// A result is verified against its own job's position whether the job is leased (the
+/// position its lease made from the record) or not (a late result: the position made from the
+/// record as read), by the holder or by another worker.
+#[test]
+fn results_are_verified_against_their_jobs_positions_leased_or_not() {
+    let (_dir, core, w) = fresh_core();
+    let other = core.register("other".into(), 1, String::new()).0;
+    let b = submit(&core, "p", &["R U", "F D2", "L2 B'", "U R2 F"]);
+    let ids: Vec<u64> = (0..4).map(|i| job_id(b.seq, i)).collect();
+    assert_eq!(core.lease(&w, 2).expect("lease").len(), 2, "lines 0 and 1");
+    // each answer of the other line of its pair: refused, leased or not
+    let swapped = [
+        solved(ids[0], "D2 F'"),
+        solved(ids[1], "U' R'"),
+        solved(ids[2], "F' R2 U'"),
+        solved(ids[3], "B L2"),
+    ];
+    let (accepted, rejected) = core.complete(&other, &swapped).expect("complete");
+    assert_eq!((accepted, rejected.len()), (0, 4), "{rejected:?}");
+    assert!(rejected.iter().all(|(_, r)| r.contains("does not solve")));
+    let right = [
+        solved(ids[0], "U' R'"),
+        solved(ids[1], "D2 F'"),
+        solved(ids[2], "B L2"),
+        solved(ids[3], "F' R2 U'"),
+    ];
+    // lines 0 and 1 still leased to `w` (another worker's rejection does not end its lease),
+    // lines 2 and 3 queued again
+    let (accepted, rejected) = core.complete(&other, &right[..2]).expect("complete");
+    assert_eq!((accepted, rejected.len()), (2, 0), "{rejected:?}");
+    let (accepted, rejected) = core.complete(&w, &right[2..]).expect("complete");
+    assert_eq!((accepted, rejected.len()), (2, 0), "{rejected:?}");
+    assert_eq!(core.status("p").expect("status").done, 4);
+}
+
 #[test]
 fn a_follower_gets_the_results_that_finish_after_it_began() {
     let (_dir, core, w) = fresh_core();
@@ -173,7 +208,7 @@ fn the_symmetry_index_answers_symmetric_copies_survives_a_restart_and_checks_can
     assert_eq!(found.solution, "R' U'");
     drop(core);
 
-    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let core = reopen(dir.path());
     assert!(core.lookup("L' U'").expect("lookup").is_some());
     assert!(core.lookup("R U F").expect("lookup").is_none());
     // a slot naming a job of another class (a shared hash) is no answer
@@ -309,7 +344,7 @@ fn a_range_batch_resumes_after_jobs_stored_without_their_record() {
     made.made = 0;
     assert_eq!(core.store.batch("r").expect("read"), Some(made));
     drop(core);
-    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let core = reopen(dir.path());
     assert_eq!(core.status("r").expect("status").made, 5);
     let w = core.register("w".into(), 1, "t".into()).0;
     let leased = core.lease(&w, 4).expect("lease");
@@ -473,7 +508,7 @@ fn queued_lines_are_a_cursor_leased_in_order_across_a_restart() {
     assert_eq!(core.counters().1, 3000 - 12);
     drop(core);
 
-    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let core = reopen(dir.path());
     let w = core.register("w".into(), 1, String::new()).0;
     assert_eq!(core.counters().1, 3000 - 5, "leased jobs are queued again");
     let leased = ids(core.lease(&w, 10).expect("lease"));
@@ -617,7 +652,7 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
             "{runs:?}"
         );
     }
-    let quick = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+    let quick = reopen(dir.path());
     let scanned = Core::open(oracle.path(), Duration::from_secs(30)).expect("reopen");
     for id in BUSY {
         assert_eq!(
