@@ -822,4 +822,51 @@ mod tests {
         }
         assert!(changes > 0, "the search never changed sides");
     }
+
+    /// Changing sides swaps the two sides' coordinates and inverts the cubies; with the giant
+    /// table (`read_order`) the slice edges' order, left out of the cubie side's reading, is
+    /// read from the cubies first, so the move tables step the right UDSliceSorted.
+    #[test]
+    fn flip_sides_swaps_the_sides_and_reads_the_slice_order() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+        for read_order in [false, true] {
+            let (c, y) = (CubieCube::random(&mut rng), CubieCube::random(&mut rng));
+            let axes = |x: &CubieCube| Axis {
+                slice_sorted: x.slice_sorted() as u16,
+                flip: x.flip() as u16,
+                twist: x.twist() as u16,
+                ud_corners: x.ud_corners() as u8,
+                depth: 7,
+            };
+            let mut node = LevelNode::top(
+                Node {
+                    axes: [axes(&c); 3],
+                },
+                [y; 3],
+                SymSet::IDENTITY,
+                NO_MOVE,
+                9,
+            );
+            // the cubie side as the giant table's reading leaves it: positions only
+            node.inv_axes = [Axis {
+                slice_sorted: (24 * y.slice()) as u16,
+                ..axes(&y)
+            }; 3];
+            node.flip_sides(read_order);
+            assert!(node.flipped);
+            let stepped = node.node.axes[0];
+            let want = if read_order {
+                y.slice_sorted()
+            } else {
+                24 * y.slice()
+            };
+            assert_eq!(stepped.slice_sorted as usize, want);
+            assert_eq!(
+                (stepped.flip, stepped.twist),
+                (y.flip() as u16, y.twist() as u16)
+            );
+            assert_eq!(node.inv, [y.inverse(); 3]);
+            assert_eq!(node.inv_axes[0].slice_sorted as usize, c.slice_sorted());
+        }
+    }
 }
