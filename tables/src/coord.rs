@@ -175,11 +175,11 @@ fn get_edge4(ep: &[u8; 12], base: u8) -> usize {
 /// The positions of the edges `base..base+4`: bit `j` set when position `j` holds one.
 #[inline]
 fn edge4_mask(ep: &[u8; 12], base: u8) -> usize {
-    let below = match base {
-        0 => 0,
-        _ => mask_above(ep, base - 1) ^ 0xFFF,
+    let at_least = match base {
+        0 => 0xFFF,
+        _ => mask_above(ep, base - 1),
     };
-    (mask_above(ep, base + 3) | below) ^ 0xFFF
+    at_least & !mask_above(ep, base + 3)
 }
 
 /// Bit `j` set when `bytes[j] > above` (values below 128): one byte comparison and a
@@ -361,6 +361,7 @@ impl CubieCube {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     /// The byte masks behind `slice`, `ud_corners`, `flip` and the edge coordinates agree with
     /// plain loops on random cubes.
@@ -384,8 +385,6 @@ mod tests {
             );
         }
     }
-
-    use super::*;
 
     #[test]
     fn solved_is_zero() {

@@ -37,6 +37,7 @@ impl Face {
     }
 
     /// The face for a letter of `URFDLB`.
+    #[inline]
     pub fn from_letter(c: char) -> Option<Face> {
         Some(match c {
             'U' => Face::U,
@@ -195,22 +196,16 @@ impl CubieCube {
     /// Applies one turn to this cube.
     #[inline]
     pub fn apply_move(&self, m: Move) -> CubieCube {
-        // a real cube has no mirrored corner (those are the reflections' cubes): the shuffling
-        // product serves it
-        if self.co.iter().all(|&o| o < 3) {
-            self.multiply_rotations(m.cubie())
-        } else {
-            self.multiply(m.cubie())
-        }
+        self.multiply(m.cubie())
     }
 
     /// Applies a sequence of turns to this cube.
     ///
     /// Whether the cube has a mirrored corner is checked once, not once a turn as
-    /// [`CubieCube::apply_move`] does: a turn has none, and the product of two cubes without
+    /// [`CubieCube::multiply`] does: a turn has none, and the product of two cubes without
     /// one has none, so a cube without one keeps the shuffling product throughout.
     pub fn apply_moves(&self, moves: &[Move]) -> CubieCube {
-        if self.co.iter().all(|&o| o < 3) {
+        if !self.mirrored() {
             moves
                 .iter()
                 .fold(*self, |c, &m| c.multiply_rotations(m.cubie()))
@@ -368,13 +363,12 @@ fn expand_quarter(token: Token, frame: &mut Frame, out: &mut Vec<Move>) {
 #[inline]
 fn push_merged(out: &mut Vec<Move>, m: Move) {
     match out.last_mut() {
-        // one face (turn numbers are face * 3 + quarter turns - 1)
-        Some(last) if last.0 / 3 == m.0 / 3 => {
+        Some(last) if last.face() == m.face() => {
             let q = (last.quarter_turns() + m.quarter_turns()) % 4;
             if q == 0 {
                 out.pop();
             } else {
-                *last = Move(m.0 / 3 * 3 + q - 1);
+                *last = Move::new(m.face(), q);
             }
         }
         _ => out.push(m),
@@ -404,15 +398,7 @@ fn parse_plain(text: &str) -> Option<MoveSeq> {
             continue;
         }
         // a token: a face letter, then nothing, `'`, `2` or `2'`, then whitespace or the end
-        let face = match b {
-            b'U' => 0,
-            b'R' => 1,
-            b'F' => 2,
-            b'D' => 3,
-            b'L' => 4,
-            b'B' => 5,
-            _ => return None,
-        };
+        let face = Face::from_letter(b as char)?;
         let (quarters, len) = match (bytes.get(i + 1), bytes.get(i + 2)) {
             (Some(b'\''), _) => (3, 2),
             (Some(b'2'), Some(b'\'')) => (2, 3),
@@ -423,7 +409,7 @@ fn parse_plain(text: &str) -> Option<MoveSeq> {
         if bytes.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
             return None;
         }
-        push_merged(&mut out, Move(face * 3 + quarters - 1));
+        push_merged(&mut out, Move::new(face, quarters));
     }
     Some(MoveSeq(out))
 }
