@@ -139,11 +139,7 @@ impl<'a> OptimalTables<'a> {
     #[inline]
     pub(super) fn entry_prefetched(&self, a: &Axis) -> usize {
         match self.bound {
-            None => {
-                let e = self.phase1_entry(a);
-                prefetch(self.tables.phase1.payload(), e);
-                e
-            }
+            None => self.phase1_entry_prefetched(a),
             Some(h) => self.mod3_entry_prefetched(h, &a.mod3_coords()),
         }
     }
@@ -168,7 +164,7 @@ impl<'a> OptimalTables<'a> {
     /// sym-coordinate, so they are a second stage ([`OptimalTables::phase1_entry_prefetched`],
     /// [`OptimalTables::entry_prefetched`]), run once the loads of every child are under way.
     #[inline]
-    pub(super) fn inverse_first(&self, y: &CubieCube) -> (Axis, usize) {
+    pub(super) fn cubie_side_first(&self, y: &CubieCube) -> (Axis, usize) {
         let axis = Axis {
             slice_sorted: if self.reads_ud_corners {
                 // the giant table reads where the slice edges are, not their order

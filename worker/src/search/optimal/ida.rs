@@ -86,7 +86,7 @@ impl LevelNode {
     /// on. Its bounds, read from the phase-1 depth and the residue, are congruent to the table
     /// depths modulo 3 and at most them, as the invariant asks. The move tables step the slice
     /// edges' order, which the cubie side's reading leaves out with the giant table
-    /// ([`OptimalTables::inverse_first`]): `read_order` reads it from the cubies first.
+    /// ([`OptimalTables::cubie_side_first`]): `read_order` reads it from the cubies first.
     fn flip_sides(&mut self, read_order: bool) {
         if read_order {
             for (axis, cube) in self.inv_axes.iter_mut().zip(&self.inv) {
@@ -579,7 +579,7 @@ impl<'a> OptimalSearcher<'a> {
                 if e.inherited {
                     e.axis = p.inv_axes[a];
                 } else {
-                    (e.axis, e.mod3) = t.inverse_first(&node.inv[a]);
+                    (e.axis, e.mod3) = t.cubie_side_first(&node.inv[a]);
                 }
             }
             // the phase-1 (and giant) entries, once every sym-coordinate they need is on its way
@@ -706,21 +706,22 @@ impl<'a> OptimalSearcher<'a> {
                 ply += 1;
             }
         }
-        if self.cube.apply_moves(&self.path[..ply]).is_solved() {
-            self.found_len = ply;
-            return true;
-        }
-        false
+        self.path_solves(ply)
     }
 
     /// True when `node`, reached by `path[..ply]` with nothing left to spend, is the solved
     /// cube (see [`at_goal`]); records the solution's length then.
     pub(super) fn solves(&mut self, node: &Node, ply: usize) -> bool {
-        if at_goal(node) && self.cube.apply_moves(&self.path[..ply]).is_solved() {
+        at_goal(node) && self.path_solves(ply)
+    }
+
+    /// True when `path[..ply]` solves the cube (applied to it); records the length then.
+    fn path_solves(&mut self, ply: usize) -> bool {
+        let solved = self.cube.apply_moves(&self.path[..ply]).is_solved();
+        if solved {
             self.found_len = ply;
-            return true;
         }
-        false
+        solved
     }
 }
 
@@ -775,7 +776,7 @@ mod tests {
                 }
             }
             for y in &inv {
-                let (axis, mut h) = s.t.inverse_first(y);
+                let (axis, mut h) = s.t.cubie_side_first(y);
                 let p1 = s.t.phase1_entry_prefetched(&axis);
                 if s.t.reads_ud_corners {
                     h = s.t.entry_prefetched(&axis);
