@@ -3,7 +3,7 @@
 use std::cell::LazyCell;
 
 use cubefleet_proto::{mode, Completion, Metric, Mode};
-use cubefleet_tables::{CubieCube, Move, MoveSeq};
+use cubefleet_tables::{CubieCube, MoveSeq};
 
 use crate::mode::metric_of;
 
@@ -168,28 +168,9 @@ pub(crate) fn verify(
     }?;
     Ok(Checked {
         length,
-        solution: canonical_text(&moves.0),
+        solution: moves.text(),
         lower_bound: proven.min(length),
     })
-}
-
-/// The text of `moves` in canonical notation: what `MoveSeq`'s `Display` writes (faces U R F
-/// D L B with "", "2" or "'", one space between turns), written without `core::fmt`, which
-/// costs as much as replaying the turns on the cube (once per verified result).
-fn canonical_text(moves: &[Move]) -> String {
-    let mut text = String::with_capacity(3 * moves.len());
-    for (i, m) in moves.iter().enumerate() {
-        if i > 0 {
-            text.push(' ');
-        }
-        text.push(m.face().letter());
-        match m.quarter_turns() {
-            2 => text.push('2'),
-            3 => text.push('\''),
-            _ => {}
-        }
-    }
-    text
 }
 
 /// How many tokens `text` has between ASCII whitespace: what
@@ -236,7 +217,6 @@ mod tests {
     use super::*;
     use crate::mode::normalize_mode;
     use cubefleet_proto::TwoPhase;
-    use rand::{Rng, SeedableRng};
 
     fn solved(solution: &str) -> Completion {
         Completion {
@@ -346,23 +326,6 @@ mod tests {
                 text.split_ascii_whitespace().count(),
                 "{text:?}"
             );
-        }
-    }
-
-    #[test]
-    fn the_canonical_text_is_what_display_writes() {
-        assert_eq!(canonical_text(&[]), "");
-        let all = MoveSeq(Move::ALL.to_vec());
-        assert_eq!(canonical_text(&all.0), all.to_string());
-        let mut rng = rand::rngs::StdRng::seed_from_u64(26);
-        for _ in 0..200 {
-            let n = rng.random_range(1..30);
-            let seq = MoveSeq(
-                (0..n)
-                    .map(|_| Move::from_index(rng.random_range(0..18)))
-                    .collect(),
-            );
-            assert_eq!(canonical_text(&seq.0), seq.to_string());
         }
     }
 

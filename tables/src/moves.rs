@@ -126,10 +126,23 @@ impl Move {
     }
 }
 
+impl Move {
+    /// The turn in standard notation: the face's letter, then "", "2" or "'".
+    #[inline]
+    pub fn notation(self) -> &'static str {
+        NOTATION[self.0 as usize]
+    }
+}
+
+/// [`Move::notation`] by turn index (face * 3 + quarter turns - 1).
+const NOTATION: [&str; N_MOVE] = [
+    "U", "U2", "U'", "R", "R2", "R'", "F", "F2", "F'", "D", "D2", "D'", "L", "L2", "L'", "B", "B2",
+    "B'",
+];
+
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let suffix = ["", "2", "'"][(self.0 % 3) as usize];
-        write!(f, "{}{}", self.face().letter(), suffix)
+        f.write_str(self.notation())
     }
 }
 
@@ -267,15 +280,25 @@ impl MoveSeq {
     }
 }
 
-impl fmt::Display for MoveSeq {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl MoveSeq {
+    /// The sequence in standard notation, one space between turns (what `Display` writes):
+    /// built directly, without `core::fmt`, which costs as much as replaying the turns on a
+    /// cube (the coordinator writes one for every verified result).
+    pub fn text(&self) -> String {
+        let mut text = String::with_capacity(3 * self.0.len());
         for (i, m) in self.0.iter().enumerate() {
             if i > 0 {
-                f.write_str(" ")?;
+                text.push(' ');
             }
-            write!(f, "{m}")?;
+            text.push_str(m.notation());
         }
-        Ok(())
+        text
+    }
+}
+
+impl fmt::Display for MoveSeq {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
     }
 }
 
@@ -503,6 +526,30 @@ mod tests {
             let c = CubieCube::from_moves(&[m, m, m, m]);
             assert!(c.is_solved());
             assert_eq!(CubieCube::from_moves(&[m, m]), *Move::new(f, 2).cubie());
+        }
+    }
+
+    /// The notation of every turn is its face's letter and suffix, and a sequence's text is
+    /// those joined by single spaces.
+    #[test]
+    fn the_text_is_the_turns_notation_joined() {
+        use rand::{Rng, SeedableRng};
+        for m in Move::ALL {
+            let suffix = ["", "2", "'"][m.quarter_turns() as usize - 1];
+            assert_eq!(m.notation(), format!("{}{suffix}", m.face().letter()));
+        }
+        assert_eq!(MoveSeq(Vec::new()).text(), "");
+        let mut rng = rand::rngs::StdRng::seed_from_u64(26);
+        for _ in 0..200 {
+            let n = rng.random_range(1..30);
+            let seq = MoveSeq(
+                (0..n)
+                    .map(|_| Move::from_index(rng.random_range(0..18)))
+                    .collect(),
+            );
+            let joined: Vec<&str> = seq.0.iter().map(|m| m.notation()).collect();
+            assert_eq!(seq.text(), joined.join(" "));
+            assert_eq!(seq.to_string(), seq.text());
         }
     }
 
