@@ -70,17 +70,21 @@ pub enum TableKind {
     /// at load when the file is missing and kept here so the next start maps them instead
     /// ([`crate::CoordTables::from_table`]).
     Coords = 7,
+    /// Optimal solver: corner class x UDSliceSorted x the other edges' orientations,
+    /// 30,199,910,400 entries ([`crate::colossal`]).
+    Colossal = 8,
 }
 
 impl TableKind {
     /// Every kind, in build order.
-    pub const ALL: [TableKind; 7] = [
+    pub const ALL: [TableKind; 8] = [
         TableKind::Phase1,
         TableKind::Phase1Moves,
         TableKind::Phase2,
         TableKind::Phase2Slice,
         TableKind::Huge,
         TableKind::Giant,
+        TableKind::Colossal,
         TableKind::Coords,
     ];
 
@@ -92,6 +96,7 @@ impl TableKind {
             TableKind::Phase2Slice => "phase2_slice",
             TableKind::Huge => "huge",
             TableKind::Giant => "giant",
+            TableKind::Colossal => "colossal",
             TableKind::Phase1Moves => "phase1_moves",
             TableKind::Coords => "coords",
         }

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 
 use memmap2::Mmap;
 
+use crate::colossal::{ColossalIndex, Floors, N_COLOSSAL};
 use crate::coord::{N_FLIP, N_PERM_4, N_SLICE, N_TWIST, N_UD_CORNERS};
 use crate::cubie::CubieCube;
 use crate::error::Error;
@@ -174,11 +175,12 @@ impl Mod3Coords {
     }
 }
 
-/// How a [`Mod3Table`] is indexed: [`huge_index`] (with the flip conjugation it needs) or
-/// [`giant_index`].
+/// How a [`Mod3Table`] is indexed: [`huge_index`] (with the flip conjugation it needs),
+/// [`giant_index`], or the colossal table's [`ColossalIndex`] (with its [`Floors`]).
 enum Layout {
     Huge(FlipConj),
     Giant,
+    Colossal(Box<(ColossalIndex, Floors)>),
 }
 
 /// The huge or the giant table, memory-mapped, with what its lookups need.
@@ -188,13 +190,19 @@ pub struct Mod3Table {
 }
 
 impl Mod3Table {
-    /// Maps `dir`'s table of `kind` ([`TableKind::Huge`] or [`TableKind::Giant`]; any other
-    /// kind is a caller's bug and panics) if it exists (checking header and checksum);
-    /// `Ok(None)` when there is no such file.
-    pub fn load(dir: &std::path::Path, kind: TableKind) -> Result<Option<Mod3Table>, Error> {
+    /// Maps `dir`'s table of `kind` ([`TableKind::Huge`], [`TableKind::Giant`] or
+    /// [`TableKind::Colossal`]; any other kind is a caller's bug and panics) if it exists
+    /// (checking header and stamp); `Ok(None)` when there is no such file. `coords` serve the
+    /// colossal table's own index tables, computed here.
+    pub fn load(
+        dir: &std::path::Path,
+        kind: TableKind,
+        coords: &CoordTables,
+    ) -> Result<Option<Mod3Table>, Error> {
         let n = match kind {
             TableKind::Huge => N_HUGE,
             TableKind::Giant => N_GIANT,
+            TableKind::Colossal => N_COLOSSAL,
             other => panic!("{other:?} is not a mod-3 table"),
         };
         match Table::open(dir, kind) {
@@ -211,6 +219,11 @@ impl Mod3Table {
                 }
                 let layout = match kind {
                     TableKind::Giant => Layout::Giant,
+                    TableKind::Colossal => {
+                        let index = ColossalIndex::compute(coords);
+                        let floors = Floors::compute(coords, &index);
+                        Layout::Colossal(Box::new((index, floors)))
+                    }
                     _ => Layout::Huge(FlipConj::compute()),
                 };
                 Ok(Some(Mod3Table { table, layout }))
@@ -234,6 +247,16 @@ impl Mod3Table {
         match self.layout {
             Layout::Huge(_) => TableKind::Huge,
             Layout::Giant => TableKind::Giant,
+            Layout::Colossal(_) => TableKind::Colossal,
+        }
+    }
+
+    /// The colossal table's index and floors, when this is the colossal table.
+    #[inline]
+    pub fn colossal(&self) -> Option<&(ColossalIndex, Floors)> {
+        match &self.layout {
+            Layout::Colossal(c) => Some(c),
+            _ => None,
         }
     }
 
@@ -249,6 +272,7 @@ impl Mod3Table {
                 x.ud_corners,
             ),
             Layout::Huge(fc) => huge_index(coords, fc, x.slice_sorted, x.flip, x.twist),
+            Layout::Colossal(c) => c.0.index(x),
         }
     }
 
@@ -340,9 +364,9 @@ fn parallel_classes(n: usize, work: impl Fn(usize) + Sync) {
 /// neighbour of entry `(c, r, t)` under `m` is `(class[m], row[rows * m + r], t')` where `t'`
 /// is the twist `t` moved by `m` and conjugated by `sym[m]` ([`TwistMoves`]).
 pub(crate) struct ClassMoves {
-    class: [usize; N_MOVE],
-    sym: [usize; N_MOVE],
-    row: Vec<u16>,
+    pub(crate) class: [usize; N_MOVE],
+    pub(crate) sym: [usize; N_MOVE],
+    pub(crate) row: Vec<u16>,
 }
 
 impl ClassMoves {
@@ -381,12 +405,10 @@ impl TwistMoves {
 }
 
 /// The entries of a mod-3 table: `classes` sym-classes of one coordinate, times `rows` values
-/// of a second (raw) coordinate, times the twist; `index = (rows * class + row) * 2187 +
-/// twist`, the goal at index 0. Row and twist are those of the cube conjugated to its class
-/// representative.
+/// of a second (raw) coordinate, times `inner` values of a third;
+/// `index = (rows * class + row) * inner + inner_value`, the goal at index 0. Row and inner value are those of the cube
+/// conjugated to its class representative.
 pub(crate) trait Space: Sync {
-    /// The move and conjugation tables.
-    fn coords(&self) -> &CoordTables;
     /// The first coordinate's reduction by the 16 symmetries of D4h.
     fn reduction(&self) -> &SymReduction;
     /// Sym-classes of the first coordinate.
@@ -395,6 +417,8 @@ pub(crate) trait Space: Sync {
     }
     /// Values of the row coordinate.
     const ROWS: usize;
+    /// Values of the inner coordinate (a multiple of 4 or the product with the rows is).
+    const INNER: usize;
     /// Fills `mv` with the moves of class `c`'s representative.
     fn fill(&self, c: usize, mv: &mut ClassMoves);
     /// The symmetries other than the identity that fix class `y`'s representative (bit `s`).
@@ -404,20 +428,33 @@ pub(crate) trait Space: Sync {
     /// The row of `S_s * x * S_s^-1` for a cube `x` at class `y`'s representative with row `r`
     /// (`s` in `y`'s stabilizer).
     fn row_conj(&self, y: usize, r: usize, s: usize) -> usize;
+    /// `inner_moves(m, s, r)[t]`: the inner value of an entry of row `r` with inner value `t`
+    /// after move `m` and conjugation by `s`.
+    fn inner_moves(&self, m: usize, s: usize, r: usize) -> &[u16];
+    /// The inner value of `S_s * x * S_s^-1` for a cube `x` with row `r` and inner value `t`.
+    fn inner_conj(&self, r: usize, t: usize, s: usize) -> usize;
 }
 
 /// The huge table's entries: UDSliceSorted class x flip x twist.
 pub(crate) struct HugeSpace<'a> {
-    pub(crate) coords: &'a CoordTables,
-    pub(crate) flip_conj: FlipConj,
+    coords: &'a CoordTables,
+    flip_conj: FlipConj,
+    twists: TwistMoves,
+}
+
+impl<'a> HugeSpace<'a> {
+    pub(crate) fn new(coords: &'a CoordTables) -> Self {
+        HugeSpace {
+            coords,
+            flip_conj: FlipConj::compute(),
+            twists: TwistMoves::new(coords),
+        }
+    }
 }
 
 impl Space for HugeSpace<'_> {
     const ROWS: usize = N_FLIP;
-
-    fn coords(&self) -> &CoordTables {
-        self.coords
-    }
+    const INNER: usize = N_TWIST;
 
     fn reduction(&self) -> &SymReduction {
         &self.coords.slice_sorted_sym
@@ -442,19 +479,34 @@ impl Space for HugeSpace<'_> {
         let slice = self.coords.slice_sorted_sym.rep[y] as usize / N_PERM_4;
         self.flip_conj.conj(slice, r, s)
     }
+
+    fn inner_moves(&self, m: usize, s: usize, _: usize) -> &[u16] {
+        self.twists.get(m, s)
+    }
+
+    fn inner_conj(&self, _: usize, t: usize, s: usize) -> usize {
+        self.coords.twist_conj[N_SYM_D4H * t + s] as usize
+    }
 }
 
 /// The giant table's entries: FlipUDSlice class x UDCorners x twist.
 pub(crate) struct GiantSpace<'a> {
-    pub(crate) coords: &'a CoordTables,
+    coords: &'a CoordTables,
+    twists: TwistMoves,
+}
+
+impl<'a> GiantSpace<'a> {
+    pub(crate) fn new(coords: &'a CoordTables) -> Self {
+        GiantSpace {
+            coords,
+            twists: TwistMoves::new(coords),
+        }
+    }
 }
 
 impl Space for GiantSpace<'_> {
     const ROWS: usize = N_UD_CORNERS;
-
-    fn coords(&self) -> &CoordTables {
-        self.coords
-    }
+    const INNER: usize = N_TWIST;
 
     fn reduction(&self) -> &SymReduction {
         &self.coords.flipslice
@@ -475,6 +527,14 @@ impl Space for GiantSpace<'_> {
 
     fn row_conj(&self, _: usize, r: usize, s: usize) -> usize {
         self.coords.ud_corners_conj[N_SYM_D4H * r + s] as usize
+    }
+
+    fn inner_moves(&self, m: usize, s: usize, _: usize) -> &[u16] {
+        self.twists.get(m, s)
+    }
+
+    fn inner_conj(&self, _: usize, t: usize, s: usize) -> usize {
+        self.coords.twist_conj[N_SYM_D4H * t + s] as usize
     }
 }
 
@@ -514,11 +574,9 @@ pub(crate) fn build<S: Space>(
     name: &str,
     progress: ProgressFn<'_>,
 ) -> (Vec<u8>, Vec<u64>) {
-    let (classes, rows) = (space.classes(), S::ROWS);
-    let n = classes * rows * N_TWIST;
+    let (classes, rows, inner) = (space.classes(), S::ROWS, S::INNER);
+    let n = classes * rows * inner;
     assert_eq!(n % 4, 0, "whole bytes of entries");
-    let twists = TwistMoves::new(space.coords());
-    let twist_conj = &space.coords().twist_conj;
     let mut bytes = vec![0xFFu8; n / 4];
     bytes[0] &= !3; // the goal: depth 0
     let table = as_atomic(&mut bytes);
@@ -542,13 +600,13 @@ pub(crate) fn build<S: Space>(
                     other => other.insert(ClassMoves::new(rows)),
                 };
                 space.fill(c, mv);
-                let mut ts: Vec<u16> = Vec::with_capacity(N_TWIST);
+                let mut ts: Vec<u16> = Vec::with_capacity(inner);
                 for r in 0..rows {
-                    let base = (rows * c + r) * N_TWIST;
+                    let base = (rows * c + r) * inner;
                     ts.clear();
                     let want = if backward { EMPTY2 } else { cur };
                     ts.extend(
-                        (0..N_TWIST as u16).filter(|&t| aget(table, base + t as usize) == want),
+                        (0..inner as u16).filter(|&t| aget(table, base + t as usize) == want),
                     );
                     if ts.is_empty() {
                         continue;
@@ -556,8 +614,8 @@ pub(crate) fn build<S: Space>(
                     for m in 0..N_MOVE {
                         let y1 = mv.class[m];
                         let r1 = mv.row[rows * m + r] as usize;
-                        let base1 = (rows * y1 + r1) * N_TWIST;
-                        let tw = twists.get(m, mv.sym[m]);
+                        let base1 = (rows * y1 + r1) * inner;
+                        let tw = space.inner_moves(m, mv.sym[m], r);
                         if backward {
                             ts.retain(|&t| {
                                 let i1 = base1 + tw[t as usize] as usize;
@@ -589,8 +647,8 @@ pub(crate) fn build<S: Space>(
                                     let s = rest.trailing_zeros() as usize;
                                     rest &= rest - 1;
                                     let r2 = space.row_conj(y1, r1, s);
-                                    let t2 = twist_conj[N_SYM_D4H * t1 + s] as usize;
-                                    let i2 = (rows * y1 + r2) * N_TWIST + t2;
+                                    let t2 = space.inner_conj(r1, t1, s);
+                                    let i2 = (rows * y1 + r2) * inner + t2;
                                     if aget(table, i2) == EMPTY2 {
                                         aset_shared(table, i2, nxt);
                                     }
@@ -616,7 +674,7 @@ pub(crate) fn build<S: Space>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::moves::{Move, MoveSeq};
 
@@ -653,17 +711,15 @@ mod tests {
 
     /// A space's class moves (what the build follows) agree with the table's index of the
     /// moved cube (what the search reads), and so do the stabilizers' conjugates; the goal is
-    /// entry 0. `at_rep(class, row, twist)` is a cube at the class representative.
-    fn space_agrees_with_index<S: Space>(
+    /// entry 0. `at_rep(class, row, inner)` is a cube at the class representative.
+    pub(crate) fn space_agrees_with_index<S: Space>(
         space: &S,
         index: impl Fn(&CubieCube) -> usize,
         at_rep: impl Fn(usize, usize, usize) -> CubieCube,
     ) {
         assert_eq!(index(&CubieCube::SOLVED), 0);
-        let (classes, rows) = (space.classes(), S::ROWS);
-        let entry = |c: usize, r: usize, t: usize| (rows * c + r) * N_TWIST + t;
-        let twists = TwistMoves::new(space.coords());
-        let twist_conj = &space.coords().twist_conj;
+        let (classes, rows, inner) = (space.classes(), S::ROWS, S::INNER);
+        let entry = |c: usize, r: usize, t: usize| (rows * c + r) * inner + t;
         let mut mv = ClassMoves::new(rows);
         let mut next = 99991u64;
         let mut rand = |n: usize| {
@@ -673,20 +729,20 @@ mod tests {
             (next >> 33) as usize % n
         };
         for _ in 0..2000 {
-            let (c, r, t) = (rand(classes), rand(rows), rand(N_TWIST));
+            let (c, r, t) = (rand(classes), rand(rows), rand(inner));
             let x = at_rep(c, r, t);
             assert_eq!(index(&x), entry(c, r, t));
             space.fill(c, &mut mv);
             for m in 0..N_MOVE {
                 let (y1, r1) = (mv.class[m], mv.row[rows * m + r] as usize);
-                let t1 = twists.get(m, mv.sym[m])[t] as usize;
+                let t1 = space.inner_moves(m, mv.sym[m], r)[t] as usize;
                 assert_eq!(index(&x.apply_move(Move::from_index(m))), entry(y1, r1, t1));
                 let z = at_rep(y1, r1, t1);
                 let mut fixed = space.stabilizer(y1);
                 while fixed != 0 {
                     let s = fixed.trailing_zeros() as usize;
                     fixed &= fixed - 1;
-                    let t2 = twist_conj[N_SYM_D4H * t1 + s] as usize;
+                    let t2 = space.inner_conj(r1, t1, s);
                     assert_eq!(
                         index(&SYMMETRIES.conjugate(&z, s)),
                         entry(y1, space.row_conj(y1, r1, s), t2)
@@ -699,10 +755,7 @@ mod tests {
     #[test]
     fn huge_space_agrees_with_huge_index() {
         let coords = CoordTables::compute();
-        let space = HugeSpace {
-            coords: &coords,
-            flip_conj: FlipConj::compute(),
-        };
+        let space = HugeSpace::new(&coords);
         space_agrees_with_index(
             &space,
             |c| {
@@ -728,7 +781,7 @@ mod tests {
     fn giant_space_agrees_with_giant_index() {
         let coords = CoordTables::compute();
         space_agrees_with_index(
-            &GiantSpace { coords: &coords },
+            &GiantSpace::new(&coords),
             |c| giant_index(&coords, c.slice(), c.flip(), c.twist(), c.ud_corners()),
             |class, ud_corners, twist| {
                 let rep = coords.flipslice.rep[class] as usize;

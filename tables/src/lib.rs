@@ -17,6 +17,7 @@
 //! Nothing here is built as a side effect of loading a module: tables are computed by explicit
 //! calls ([`Tables::build`], [`CoordTables::compute`]).
 
+pub mod colossal;
 pub mod coord;
 pub mod cubie;
 mod error;
@@ -136,10 +137,14 @@ impl Tables {
         });
         let (phase1, phase1_moves, phase2, phase2_slice) = files?;
         let optimal_bound = if optimal_bound {
-            match huge::Mod3Table::load(dir, TableKind::Giant)? {
-                Some(giant) => Some(giant),
-                None => huge::Mod3Table::load(dir, TableKind::Huge)?,
+            let mut found = None;
+            for kind in [TableKind::Colossal, TableKind::Giant, TableKind::Huge] {
+                found = huge::Mod3Table::load(dir, kind, &coords)?;
+                if found.is_some() {
+                    break;
+                }
             }
+            found
         } else {
             None
         };
@@ -183,11 +188,8 @@ impl Tables {
                     (bytes, Some(prune::N_PHASE1 as u64), 40)
                 }
                 TableKind::Huge => {
-                    let space = huge::HugeSpace {
-                        coords: &coords,
-                        flip_conj: huge::FlipConj::compute(),
-                    };
-                    let (bytes, dist) = huge::build(&space, "huge", progress);
+                    let (bytes, dist) =
+                        huge::build(&huge::HugeSpace::new(&coords), "huge", progress);
                     if dist != huge::HUGE_DISTRIBUTION {
                         return Err(Error::BadTable {
                             path: dir.join(kind.file_name()),
@@ -198,21 +200,18 @@ impl Tables {
                     }
                     (bytes, Some(huge::N_HUGE as u64), 2)
                 }
+                TableKind::Colossal => {
+                    let (bytes, dist) =
+                        huge::build(&colossal::ColossalSpace::new(&coords), "colossal", progress);
+                    check_reached(dir, kind, &dist, colossal::N_COLOSSAL)?;
+                    (bytes, Some(colossal::N_COLOSSAL as u64), 2)
+                }
                 TableKind::Giant => {
                     // no published distribution: the build is checked by its total, and the
                     // table by the tests (`worker/tests/optimal_huge.rs`)
                     let (bytes, dist) =
-                        huge::build(&huge::GiantSpace { coords: &coords }, "giant", progress);
-                    let reached: u64 = dist.iter().sum();
-                    if reached != huge::N_GIANT as u64 {
-                        return Err(Error::BadTable {
-                            path: dir.join(kind.file_name()),
-                            reason: format!(
-                                "the build reached {reached} of {} entries (a bug; the file was not written)",
-                                huge::N_GIANT
-                            ),
-                        });
-                    }
+                        huge::build(&huge::GiantSpace::new(&coords), "giant", progress);
+                    check_reached(dir, kind, &dist, huge::N_GIANT)?;
                     (bytes, Some(huge::N_GIANT as u64), 2)
                 }
             };
@@ -252,10 +251,11 @@ impl Tables {
         })
     }
 
-    /// Maps the huge table of `dir` when it has been built (`cubefleet tables build --huge`);
-    /// `Ok(None)` when there is no such file, an error when there is a bad one.
-    pub fn load_huge(dir: &Path) -> Result<Option<huge::Mod3Table>, Error> {
-        huge::Mod3Table::load(dir, TableKind::Huge)
+    /// Maps the mod-3 table of `kind` in `dir` (huge, giant or colossal) when it has been built
+    /// (`cubefleet tables build --huge`, ...); `Ok(None)` when there is no such file, an error
+    /// when there is a bad one.
+    pub fn load_mod3(&self, dir: &Path, kind: TableKind) -> Result<Option<huge::Mod3Table>, Error> {
+        huge::Mod3Table::load(dir, kind, &self.coords)
     }
 
     /// Loads the tables in `dir`, building missing ones first.
@@ -263,4 +263,20 @@ impl Tables {
         Self::build(dir, &TWO_PHASE_TABLES, false, progress)?;
         Self::load(dir)
     }
+}
+
+/// Refuses a mod-3 table whose build reached other than all of its `n` entries (`dist`: the
+/// entries at each depth). Tables without a published distribution are checked so, and by the
+/// tests (`worker/tests/optimal_huge.rs`).
+fn check_reached(dir: &Path, kind: TableKind, dist: &[u64], n: usize) -> Result<(), Error> {
+    let reached: u64 = dist.iter().sum();
+    if reached == n as u64 {
+        return Ok(());
+    }
+    Err(Error::BadTable {
+        path: dir.join(kind.file_name()),
+        reason: format!(
+            "the build reached {reached} of {n} entries (a bug; the file was not written)"
+        ),
+    })
 }

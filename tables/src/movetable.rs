@@ -58,7 +58,7 @@ pub struct SymReduction {
 
 impl SymReduction {
     /// Reduces `n` raw values; `conj(raw)[s]` is the raw coordinate of `S_s * raw * S_s^-1`.
-    fn compute(n: usize, conj: impl Fn(usize) -> [usize; N_SYM_D4H]) -> SymReduction {
+    pub(crate) fn compute(n: usize, conj: impl Fn(usize) -> [usize; N_SYM_D4H]) -> SymReduction {
         const UNSET: u32 = u32::MAX;
         let mut sym = vec![SymCoord(UNSET); n];
         let mut rep = Vec::new();

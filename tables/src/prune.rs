@@ -103,7 +103,7 @@ pub fn build_phase1_moves(t: &CoordTables, depths: &[u8], progress: ProgressFn<'
 pub type ProgressFn<'a> = &'a (dyn Fn(&str, u64, u64) + Sync);
 
 /// A space of sym-reduced positions: rows indexed by a class, each row by a raw coordinate.
-trait SymSpace: Sync {
+pub(crate) trait SymSpace: Sync {
     fn classes(&self) -> usize;
     fn row_len(&self) -> usize;
     fn moves(&self) -> &[usize];
@@ -175,7 +175,8 @@ impl SymSpace for Phase2Space<'_> {
     }
 }
 
-const ALL_MOVES: [usize; N_MOVE] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
+pub(crate) const ALL_MOVES: [usize; N_MOVE] =
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
 
 /// Views a byte buffer as atomics so build threads can share it.
 fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
@@ -211,7 +212,7 @@ pub fn distribution(table: &[u8]) -> Vec<u64> {
     counts[..=max].to_vec()
 }
 
-fn build_sym(space: &impl SymSpace, name: &str, progress: ProgressFn<'_>) -> Vec<u8> {
+pub(crate) fn build_sym(space: &impl SymSpace, name: &str, progress: ProgressFn<'_>) -> Vec<u8> {
     let row = space.row_len();
     let total = space.classes() * row;
     let mut bytes = vec![EMPTY; total];

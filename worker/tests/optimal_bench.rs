@@ -9,6 +9,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
+use cubefleet_tables::file::TableKind;
 use cubefleet_tables::{parse_position, CubieCube, InputFormat, Move, Tables};
 use cubefleet_worker::search::optimal::{
     bench_optimal, BenchStats, Metric, OptimalOptions, OptimalTables,
@@ -43,7 +44,9 @@ fn run(label: &str, cubes: &[CubieCube], want: Option<&[usize]>) {
     let dir = Path::new(DIR);
     let tables = Tables::load_or_build(dir, &|_, _, _| {}).expect("tables");
     let huge = if env_num("BENCH_HUGE", 1) == 1 {
-        Tables::load_huge(dir).expect("huge table file is valid")
+        tables
+            .load_mod3(dir, TableKind::Huge)
+            .expect("huge table file is valid")
     } else {
         None
     };

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use cubefleet_tables::file::TableKind;
-use cubefleet_tables::huge::{Mod3Coords, Mod3Table, HUGE_DISTRIBUTION, N_HUGE};
+use cubefleet_tables::huge::{Mod3Coords, HUGE_DISTRIBUTION, N_HUGE};
 use cubefleet_tables::{CubieCube, Tables};
 use cubefleet_worker::search::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
 use cubefleet_worker::search::Budget;
@@ -51,7 +51,9 @@ fn build(kind: TableKind) {
 #[ignore]
 fn build_huge_table() {
     build(TableKind::Huge);
-    let huge = Tables::load_huge(Path::new(DIR))
+    let tables = Tables::load_or_build(Path::new(DIR), &|_, _, _| {}).expect("tables");
+    let huge = tables
+        .load_mod3(Path::new(DIR), TableKind::Huge)
         .expect("loads")
         .expect("present");
     // the depth of every entry class: recount from the file
@@ -83,6 +85,13 @@ fn build_giant_table() {
     build(TableKind::Giant);
 }
 
+/// Builds the colossal table (if missing; 8 GB of memory, about 15 minutes on 2 cores).
+#[test]
+#[ignore]
+fn build_colossal_table() {
+    build(TableKind::Colossal);
+}
+
 /// With the huge table the solver finds the proven lengths of the known positions up to 17
 /// moves.
 #[test]
@@ -99,10 +108,19 @@ fn giant_finds_the_known_lengths() {
     finds_the_known_lengths(TableKind::Giant, 17);
 }
 
+/// With the colossal table the solver finds the proven lengths of the known positions up to 17
+/// moves; the table's depth of each is at most its optimal length.
+#[test]
+#[ignore]
+fn colossal_finds_the_known_lengths() {
+    finds_the_known_lengths(TableKind::Colossal, 17);
+}
+
 fn finds_the_known_lengths(kind: TableKind, max: u32) {
     let dir = Path::new(DIR);
     let tables = Tables::load_or_build(dir, &|_, _, _| {}).expect("tables");
-    let table = Mod3Table::load(dir, kind)
+    let table = tables
+        .load_mod3(dir, kind)
         .expect("loads")
         .expect("build it first");
     let mut with = OptimalSearcher::new(OptimalTables::with_bound(&tables, Some(&table)));
@@ -152,8 +170,8 @@ fn mean_depths_of_random_states() {
         .sum::<f64>()
         / states.len() as f64;
     eprintln!("phase1: mean depth {phase1:.3}");
-    for kind in [TableKind::Huge, TableKind::Giant] {
-        let Some(table) = Mod3Table::load(dir, kind).expect("loads") else {
+    for kind in [TableKind::Huge, TableKind::Giant, TableKind::Colossal] {
+        let Some(table) = tables.load_mod3(dir, kind).expect("loads") else {
             eprintln!("{}: not built", kind.name());
             continue;
         };

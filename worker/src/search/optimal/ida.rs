@@ -116,15 +116,15 @@ struct Kid {
 
 /// The cubie side of a child that passed the bound of its table side (kept alongside the next
 /// level), for the axis being read: whether it is read (`checked`), whether it was cut, and
-/// (when checked) its coordinates and its phase-1 and mod-3 entries, which have been
-/// prefetched, or the parent's coordinates and bound where they are the child's (`inherited`).
+/// (when checked) its coordinates, its floor (see [`OptimalTables::cubie_side_second`]) and
+/// mod-3 entry, which have been prefetched, or the parent's coordinates and bound where they are the child's (`inherited`).
 #[derive(Clone, Copy, Debug, Default)]
 struct InvEntries {
     checked: bool,
     cut: bool,
     inherited: bool,
     axis: Axis,
-    phase1: usize,
+    floor: usize,
     mod3: usize,
 }
 
@@ -475,10 +475,10 @@ impl<'a> OptimalSearcher<'a> {
             let mut allowed = self.allowed(p, p.flipped, &p.inv_axes, p.inv_read);
             // stepping from the other side bars the moves that the table side's tight axes
             // rule out as the solution's last; worth it when fewer moves are left
-            if p.inv_read && p.syms.is_trivial() && self.cyclic.is_none() {
+            if p.inv_read && p.syms.is_trivial() && self.cyclic.is_none() && t.changes_sides {
                 let there = self.allowed(p, !p.flipped, &p.node.axes, true);
                 if there.count_ones() < allowed.count_ones() {
-                    p.flip_sides(t.reads_ud_corners);
+                    p.flip_sides(t.drops_slice_order);
                     self.side_changes += 1;
                     allowed = there;
                 }
@@ -582,19 +582,17 @@ impl<'a> OptimalSearcher<'a> {
                     (e.axis, e.mod3) = t.cubie_side_first(&node.inv[a]);
                 }
             }
-            // the phase-1 (and giant) entries, once every sym-coordinate they need is on its way
+            // the floors' and the giant or colossal entries, once every sym-coordinate they
+            // need is on its way
             for e in inv_entries.iter_mut().filter(|e| e.checked && !e.inherited) {
-                e.phase1 = t.phase1_entry_prefetched(&e.axis);
-                if staged {
-                    e.mod3 = t.entry_prefetched(&e.axis);
-                }
+                (e.floor, e.mod3) = t.cubie_side_second(&e.axis, e.mod3);
             }
             for (node, e) in next.iter_mut().zip(inv_entries.iter_mut()) {
                 if e.checked {
                     let b = if e.inherited {
                         e.axis.depth as u32
                     } else {
-                        t.loose_bound(e.phase1, e.mod3)
+                        t.loose_bound(e.floor, e.mod3)
                     };
                     node.inv_axes[a] = Axis {
                         depth: b as u8,
@@ -776,12 +774,9 @@ mod tests {
                 }
             }
             for y in &inv {
-                let (axis, mut h) = s.t.cubie_side_first(y);
-                let p1 = s.t.phase1_entry_prefetched(&axis);
-                if s.t.reads_ud_corners {
-                    h = s.t.entry_prefetched(&axis);
-                }
-                let bound = s.t.loose_bound(p1, h);
+                let (axis, h) = s.t.cubie_side_first(y);
+                let (floor, h) = s.t.cubie_side_second(&axis, h);
+                let bound = s.t.loose_bound(floor, h);
                 let depth = match s.t.bound {
                     Some(table) => table.depth(&tables.coords, &Mod3Coords::of(y)),
                     None => s.t.phase1(&axis),
@@ -791,8 +786,10 @@ mod tests {
                 exact += u32::from(bound == depth);
             }
         }
-        // the table depth is rarely 3 or more above the phase-1 depth
-        assert!(exact * 100 >= checked * 95, "{exact} of {checked} exact");
+        // the table depth is rarely 3 or more above its floor: the phase-1 depth, or the
+        // colossal table's corner-slice depth (74 % measured)
+        let share = if s.t.changes_sides { 95 } else { 65 };
+        assert!(exact * 100 >= checked * share, "{exact} of {checked} exact");
     }
 
     /// Random positions of 9 to 11 moves: the search changes sides, and every solution found
@@ -821,7 +818,10 @@ mod tests {
                 super::super::solve_parallel(t, &c, &opts, &Budget::unlimited(), 2, &mut |_| {});
             assert_eq!(par.solution.expect("solved").len(), sol.len());
         }
-        assert!(changes > 0, "the search never changed sides");
+        assert!(
+            changes > 0 || !t.changes_sides,
+            "the search never changed sides"
+        );
     }
 
     /// Changing sides swaps the two sides' coordinates and inverts the cubies; with the giant

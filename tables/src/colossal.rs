@@ -1,0 +1,380 @@
+//! The **colossal** table of the optimal solver (nxopt's kind of table, built here in this
+//! project's mod-3 format): its goal is every corner oriented and the four D-layer corners in
+//! the D layer (twist = 0, UDCorners = 0), the four UD-slice edges home in order
+//! (UDSliceSorted = 0), and the eight U- and D-layer edges oriented. The orientation of the
+//! slice edges is left out, so unlike the huge and giant tables' goals this one is *not* inside
+//! phase 1's; every U and D turn keeps it, as the side choice of the search needs.
+//!
+//! Layout: `index = (11880 * class + slice_sorted') * 256 + eo8'`, where `class` (`0..9930`)
+//! is the sym-class of the corners' coordinate `2187 * ud_corners + twist` under the 16
+//! symmetries of D4h, and `slice_sorted'`, `eo8'` belong to the cube conjugated by the symmetry
+//! that takes its corners to the class representative. `eo8` ([`eo8`]) packs the orientations
+//! of the edges outside the slice edges' positions, in position order. 30,199,910,400 entries
+//! (7.55 GB): three times the giant table's.
+//!
+//! The phase-1 depth is no lower bound of this table's depth, so the bounds that need one read
+//! [`Floors`] instead: the depth of a coarser goal, the corners' and the slice edges' order.
+
+use crate::coord::{N_PERM_4, N_SLICE, N_SLICE_SORTED, N_TWIST, N_UD_CORNERS};
+use crate::cubie::{CubieCube, N_EDGES};
+use crate::huge::{ClassMoves, FlipConj, Mod3Coords, Space};
+use crate::moves::{Move, N_MOVE};
+use crate::movetable::{CoordTables, SymCoord, SymReduction};
+use crate::prune::{build_sym, SymSpace, ALL_MOVES};
+use crate::symmetry::{N_SYM_D4H, SYMMETRIES};
+
+/// Values of the corners' coordinate: `2187 * ud_corners + twist`.
+pub const N_CORNER_COORD: usize = N_UD_CORNERS * N_TWIST;
+/// Sym-classes of the corners' coordinate under the 16 symmetries of D4h.
+pub const N_CORNER_CLASSES: usize = 9930;
+/// Values of [`eo8`].
+pub const N_EO8: usize = 256;
+/// Entries of the colossal table: 9930 x 11880 x 256 = 30,199,910,400.
+pub const N_COLOSSAL: usize = N_CORNER_CLASSES * N_SLICE_SORTED * N_EO8;
+
+/// The orientations of the edges that are not slice edges (cubies below 8), in the order of
+/// their positions: bit `k` is the orientation at the `k`-th position not holding a slice edge.
+pub fn eo8(c: &CubieCube) -> usize {
+    let mut e = 0;
+    let mut k = 0;
+    for j in 0..N_EDGES {
+        if c.ep[j] < 8 {
+            e |= (c.eo[j] as usize) << k;
+            k += 1;
+        }
+    }
+    e
+}
+
+/// A cube with its slice edges at `slice_sorted`, the others' orientations `eo8` and the slice
+/// edges' chosen so that the flip is a real cube's (even); corners solved.
+pub fn with_edges(slice_sorted: usize, eo8: usize) -> CubieCube {
+    let mut c = CubieCube::SOLVED;
+    c.set_slice_sorted(slice_sorted);
+    let mut k = 0;
+    let mut first_slice = None;
+    for j in 0..N_EDGES {
+        if c.ep[j] < 8 {
+            c.eo[j] = ((eo8 >> k) & 1) as u8;
+            k += 1;
+        } else {
+            first_slice.get_or_insert(j);
+        }
+    }
+    if eo8.count_ones() % 2 == 1 {
+        c.eo[first_slice.expect("four slice edges")] = 1;
+    }
+    c
+}
+
+/// What a colossal-table lookup needs beside the coordinate tables (computed at load, ~1 MB):
+/// the corners' sym-reduction, the conjugates of UDSliceSorted and of the flip, and the
+/// packing of a flip into [`eo8`] for given slice positions.
+pub struct ColossalIndex {
+    /// Sym-reduction of `2187 * ud_corners + twist`.
+    pub corners: SymReduction,
+    /// `slice_sorted_conj[16 * slice_sorted + s]`.
+    slice_sorted_conj: Vec<u16>,
+    flip_conj: FlipConj,
+    /// Per flip, the orientation at each of the 12 positions (bit `j` for position `j`).
+    orientations: Vec<u16>,
+    /// `eo8 = pack_low[64 * slice + (o & 63)] | pack_high[64 * slice + (o >> 6)]` for the
+    /// 12-bit orientations `o` of a cube whose slice edges are at `slice`.
+    pack_low: Vec<u8>,
+    pack_high: Vec<u8>,
+}
+
+impl ColossalIndex {
+    /// Computes the tables from the cubie level (a few tens of milliseconds).
+    pub fn compute(coords: &CoordTables) -> ColossalIndex {
+        let corners = SymReduction::compute(N_CORNER_COORD, |raw| {
+            let (u, t) = (raw / N_TWIST, raw % N_TWIST);
+            std::array::from_fn(|s| {
+                N_TWIST * coords.ud_corners_conj[N_SYM_D4H * u + s] as usize
+                    + coords.twist_conj[N_SYM_D4H * t + s] as usize
+            })
+        });
+        assert_eq!(corners.classes(), N_CORNER_CLASSES);
+        let mut slice_sorted_conj = vec![0u16; N_SLICE_SORTED * N_SYM_D4H];
+        for ss in 0..N_SLICE_SORTED {
+            let mut c = CubieCube::SOLVED;
+            c.set_slice_sorted(ss);
+            for s in 0..N_SYM_D4H {
+                slice_sorted_conj[N_SYM_D4H * ss + s] =
+                    SYMMETRIES.conjugate_edges(&c, s).slice_sorted() as u16;
+            }
+        }
+        let orientations = (0..crate::coord::N_FLIP)
+            .map(|f| {
+                let mut c = CubieCube::SOLVED;
+                c.set_flip(f);
+                (0..N_EDGES).map(|j| (c.eo[j] as u16) << j).sum()
+            })
+            .collect();
+        let mut pack_low = vec![0u8; N_SLICE * 64];
+        let mut pack_high = vec![0u8; N_SLICE * 64];
+        for slice in 0..N_SLICE {
+            let mut c = CubieCube::SOLVED;
+            c.set_slice_sorted(N_PERM_4 * slice);
+            for bits in 0..64usize {
+                for (half, table) in [(0, &mut pack_low), (6, &mut pack_high)] {
+                    let mut x = c;
+                    for j in 0..6 {
+                        x.eo[half + j] = ((bits >> j) & 1) as u8;
+                    }
+                    table[64 * slice + bits] = eo8(&x) as u8;
+                }
+            }
+        }
+        ColossalIndex {
+            corners,
+            slice_sorted_conj,
+            flip_conj: FlipConj::compute(),
+            orientations,
+            pack_low,
+            pack_high,
+        }
+    }
+
+    /// The corners' class and symmetry of coordinates `x` (the start of [`ColossalIndex::index`]).
+    #[inline]
+    pub fn corner_sym(&self, x: &Mod3Coords) -> SymCoord {
+        self.corners.sym[N_TWIST * x.ud_corners + x.twist]
+    }
+
+    /// The raw index of the corners' sym-coordinate of `x` (for prefetching).
+    #[inline]
+    pub fn corner_raw(x: &Mod3Coords) -> usize {
+        N_TWIST * x.ud_corners + x.twist
+    }
+
+    /// The colossal table's index of coordinates `x`.
+    #[inline]
+    pub fn index(&self, x: &Mod3Coords) -> usize {
+        let sc = self.corner_sym(x);
+        let s = sc.sym();
+        let ss = self.slice_sorted_conj[N_SYM_D4H * x.slice_sorted + s] as usize;
+        let f = self.flip_conj.conj(x.slice_sorted / N_PERM_4, x.flip, s);
+        let o = self.orientations[f] as usize;
+        let slice = ss / N_PERM_4;
+        let e =
+            (self.pack_low[64 * slice + (o & 63)] | self.pack_high[64 * slice + (o >> 6)]) as usize;
+        (N_SLICE_SORTED * sc.class() + ss) * N_EO8 + e
+    }
+}
+
+/// The depths of a goal containing the colossal table's: the corners' (twist and UDCorners 0)
+/// and the slice edges' (UDSliceSorted 0), per corner class and conjugated UDSliceSorted (the
+/// goal is kept by the symmetries of D4h, so the conjugated cube's depth is the cube's). It is
+/// a lower bound of the colossal depth, and exactly the least colossal depth over one row of
+/// the table (all 256 `eo8`): a path to this goal from any row entry ends, for one of them,
+/// with `eo8` 0 too. 117,968,400 bytes, built at load in about 3 s on 2 cores.
+pub struct Floors {
+    /// `corner_slice[11880 * class + slice_sorted']`.
+    corner_slice: Vec<u8>,
+}
+
+impl Floors {
+    /// Builds the table breadth-first (the phase-1 table's build over another space).
+    pub fn compute(coords: &CoordTables, index: &ColossalIndex) -> Floors {
+        let class_move = (0..N_CORNER_CLASSES * N_MOVE)
+            .map(|i| {
+                let (c, m) = (i / N_MOVE, i % N_MOVE);
+                let rep = index.corners.rep[c] as usize;
+                let (u, t) = (rep / N_TWIST, rep % N_TWIST);
+                index.corners.sym[N_TWIST * coords.ud_corners_move[N_MOVE * u + m] as usize
+                    + coords.twist_move[N_MOVE * t + m] as usize]
+            })
+            .collect();
+        let space = CornerSliceSpace {
+            coords,
+            index,
+            class_move,
+        };
+        Floors {
+            corner_slice: build_sym(&space, "corner_slice", &|_, _, _| {}),
+        }
+    }
+
+    /// The lower bound of the entry [`ColossalIndex::index`] gives `row` for (its index
+    /// divided by 256).
+    #[inline]
+    pub fn floor(&self, row: usize) -> u32 {
+        self.corner_slice[row] as u32
+    }
+}
+
+/// The corners' classes x UDSliceSorted, the space of [`Floors`].
+struct CornerSliceSpace<'a> {
+    coords: &'a CoordTables,
+    index: &'a ColossalIndex,
+    /// `class_move[18 * class + m]`: the sym-coordinate of the class representative after `m`.
+    class_move: Vec<SymCoord>,
+}
+
+impl SymSpace for CornerSliceSpace<'_> {
+    fn classes(&self) -> usize {
+        N_CORNER_CLASSES
+    }
+    fn row_len(&self) -> usize {
+        N_SLICE_SORTED
+    }
+    fn moves(&self) -> &[usize] {
+        &ALL_MOVES
+    }
+    fn class_move(&self, c: usize, m: usize) -> SymCoord {
+        self.class_move[N_MOVE * c + m]
+    }
+    fn row_move(&self, x: usize, m: usize, sym: usize) -> usize {
+        self.row_conj(self.coords.slice_sorted_move[N_MOVE * x + m] as usize, sym)
+    }
+    fn self_sym(&self, c: usize) -> u16 {
+        self.index.corners.self_sym[c]
+    }
+    fn row_conj(&self, x: usize, s: usize) -> usize {
+        self.index.slice_sorted_conj[N_SYM_D4H * x + s] as usize
+    }
+}
+
+/// The colossal table's entries: corner class x UDSliceSorted x eo8.
+pub(crate) struct ColossalSpace<'a> {
+    coords: &'a CoordTables,
+    index: ColossalIndex,
+    /// `inner[((16 * m + s) * 495 + slice) * 256 + eo8]`: eo8 after move `m` from slice
+    /// position `slice`, then conjugated by `s` (73 MB, for the build only).
+    inner: Vec<u16>,
+    /// `conj[(495 * s + slice) * 256 + eo8]`: eo8 of the cube conjugated by `s`.
+    conj: Vec<u16>,
+}
+
+impl<'a> ColossalSpace<'a> {
+    /// The space and the tables its build follows (a few seconds).
+    pub(crate) fn new(coords: &'a CoordTables) -> Self {
+        let index = ColossalIndex::compute(coords);
+        let mut conj = vec![0u16; N_SYM_D4H * N_SLICE * N_EO8];
+        for s in 0..N_SYM_D4H {
+            for slice in 0..N_SLICE {
+                for e in 0..N_EO8 {
+                    let c = SYMMETRIES.conjugate_edges(&with_edges(N_PERM_4 * slice, e), s);
+                    conj[(N_SLICE * s + slice) * N_EO8 + e] = eo8(&c) as u16;
+                }
+            }
+        }
+        let mut inner = Vec::with_capacity(N_MOVE * N_SYM_D4H * N_SLICE * N_EO8);
+        for m in 0..N_MOVE {
+            for s in 0..N_SYM_D4H {
+                for slice in 0..N_SLICE {
+                    inner.extend((0..N_EO8).map(|e| {
+                        let c = with_edges(N_PERM_4 * slice, e).apply_move(Move::from_index(m));
+                        conj[(N_SLICE * s + c.slice()) * N_EO8 + eo8(&c)]
+                    }));
+                }
+            }
+        }
+        ColossalSpace {
+            coords,
+            index,
+            inner,
+            conj,
+        }
+    }
+}
+
+impl Space for ColossalSpace<'_> {
+    const ROWS: usize = N_SLICE_SORTED;
+    const INNER: usize = N_EO8;
+
+    fn reduction(&self) -> &SymReduction {
+        &self.index.corners
+    }
+
+    fn fill(&self, c: usize, mv: &mut ClassMoves) {
+        let coords = self.coords;
+        let rep = self.index.corners.rep[c] as usize;
+        let (u, t) = (rep / N_TWIST, rep % N_TWIST);
+        for m in 0..N_MOVE {
+            let raw = N_TWIST * coords.ud_corners_move[N_MOVE * u + m] as usize
+                + coords.twist_move[N_MOVE * t + m] as usize;
+            let sc = self.index.corners.sym[raw];
+            let s = sc.sym();
+            (mv.class[m], mv.sym[m]) = (sc.class(), s);
+            for ss in 0..N_SLICE_SORTED {
+                let ss1 = coords.slice_sorted_move[N_MOVE * ss + m] as usize;
+                mv.row[N_SLICE_SORTED * m + ss] = self.index.slice_sorted_conj[N_SYM_D4H * ss1 + s];
+            }
+        }
+    }
+
+    fn row_conj(&self, _: usize, r: usize, s: usize) -> usize {
+        self.index.slice_sorted_conj[N_SYM_D4H * r + s] as usize
+    }
+
+    fn inner_moves(&self, m: usize, s: usize, r: usize) -> &[u16] {
+        let at = ((N_SYM_D4H * m + s) * N_SLICE + r / N_PERM_4) * N_EO8;
+        &self.inner[at..at + N_EO8]
+    }
+
+    fn inner_conj(&self, r: usize, t: usize, s: usize) -> usize {
+        self.conj[(N_SLICE * s + r / N_PERM_4) * N_EO8 + t] as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::huge::tests::space_agrees_with_index;
+
+    #[test]
+    fn colossal_space_agrees_with_its_index() {
+        let coords = CoordTables::compute();
+        let space = ColossalSpace::new(&coords);
+        space_agrees_with_index(
+            &space,
+            |c| space.index.index(&Mod3Coords::of(c)),
+            |class, ss, e| {
+                let rep = space.index.corners.rep[class] as usize;
+                let mut c = with_edges(ss, e);
+                c.set_ud_corners(rep / N_TWIST);
+                c.set_twist(rep % N_TWIST);
+                c
+            },
+        );
+    }
+
+    /// The index packs the conjugated cube's orientations as [`eo8`] does, on real cubes; the
+    /// floor is the exact distance to its goal: 0 there only, never more than one apart over a
+    /// move, and some move lowers it where it is above 0 (together these make it the depth).
+    #[test]
+    fn index_packs_eo8_and_floors_are_depths() {
+        let coords = CoordTables::compute();
+        let index = ColossalIndex::compute(&coords);
+        let floors = Floors::compute(&coords, &index);
+        let floor = |c: &CubieCube| floors.floor(index.index(&Mod3Coords::of(c)) / N_EO8);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for k in 0..3000 {
+            let mut c = CubieCube::random(&mut rng);
+            if k % 2 == 1 {
+                // near the goal too: a few moves from a cube of the goal
+                c = with_edges(0, 0);
+                for _ in 0..k % 9 {
+                    c = c.apply_move(Move::from_index(rng.random_range(0..N_MOVE)));
+                }
+            }
+            let x = Mod3Coords::of(&c);
+            let conj = SYMMETRIES.conjugate(&c, index.corner_sym(&x).sym());
+            let class = index.corner_sym(&x).class();
+            assert_eq!(
+                index.index(&x),
+                (N_SLICE_SORTED * class + conj.slice_sorted()) * N_EO8 + eo8(&conj)
+            );
+            let f = floor(&c);
+            let at_goal = x.twist == 0 && x.ud_corners == 0 && x.slice_sorted == 0;
+            assert_eq!(f == 0, at_goal);
+            let next: Vec<u32> = Move::ALL.iter().map(|&m| floor(&c.apply_move(m))).collect();
+            assert!(next.iter().all(|&g| g + 1 >= f && g <= f + 1));
+            assert!(at_goal || next.iter().any(|&g| g + 1 == f));
+        }
+    }
+
+    use rand::{Rng, SeedableRng};
+}
