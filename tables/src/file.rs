@@ -73,11 +73,15 @@ pub enum TableKind {
     /// Optimal solver: corner class x UDSliceSorted x the other edges' orientations,
     /// 30,199,910,400 entries ([`crate::colossal`]).
     Colossal = 8,
+    /// The colossal table's floors: per group of 16 of its entries, the least depth's excess
+    /// over the row's, 2 bits each, 1,887,494,400 entries ([`crate::colossal::Floors`]).
+    /// Written by the colossal table's build.
+    ColossalFloor = 9,
 }
 
 impl TableKind {
     /// Every kind, in build order.
-    pub const ALL: [TableKind; 8] = [
+    pub const ALL: [TableKind; 9] = [
         TableKind::Phase1,
         TableKind::Phase1Moves,
         TableKind::Phase2,
@@ -85,6 +89,7 @@ impl TableKind {
         TableKind::Huge,
         TableKind::Giant,
         TableKind::Colossal,
+        TableKind::ColossalFloor,
         TableKind::Coords,
     ];
 
@@ -97,6 +102,7 @@ impl TableKind {
             TableKind::Huge => "huge",
             TableKind::Giant => "giant",
             TableKind::Colossal => "colossal",
+            TableKind::ColossalFloor => "colossal_floor",
             TableKind::Phase1Moves => "phase1_moves",
             TableKind::Coords => "coords",
         }

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 
 use memmap2::Mmap;
 
-use crate::colossal::{ColossalIndex, Floors, N_COLOSSAL};
+use crate::colossal::{corner_slice_depths, ColossalIndex, Floors, N_COLOSSAL, N_FLOOR_GROUPS};
 use crate::coord::{N_FLIP, N_PERM_4, N_SLICE, N_TWIST, N_UD_CORNERS};
 use crate::cubie::CubieCube;
 use crate::error::Error;
@@ -122,7 +122,7 @@ pub fn giant_index(
 
 /// The 2-bit entry `i` of a packed table.
 #[inline]
-fn get2(bytes: &[u8], i: usize) -> u8 {
+pub(crate) fn get2(bytes: &[u8], i: usize) -> u8 {
     (bytes[i >> 2] >> ((i & 3) << 1)) & 3
 }
 
@@ -220,8 +220,9 @@ impl Mod3Table {
                 let layout = match kind {
                     TableKind::Giant => Layout::Giant,
                     TableKind::Colossal => {
+                        let groups = Self::floor_file(dir)?;
                         let index = ColossalIndex::compute(coords);
-                        let floors = Floors::compute(coords, &index);
+                        let floors = Floors::new(corner_slice_depths(coords, &index), groups);
                         Layout::Colossal(Box::new((index, floors)))
                     }
                     _ => Layout::Huge(FlipConj::compute()),
@@ -231,6 +232,32 @@ impl Mod3Table {
             Err(Error::MissingTable(_)) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// The colossal table's floor file, which its build writes beside it: refused with
+    /// "rebuild" when missing or of another size.
+    fn floor_file(dir: &std::path::Path) -> Result<Table<Mmap>, Error> {
+        let kind = TableKind::ColossalFloor;
+        let rebuild = "rebuild with `cubefleet tables build --colossal --force`";
+        let table = Table::open(dir, kind).map_err(|e| match e {
+            Error::MissingTable(path) => Error::BadTable {
+                path,
+                reason: format!("is missing beside colossal.cft; {rebuild}"),
+            },
+            other => other,
+        })?;
+        if table.header().entries != N_FLOOR_GROUPS as u64
+            || table.payload().len() < N_FLOOR_GROUPS.div_ceil(4)
+        {
+            return Err(Error::BadTable {
+                path: dir.join(kind.file_name()),
+                reason: format!(
+                    "has {} entries, expected {N_FLOOR_GROUPS}; {rebuild}",
+                    table.header().entries
+                ),
+            });
+        }
+        Ok(table)
     }
 
     /// Moves the table into private huge-page memory (see [`Table::into_private_hugepages`]):
@@ -569,10 +596,14 @@ fn count_values(t: &[AtomicU8]) -> [u64; 4] {
 /// empty entry looks for a neighbour at the current depth). Returns the packed table (2 bits
 /// per entry, depth mod 3) and the number of entries at each depth. Memory: the table plus a
 /// few hundred KB per thread.
+///
+/// With `group_mins` (one byte per [`GROUP`] entries, all 255), each byte is set to the least
+/// depth of its group's entries, which the table's residues alone do not tell.
 pub(crate) fn build<S: Space>(
     space: &S,
     name: &str,
     progress: ProgressFn<'_>,
+    mut group_mins: Option<&mut [u8]>,
 ) -> (Vec<u8>, Vec<u64>) {
     let (classes, rows, inner) = (space.classes(), S::ROWS, S::INNER);
     let n = classes * rows * inner;
@@ -580,6 +611,10 @@ pub(crate) fn build<S: Space>(
     let mut bytes = vec![0xFFu8; n / 4];
     bytes[0] &= !3; // the goal: depth 0
     let table = as_atomic(&mut bytes);
+    if let Some(mins) = group_mins.as_deref_mut() {
+        assert_eq!(mins.len() * GROUP, n, "a byte per group");
+        mins[0] = 0;
+    }
     let mut dist = vec![1u64];
     let mut filled = 1u64;
     // entries holding each value before the pass (depth mod 3; 3 = empty)
@@ -668,9 +703,47 @@ pub(crate) fn build<S: Space>(
         filled += added;
         depth += 1;
         dist.push(added);
+        if let Some(mins) = group_mins.as_deref_mut() {
+            mark_group_mins(table, mins, nxt, depth as u8);
+        }
         progress(name, filled, n as u64);
     }
     (bytes, dist)
+}
+
+/// Entries per group of [`build`]'s `group_mins`: the 16 entries of one 32-bit word.
+pub const GROUP: usize = 16;
+
+/// After the pass that reached `depth` (whose residue is `value`): every group without a least
+/// depth yet that holds an entry of residue `value` gets `depth`. Such a group had no entry at
+/// any smaller depth, so its entries of that residue were reached in this pass.
+fn mark_group_mins(table: &[AtomicU8], mins: &mut [u8], value: u8, depth: u8) {
+    let chunk = 1 << 20;
+    let pattern = 0x5555_5555u32 * value as u32;
+    let chunks: Vec<&mut [u8]> = mins.chunks_mut(chunk).collect();
+    let chunks = std::sync::Mutex::new(chunks.into_iter().enumerate());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let next = chunks.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let Some((i, part)) = next else { break };
+                for (j, m) in part.iter_mut().enumerate() {
+                    if *m != u8::MAX {
+                        continue;
+                    }
+                    let at = 4 * (i * chunk + j);
+                    let word =
+                        u32::from_le_bytes(std::array::from_fn(|k| table[at + k].load(Relaxed)));
+                    // a field equal to `value` becomes 00: no bit set in either of its two bits
+                    let x = word ^ pattern;
+                    if (x | (x >> 1)) & 0x5555_5555 != 0x5555_5555 {
+                        *m = depth;
+                    }
+                }
+            });
+        }
+    });
 }
 
 #[cfg(test)]
@@ -700,6 +773,29 @@ pub(crate) mod tests {
                 );
             }
         }
+    }
+
+    /// A group's least depth is the pass that first reaches one of its entries; later
+    /// entries of the same residue leave it alone.
+    #[test]
+    fn group_mins_mark_the_pass_that_first_reaches_a_group() {
+        let mut bytes = vec![0xFFu8; 3 * GROUP / 4];
+        let set = |bytes: &mut [u8], i: usize, v: u8| {
+            bytes[i / 4] &= !(3 << (2 * (i % 4)));
+            bytes[i / 4] |= v << (2 * (i % 4));
+        };
+        let mut mins = vec![0, u8::MAX, u8::MAX];
+        set(&mut bytes, 0, 0);
+        set(&mut bytes, GROUP + 1, 1);
+        mark_group_mins(as_atomic(&mut bytes), &mut mins, 1, 1);
+        assert_eq!(mins, [0, 1, u8::MAX]);
+        set(&mut bytes, GROUP + 2, 2);
+        set(&mut bytes, 2 * GROUP + 15, 2);
+        mark_group_mins(as_atomic(&mut bytes), &mut mins, 2, 2);
+        assert_eq!(mins, [0, 1, 2]);
+        set(&mut bytes, 2 * GROUP, 1);
+        mark_group_mins(as_atomic(&mut bytes), &mut mins, 1, 4);
+        assert_eq!(mins, [0, 1, 2]);
     }
 
     #[test]

@@ -166,10 +166,16 @@ impl Tables {
         force: bool,
         progress: ProgressFn<'_>,
     ) -> Result<Vec<TableKind>, Error> {
+        let missing = |k: TableKind| !dir.join(k.file_name()).exists();
         let todo: Vec<TableKind> = kinds
             .iter()
             .copied()
-            .filter(|&k| force || !dir.join(k.file_name()).exists())
+            .filter(|&k| k != TableKind::ColossalFloor)
+            .filter(|&k| {
+                force
+                    || missing(k)
+                    || (k == TableKind::Colossal && missing(TableKind::ColossalFloor))
+            })
             .collect();
         if todo.is_empty() {
             return Ok(todo);
@@ -189,7 +195,7 @@ impl Tables {
                 }
                 TableKind::Huge => {
                     let (bytes, dist) =
-                        huge::build(&huge::HugeSpace::new(&coords), "huge", progress);
+                        huge::build(&huge::HugeSpace::new(&coords), "huge", progress, None);
                     if dist != huge::HUGE_DISTRIBUTION {
                         return Err(Error::BadTable {
                             path: dir.join(kind.file_name()),
@@ -201,16 +207,30 @@ impl Tables {
                     (bytes, Some(huge::N_HUGE as u64), 2)
                 }
                 TableKind::Colossal => {
-                    let (bytes, dist) =
-                        huge::build(&colossal::ColossalSpace::new(&coords), "colossal", progress);
+                    let space = colossal::ColossalSpace::new(&coords);
+                    let mut mins = vec![u8::MAX; colossal::N_FLOOR_GROUPS];
+                    let (bytes, dist) = huge::build(&space, "colossal", progress, Some(&mut mins));
                     check_reached(dir, kind, &dist, colossal::N_COLOSSAL)?;
+                    let rows = colossal::corner_slice_depths(&coords, space.index());
+                    let floors = colossal::pack_group_floors(&mins, &rows).map_err(|e| {
+                        Error::BadTable {
+                            path: dir.join(kind.file_name()),
+                            reason: format!("the build's floors disagree, {e} (a bug; the file was not written)"),
+                        }
+                    })?;
+                    drop(mins);
+                    // the floors first: a colossal file is never there without its floors
+                    let n = colossal::N_FLOOR_GROUPS as u64;
+                    Table::in_memory(TableKind::ColossalFloor, n, 2, floors).write_to(dir)?;
                     (bytes, Some(colossal::N_COLOSSAL as u64), 2)
                 }
+                // written with the colossal table (left out of `todo`)
+                TableKind::ColossalFloor => unreachable!("left out of todo"),
                 TableKind::Giant => {
                     // no published distribution: the build is checked by its total, and the
                     // table by the tests (`worker/tests/optimal_huge.rs`)
                     let (bytes, dist) =
-                        huge::build(&huge::GiantSpace::new(&coords), "giant", progress);
+                        huge::build(&huge::GiantSpace::new(&coords), "giant", progress, None);
                     check_reached(dir, kind, &dist, huge::N_GIANT)?;
                     (bytes, Some(huge::N_GIANT as u64), 2)
                 }
@@ -279,4 +299,21 @@ fn check_reached(dir: &Path, kind: TableKind, dist: &[u64], n: usize) -> Result<
             "the build reached {reached} of {n} entries (a bug; the file was not written)"
         ),
     })
+}
+
+/// Hints the CPU to load `table[index]` into cache.
+#[inline(always)]
+pub fn prefetch<T>(table: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(p) = table.get(index) {
+        // SAFETY: prefetching is only a hint and never faults; `p` points into `table`, and SSE
+        // is part of the x86_64 baseline.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                (p as *const T).cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (table, index);
 }

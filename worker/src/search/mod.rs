@@ -227,22 +227,7 @@ pub(crate) fn skip_after(last: usize, m: usize) -> bool {
     last != NO_MOVE && (a == b || a == b + 3)
 }
 
-/// Hints the CPU to load `table[index]` into cache.
-#[inline(always)]
-pub(crate) fn prefetch<T>(table: &[T], index: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(p) = table.get(index) {
-        // SAFETY: prefetching is only a hint and never faults; `p` points into `table`, and SSE
-        // is part of the x86_64 baseline.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                (p as *const T).cast::<i8>(),
-            )
-        };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (table, index);
-}
+pub(crate) use cubefleet_tables::prefetch;
 
 /// The tables of the unit tests, built once per checkout into `target/test-tables` (the
 /// integration tests and the CLI tests share the directory).

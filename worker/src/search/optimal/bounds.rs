@@ -1,7 +1,7 @@
 //! The lower bounds an optimal search reads: the phase-1 table, or a mod-3 table (huge, giant or
 //! colossal), on three axes of the position and of its inverse.
 
-use cubefleet_tables::colossal::{ColossalIndex, Floors, N_EO8};
+use cubefleet_tables::colossal::{ColossalIndex, Floors};
 use cubefleet_tables::coord::{raw_flipslice, N_PERM_4};
 use cubefleet_tables::file::TableKind;
 use cubefleet_tables::huge::{Mod3Coords, Mod3Table};
@@ -66,13 +66,6 @@ pub struct OptimalTables<'a> {
     pub(super) drops_slice_order: bool,
     /// The colossal table's index and floors when `bound` is the colossal table.
     colossal: Option<&'a (ColossalIndex, Floors)>,
-    /// True when a node may be expanded from its cubie side, whose bounds, once it is the
-    /// table side, are stepped on from its loose bounds ([`OptimalTables::loose_bound`]). A
-    /// loose bound 3 short stays 3 short below: with the phase-1 floor the loose bound is
-    /// exact for 95 % of the positions, with the colossal table's [`Floors`] for 74 %, and
-    /// there changing sides was measured to cost more nodes than it saves (12 positions of
-    /// 16-17 moves: 43.8 M against 38.0 M nodes).
-    pub(super) changes_sides: bool,
 }
 
 impl<'a> OptimalTables<'a> {
@@ -95,7 +88,6 @@ impl<'a> OptimalTables<'a> {
                 .is_some_and(|h| matches!(h.kind(), TableKind::Giant | TableKind::Colossal)),
             drops_slice_order: bound.is_some_and(|h| h.kind() == TableKind::Giant),
             colossal: bound.and_then(Mod3Table::colossal),
-            changes_sides: bound.is_none_or(|h| h.colossal().is_none()),
         }
     }
 
@@ -222,16 +214,17 @@ impl<'a> OptimalTables<'a> {
     }
 
     /// The second stage of reading the cubie side's axis `a`, whose first stage
-    /// ([`OptimalTables::cubie_side_first`]) gave `mod3`: what its floor is read from (the
-    /// phase-1 entry, prefetched; with the colossal table the floor itself) and its mod-3
-    /// entry (prefetched), for [`OptimalTables::loose_bound`].
+    /// ([`OptimalTables::cubie_side_first`]) gave `mod3`: where its floor is read (the phase-1
+    /// entry; with the colossal table its own entry, whose [`Floors`] are read by it) and its
+    /// mod-3 entry, all prefetched, for [`OptimalTables::loose_bound`].
     #[inline]
     pub(super) fn cubie_side_second(&self, a: &Axis, mod3: usize) -> (usize, usize) {
         match (self.colossal, self.bound) {
             (Some((index, floors)), Some(h)) => {
                 let e = index.index(&a.mod3_coords());
                 prefetch(h.payload(), e / 4);
-                (floors.floor(e / N_EO8) as usize, e)
+                floors.prefetch(e);
+                (e, e)
             }
             _ => {
                 let p = self.phase1_entry_prefetched(a);
@@ -253,7 +246,7 @@ impl<'a> OptimalTables<'a> {
     #[inline]
     pub(super) fn loose_bound(&self, floor: usize, mod3: usize) -> u32 {
         let p = match self.colossal {
-            Some(_) => floor as u32,
+            Some((_, floors)) => floors.floor(floor),
             None => self.tables.phase1.payload()[floor] as u32,
         };
         match self.bound {
