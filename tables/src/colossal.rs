@@ -141,10 +141,19 @@ impl ColossalIndex {
     /// The corners' class and symmetry of coordinates `x` (the start of [`ColossalIndex::index`]).
     #[inline]
     pub fn corner_sym(&self, x: &Mod3Coords) -> SymCoord {
-        self.corners.sym[N_TWIST * x.ud_corners + x.twist]
+        self.corners.sym[Self::corner_raw(x)]
     }
 
-    /// The raw index of the corners' sym-coordinate of `x` (for prefetching).
+    /// The corners' sym-coordinate of class `c`'s representative after move `m`.
+    pub fn class_move(&self, coords: &CoordTables, c: usize, m: usize) -> SymCoord {
+        let rep = self.corners.rep[c] as usize;
+        let (u, t) = (rep / N_TWIST, rep % N_TWIST);
+        self.corners.sym[N_TWIST * coords.ud_corners_move[N_MOVE * u + m] as usize
+            + coords.twist_move[N_MOVE * t + m] as usize]
+    }
+
+    /// The corners' raw coordinate of `x`, `2187 * ud_corners + twist`, which their
+    /// sym-coordinate is read at (the search prefetches it).
     #[inline]
     pub fn corner_raw(x: &Mod3Coords) -> usize {
         N_TWIST * x.ud_corners + x.twist
@@ -174,7 +183,7 @@ pub const N_FLOOR_GROUPS: usize = N_COLOSSAL / GROUP;
 /// corner-slice depth of its row ([`corner_slice_depths`], computed at load) plus the 2-bit
 /// excess of the group's least depth over the row's, 3 meaning 3 or more (the floor file,
 /// `colossal_floor.cft`, written with the colossal table: 472 MB). With the mod-3 entry it
-/// gives the exact depth of 97 % of random states (the row's least depth alone: 71 %).
+/// gives the exact depth of about 96 % of random states (the row's least depth alone: 74 %).
 pub struct Floors {
     /// `corner_slice[11880 * class + slice_sorted']`.
     corner_slice: Vec<u8>,
@@ -212,13 +221,7 @@ impl Floors {
 /// them, with `eo8` 0 too. 117,968,400 bytes, built breadth first in about 3 s on 2 cores.
 pub fn corner_slice_depths(coords: &CoordTables, index: &ColossalIndex) -> Vec<u8> {
     let class_move = (0..N_CORNER_CLASSES * N_MOVE)
-        .map(|i| {
-            let (c, m) = (i / N_MOVE, i % N_MOVE);
-            let rep = index.corners.rep[c] as usize;
-            let (u, t) = (rep / N_TWIST, rep % N_TWIST);
-            index.corners.sym[N_TWIST * coords.ud_corners_move[N_MOVE * u + m] as usize
-                + coords.twist_move[N_MOVE * t + m] as usize]
-        })
+        .map(|i| index.class_move(coords, i / N_MOVE, i % N_MOVE))
         .collect();
     let space = CornerSliceSpace {
         coords,
@@ -342,12 +345,8 @@ impl Space for ColossalSpace<'_> {
 
     fn fill(&self, c: usize, mv: &mut ClassMoves) {
         let coords = self.coords;
-        let rep = self.index.corners.rep[c] as usize;
-        let (u, t) = (rep / N_TWIST, rep % N_TWIST);
         for m in 0..N_MOVE {
-            let raw = N_TWIST * coords.ud_corners_move[N_MOVE * u + m] as usize
-                + coords.twist_move[N_MOVE * t + m] as usize;
-            let sc = self.index.corners.sym[raw];
+            let sc = self.index.class_move(coords, c, m);
             let s = sc.sym();
             (mv.class[m], mv.sym[m]) = (sc.class(), s);
             for ss in 0..N_SLICE_SORTED {
