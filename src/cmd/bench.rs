@@ -61,7 +61,8 @@ pub(crate) struct OptimalArgs {
     /// Half-turn (htm) or quarter-turn (qtm) metric.
     #[arg(long, value_enum, default_value = "htm")]
     metric: super::MetricArg,
-    /// Bound the search with the phase-1 table even when the giant or huge table is present.
+    /// Bound the search with the phase-1 table even when a colossal, giant or huge table is
+    /// present.
     #[arg(long)]
     no_huge: bool,
     /// Do not prune the search by the positions' symmetries (same answers, more work).

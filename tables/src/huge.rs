@@ -14,7 +14,9 @@
 //!   (2.47 GB): the corners' positions, which neither phase 1 nor the huge table sees, in 2.8
 //!   times the huge table's entries.
 //!
-//! Both are built by the same breadth-first search ([`build`] over a [`Space`]); the exact depth
+//! - the **colossal** table ([`crate::colossal`]): nxopt's kind, three times the giant table.
+//!
+//! All are built by the same breadth-first search ([`build`] over a [`Space`]); the exact depth
 //! is recovered by descending to the goal ([`Mod3Table::depth`]) and then tracked move by move
 //! ([`next_depth`]).
 //!
@@ -183,7 +185,7 @@ enum Layout {
     Colossal(Box<(ColossalIndex, Floors)>),
 }
 
-/// The huge or the giant table, memory-mapped, with what its lookups need.
+/// The huge, giant or colossal table, memory-mapped, with what its lookups need.
 pub struct Mod3Table {
     table: Table<Mmap>,
     layout: Layout,
@@ -711,7 +713,8 @@ pub(crate) fn build<S: Space>(
     (bytes, dist)
 }
 
-/// Entries per group of [`build`]'s `group_mins`: the 16 entries of one 32-bit word.
+/// Entries per group of the mod-3 build's least depths (`group_mins`): the 16 entries of one
+/// 32-bit word of the packed table.
 pub const GROUP: usize = 16;
 
 /// After the pass that reached `depth` (whose residue is `value`): every group without a least

@@ -103,7 +103,8 @@ pub const TWO_PHASE_TABLES: [TableKind; 4] = [
 
 impl Tables {
     /// Maps the tables in `dir`, checking every header and checksum; the optimal searches'
-    /// bound table too (the giant table, else the huge table) when one is there.
+    /// bound table too (the colossal table, else the giant one, else the huge one) when one is
+    /// there.
     pub fn load(dir: &Path) -> Result<Tables, Error> {
         Self::load_with(dir, true)
     }

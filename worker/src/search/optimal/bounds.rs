@@ -15,7 +15,7 @@ pub(super) const AXIS_SYM: [usize; 3] = [0, SYM_URF3, 2 * SYM_URF3];
 
 /// One axis's coordinates of a search node. Ranges: `slice_sorted < 11880`, `flip < 2048`,
 /// `twist < 2187`, `ud_corners < 70`; `depth` is the exact depth of this axis in the table the
-/// bound is read from (the mod-3 table, huge or giant, else phase 1).
+/// bound is read from (the mod-3 table, huge, giant or colossal, else phase 1).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Axis {
     pub(super) slice_sorted: u16,
@@ -55,7 +55,7 @@ pub(super) struct Node {
 pub struct OptimalTables<'a> {
     /// Move tables and the phase-1 pruning table.
     pub tables: &'a Tables,
-    /// The mod-3 table, huge or giant, when one is built and loaded; used instead of phase 1
+    /// The mod-3 table, huge, giant or colossal, when one is built and loaded; used instead of phase 1
     /// for the bound.
     pub bound: Option<&'a Mod3Table>,
     /// True when `bound` is the giant or the colossal table, which read UDCorners: the
@@ -74,12 +74,12 @@ impl<'a> OptimalTables<'a> {
         OptimalTables::with_bound(tables, None)
     }
 
-    /// With the mod-3 table loaded in `tables` (the giant table, else the huge one), if any.
+    /// With the mod-3 table loaded in `tables` (colossal, else giant, else huge), if any.
     pub fn with_loaded_bound(tables: &'a Tables) -> Self {
         OptimalTables::with_bound(tables, tables.optimal_bound.as_ref())
     }
 
-    /// With a mod-3 table, the huge or the giant one (when `bound` is `Some`).
+    /// With a mod-3 table, huge, giant or colossal (when `bound` is `Some`).
     pub fn with_bound(tables: &'a Tables, bound: Option<&'a Mod3Table>) -> Self {
         OptimalTables {
             tables,

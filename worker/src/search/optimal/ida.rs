@@ -227,7 +227,7 @@ impl<'a> OptimalSearcher<'a> {
         }
     }
 
-    /// True when a mod-3 table (huge or giant) is used for the bound.
+    /// True when a mod-3 table (huge, giant or colossal) is used for the bound.
     pub fn uses_mod3_table(&self) -> bool {
         self.t.bound.is_some()
     }
