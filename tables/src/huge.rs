@@ -17,7 +17,7 @@
 //! - the **colossal** table ([`crate::colossal`]): nxopt's kind, three times the giant table.
 //!
 //! All are built by the same breadth-first search ([`build`] over a [`Space`]); the exact depth
-//! is recovered by descending to the goal ([`Mod3Table::depth`]) and then tracked move by move
+//! is recovered by descending to the goal ([`crate::mod3::Mod3Table::depth`]) and then tracked move by move
 //! ([`next_depth`]).
 //!
 //! The flip of a conjugated cube depends on where the slice edges are, not only on the flip:
@@ -26,13 +26,8 @@
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 
-use memmap2::Mmap;
-
-use crate::colossal::{corner_slice_depths, ColossalIndex, Floors, N_COLOSSAL, N_FLOOR_GROUPS};
 use crate::coord::{N_FLIP, N_PERM_4, N_SLICE, N_TWIST, N_UD_CORNERS};
 use crate::cubie::CubieCube;
-use crate::error::Error;
-use crate::file::{Table, TableKind};
 use crate::moves::N_MOVE;
 use crate::movetable::{CoordTables, SymReduction};
 use crate::prune::{ProgressFn, N_FLIPSLICE_CLASSES};
@@ -139,7 +134,7 @@ pub fn next_depth(parent: u32, mod3: u8) -> u32 {
     }
 }
 
-/// The coordinates a [`Mod3Table`] is looked up by: UDSliceSorted (`< 11880`), flip (`< 2048`),
+/// The coordinates a [`crate::mod3::Mod3Table`] is looked up by: UDSliceSorted (`< 11880`), flip (`< 2048`),
 /// twist (`< 2187`) and UDCorners (`< 70`). The huge table reads the first three, the giant
 /// table all but the order of the slice edges.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -174,173 +169,6 @@ impl Mod3Coords {
             twist: coords.twist_move[N_MOVE * self.twist + m] as usize,
             ud_corners: coords.ud_corners_move[N_MOVE * self.ud_corners + m] as usize,
         }
-    }
-}
-
-/// How a [`Mod3Table`] is indexed: [`huge_index`] (with the flip conjugation it needs),
-/// [`giant_index`], or the colossal table's [`ColossalIndex`] (with its [`Floors`]).
-enum Layout {
-    Huge(FlipConj),
-    Giant,
-    Colossal(Box<(ColossalIndex, Floors)>),
-}
-
-/// The huge, giant or colossal table, memory-mapped, with what its lookups need.
-pub struct Mod3Table {
-    table: Table<Mmap>,
-    layout: Layout,
-}
-
-impl Mod3Table {
-    /// Maps `dir`'s table of `kind` ([`TableKind::Huge`], [`TableKind::Giant`] or
-    /// [`TableKind::Colossal`]; any other kind is a caller's bug and panics) if it exists
-    /// (checking header and stamp); `Ok(None)` when there is no such file. `coords` serve the
-    /// colossal table's own index tables, computed here.
-    pub fn load(
-        dir: &std::path::Path,
-        kind: TableKind,
-        coords: &CoordTables,
-    ) -> Result<Option<Mod3Table>, Error> {
-        let n = match kind {
-            TableKind::Huge => N_HUGE,
-            TableKind::Giant => N_GIANT,
-            TableKind::Colossal => N_COLOSSAL,
-            other => panic!("{other:?} is not a mod-3 table"),
-        };
-        match Table::open(dir, kind) {
-            Ok(table) => {
-                if table.header().entries != n as u64 || table.payload().len() < n.div_ceil(4) {
-                    return Err(Error::BadTable {
-                        path: dir.join(kind.file_name()),
-                        reason: format!(
-                            "has {} entries, expected {n}; rebuild with `cubefleet tables build --{}`",
-                            table.header().entries,
-                            kind.name()
-                        ),
-                    });
-                }
-                let layout = match kind {
-                    TableKind::Giant => Layout::Giant,
-                    TableKind::Colossal => {
-                        let groups = Self::floor_file(dir)?;
-                        let index = ColossalIndex::compute(coords);
-                        let floors = Floors::new(corner_slice_depths(coords, &index), groups);
-                        Layout::Colossal(Box::new((index, floors)))
-                    }
-                    _ => Layout::Huge(FlipConj::compute()),
-                };
-                Ok(Some(Mod3Table { table, layout }))
-            }
-            Err(Error::MissingTable(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The colossal table's floor file, which its build writes beside it: refused with
-    /// "rebuild" when missing or of another size.
-    fn floor_file(dir: &std::path::Path) -> Result<Table<Mmap>, Error> {
-        let kind = TableKind::ColossalFloor;
-        let rebuild = "rebuild with `cubefleet tables build --colossal --force`";
-        let table = Table::open(dir, kind).map_err(|e| match e {
-            Error::MissingTable(path) => Error::BadTable {
-                path,
-                reason: format!("is missing beside colossal.cft; {rebuild}"),
-            },
-            other => other,
-        })?;
-        if table.header().entries != N_FLOOR_GROUPS as u64
-            || table.payload().len() < N_FLOOR_GROUPS.div_ceil(4)
-        {
-            return Err(Error::BadTable {
-                path: dir.join(kind.file_name()),
-                reason: format!(
-                    "has {} entries, expected {N_FLOOR_GROUPS}; {rebuild}",
-                    table.header().entries
-                ),
-            });
-        }
-        Ok(table)
-    }
-
-    /// Moves the table into private huge-page memory (see [`Table::into_private_hugepages`]):
-    /// lookups spread over gigabytes miss the TLB far less often.
-    pub fn into_private_hugepages(self) -> Result<Mod3Table, Error> {
-        Ok(Mod3Table {
-            table: self.table.into_private_hugepages()?,
-            layout: self.layout,
-        })
-    }
-
-    /// Which table this is.
-    pub fn kind(&self) -> TableKind {
-        match self.layout {
-            Layout::Huge(_) => TableKind::Huge,
-            Layout::Giant => TableKind::Giant,
-            Layout::Colossal(_) => TableKind::Colossal,
-        }
-    }
-
-    /// The colossal table's index and floors, when this is the colossal table.
-    #[inline]
-    pub fn colossal(&self) -> Option<&(ColossalIndex, Floors)> {
-        match &self.layout {
-            Layout::Colossal(c) => Some(c),
-            _ => None,
-        }
-    }
-
-    /// The index of the entry of the cube with coordinates `x`.
-    #[inline]
-    pub fn index(&self, coords: &CoordTables, x: &Mod3Coords) -> usize {
-        match &self.layout {
-            Layout::Giant => giant_index(
-                coords,
-                x.slice_sorted / N_PERM_4,
-                x.flip,
-                x.twist,
-                x.ud_corners,
-            ),
-            Layout::Huge(fc) => huge_index(coords, fc, x.slice_sorted, x.flip, x.twist),
-            Layout::Colossal(c) => c.0.index(x),
-        }
-    }
-
-    /// The packed entries: entry `index` is in byte `index / 4` (for prefetching).
-    #[inline]
-    pub fn payload(&self) -> &[u8] {
-        self.table.payload()
-    }
-
-    /// The depth mod 3 (`0..3`) of entry `index`.
-    #[inline]
-    pub fn mod3(&self, index: usize) -> u8 {
-        get2(self.table.payload(), index)
-    }
-
-    /// The exact depth of the cube with coordinates `x`, found by walking to the goal: from
-    /// depth `d` some move always leads to an entry holding `(d - 1) mod 3`.
-    pub fn depth(&self, coords: &CoordTables, x: &Mod3Coords) -> u32 {
-        let mut x = *x;
-        let mut depth = 0;
-        // the goal is alone in its entry (index 0): conjugating it by any symmetry gives itself
-        loop {
-            let i = self.index(coords, &x);
-            if i == 0 {
-                break;
-            }
-            let want = (self.mod3(i) + 2) % 3;
-            let step = (0..N_MOVE)
-                .map(|m| x.apply(coords, m))
-                .find(|n| self.mod3(self.index(coords, n)) == want);
-            match step {
-                Some(n) => x = n,
-                // unreachable for a table that passed its checksum; the depth so far is still a
-                // valid lower bound
-                None => break,
-            }
-            depth += 1;
-        }
-        depth
     }
 }
 

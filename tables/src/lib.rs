@@ -27,6 +27,7 @@ pub mod huge;
 pub mod index;
 pub mod input;
 pub mod lookup;
+pub mod mod3;
 pub mod moves;
 pub mod movetable;
 pub mod prune;
@@ -74,7 +75,7 @@ pub struct Tables {
     /// The bound of optimal searches beyond phase 1's, when it was built into the same
     /// directory: the giant table (FlipUDSlice class x UDCorners x twist, `cubefleet tables
     /// build --giant`), else the huge table (UDSliceSorted class x flip x twist, `--huge`).
-    pub optimal_bound: Option<huge::Mod3Table>,
+    pub optimal_bound: Option<mod3::Mod3Table>,
 }
 
 /// The coordinate tables of `dir`'s file ([`TableKind::Coords`]), mapped; computed when the file
@@ -140,7 +141,7 @@ impl Tables {
         let optimal_bound = if optimal_bound {
             let mut found = None;
             for kind in [TableKind::Colossal, TableKind::Giant, TableKind::Huge] {
-                found = huge::Mod3Table::load(dir, kind, &coords)?;
+                found = mod3::Mod3Table::load(dir, kind, &coords)?;
                 if found.is_some() {
                     break;
                 }
@@ -267,7 +268,7 @@ impl Tables {
             phase2_slice: self.phase2_slice.into_private_hugepages()?,
             optimal_bound: self
                 .optimal_bound
-                .map(huge::Mod3Table::into_private_hugepages)
+                .map(mod3::Mod3Table::into_private_hugepages)
                 .transpose()?,
         })
     }
@@ -275,8 +276,8 @@ impl Tables {
     /// Maps the mod-3 table of `kind` in `dir` (huge, giant or colossal) when it has been built
     /// (`cubefleet tables build --huge`, ...); `Ok(None)` when there is no such file, an error
     /// when there is a bad one.
-    pub fn load_mod3(&self, dir: &Path, kind: TableKind) -> Result<Option<huge::Mod3Table>, Error> {
-        huge::Mod3Table::load(dir, kind, &self.coords)
+    pub fn load_mod3(&self, dir: &Path, kind: TableKind) -> Result<Option<mod3::Mod3Table>, Error> {
+        mod3::Mod3Table::load(dir, kind, &self.coords)
     }
 
     /// Loads the tables in `dir`, building missing ones first.

@@ -4,7 +4,8 @@
 use cubefleet_tables::colossal::{ColossalIndex, Floors};
 use cubefleet_tables::coord::{raw_flipslice, N_PERM_4};
 use cubefleet_tables::file::TableKind;
-use cubefleet_tables::huge::{Mod3Coords, Mod3Table};
+use cubefleet_tables::huge::Mod3Coords;
+use cubefleet_tables::mod3::Mod3Table;
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Tables};
 
