@@ -44,16 +44,8 @@ impl Mod3Table {
         };
         match Table::open(dir, kind) {
             Ok(table) => {
-                if table.header().entries != n as u64 || table.payload().len() < n.div_ceil(4) {
-                    return Err(Error::BadTable {
-                        path: dir.join(kind.file_name()),
-                        reason: format!(
-                            "has {} entries, expected {n}; rebuild with `cubefleet tables build --{}`",
-                            table.header().entries,
-                            kind.name()
-                        ),
-                    });
-                }
+                let rebuild = format!("rebuild with `cubefleet tables build --{}`", kind.name());
+                let table = sized(dir, kind, table, n, &rebuild)?;
                 let layout = match kind {
                     TableKind::Giant => Layout::Giant,
                     TableKind::Colossal => {
@@ -83,18 +75,7 @@ impl Mod3Table {
             },
             other => other,
         })?;
-        if table.header().entries != N_FLOOR_GROUPS as u64
-            || table.payload().len() < N_FLOOR_GROUPS.div_ceil(4)
-        {
-            return Err(Error::BadTable {
-                path: dir.join(kind.file_name()),
-                reason: format!(
-                    "has {} entries, expected {N_FLOOR_GROUPS}; {rebuild}",
-                    table.header().entries
-                ),
-            });
-        }
-        Ok(table)
+        sized(dir, kind, table, N_FLOOR_GROUPS, rebuild)
     }
 
     /// Moves the table into private huge-page memory (see [`Table::into_private_hugepages`]):
@@ -176,5 +157,53 @@ impl Mod3Table {
             depth += 1;
         }
         depth
+    }
+}
+
+/// `table` (of `kind`, in `dir`) when it holds `n` 2-bit entries; refused with `rebuild` (what
+/// to do) otherwise.
+fn sized(
+    dir: &std::path::Path,
+    kind: TableKind,
+    table: Table<Mmap>,
+    n: usize,
+    rebuild: &str,
+) -> Result<Table<Mmap>, Error> {
+    if table.header().entries == n as u64 && table.payload().len() >= n.div_ceil(4) {
+        return Ok(table);
+    }
+    Err(Error::BadTable {
+        path: dir.join(kind.file_name()),
+        reason: format!(
+            "has {} entries, expected {n}; {rebuild}",
+            table.header().entries
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A colossal table's floor file that is missing, or of another size (here a planted
+    /// 4-entry file), is refused with what to do, never read.
+    #[test]
+    fn floor_files_missing_or_of_another_size_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let err = Mod3Table::floor_file(dir.path()).err().expect("missing");
+        assert!(
+            err.to_string().contains("missing beside colossal.cft")
+                && err.to_string().contains("--colossal --force"),
+            "{err}"
+        );
+        Table::in_memory(TableKind::ColossalFloor, 4, 2, vec![0u8])
+            .write_to(dir.path())
+            .expect("written");
+        let err = Mod3Table::floor_file(dir.path()).err().expect("wrong size");
+        assert!(
+            err.to_string().contains("has 4 entries")
+                && err.to_string().contains("--colossal --force"),
+            "{err}"
+        );
     }
 }
