@@ -23,7 +23,7 @@ pub(crate) enum Command {
         /// stronger bound than the huge table's, used instead of it when present.
         #[arg(long)]
         giant: bool,
-        /// Also build the colossal table for the optimal solver (7.55 GB and its 0.47 GB
+        /// Also build the colossal table for the optimal solver (7.55 GB and its 0.44 GB
         /// floors, 10 GB of memory, about 12 minutes on 2 cores): a stronger bound than the
         /// giant table's, used instead of it when present.
         #[arg(long)]

@@ -13,12 +13,13 @@
 //! (7.55 GB): three times the giant table's.
 //!
 //! The phase-1 depth is no lower bound of this table's depth, so the bounds that need one read
-//! [`Floors`] instead: the least depth of each group of 16 entries, recorded by the build.
+//! [`Floors`] instead: the least depth of each group of 16 entries, recorded by the build and
+//! stored in a file of its own beside the table.
 
 use crate::coord::{N_PERM_4, N_SLICE, N_SLICE_SORTED, N_TWIST, N_UD_CORNERS};
 use crate::cubie::{CubieCube, N_EDGES};
 use crate::file::Table;
-use crate::huge::{get2, ClassMoves, FlipConj, Mod3Coords, Space, GROUP};
+use crate::huge::{ClassMoves, FlipConj, Mod3Coords, Space, GROUP};
 use crate::moves::{Move, N_MOVE};
 use crate::movetable::{CoordTables, SymCoord, SymReduction};
 use crate::prune::{build_sym, SymSpace, ALL_MOVES};
@@ -175,42 +176,86 @@ impl ColossalIndex {
 }
 
 /// Groups of [`GROUP`] entries (16 `eo8` values of one row) in the colossal table: the floor
-/// file holds one 2-bit value per group.
+/// file holds one base-3 digit per group.
 pub const N_FLOOR_GROUPS: usize = N_COLOSSAL / GROUP;
+/// Rows of the colossal table (corner class x UDSliceSorted, 256 entries each): the floor file
+/// holds one 4-bit depth per row.
+pub const N_FLOOR_ROWS: usize = N_CORNER_CLASSES * N_SLICE_SORTED;
+/// Bytes of the floor file's rows: two 4-bit depths a byte (row `r` in the low half of byte
+/// `r / 2` when `r` is even).
+const FLOOR_ROW_BYTES: usize = N_FLOOR_ROWS.div_ceil(2);
+/// Base-3 digits a byte holds (`3^5 = 243 <= 256`).
+const DIGITS_PER_BYTE: usize = 5;
+/// Bytes of the floor file's payload: the rows' depths, then the groups' digits, five to a
+/// byte (58,984,200 + 377,498,880 = 436,483,080).
+pub const FLOOR_BYTES: usize = FLOOR_ROW_BYTES + N_FLOOR_GROUPS.div_ceil(DIGITS_PER_BYTE);
+/// The floor file's entry encoding (the header's `bits` field): 4-bit row depths, then base-3
+/// digits five to a byte. The first floor files (encoding 2: 2-bit excesses, rows computed at
+/// load) are refused with "rebuild".
+pub const FLOOR_ENCODING: u32 = 3;
+/// Largest excess a group's digit holds: 2 means 2 or more.
+const MAX_EXCESS: u8 = 2;
+
+/// `DIGIT[byte][k]`: the `k`-th base-3 digit (least significant first) of `byte`.
+static DIGIT: [[u8; DIGITS_PER_BYTE]; 256] = {
+    let mut t = [[0u8; DIGITS_PER_BYTE]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut v = b;
+        let mut k = 0;
+        while k < DIGITS_PER_BYTE {
+            t[b][k] = (v % 3) as u8;
+            v /= 3;
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+};
 
 /// Lower bounds of the colossal depth for the readings that have no neighbour's exact depth to
-/// step from (the inverse side's): per group of 16 entries, its least depth, as the
-/// corner-slice depth of its row ([`corner_slice_depths`], computed at load) plus the 2-bit
-/// excess of the group's least depth over the row's, 3 meaning 3 or more (the floor file,
-/// `colossal_floor.cft`, written with the colossal table: 472 MB). With the mod-3 entry it
-/// gives the exact depth of about 96 % of random states (the row's least depth alone: 74 %).
+/// step from (the inverse side's): per group of 16 entries, its least depth, as the least depth
+/// of its row (the corner-slice depth, [`corner_slice_depths`]) plus the excess of the group's
+/// least depth over the row's, 2 meaning 2 or more. Both come from the floor file,
+/// `colossal_floor.cft` (436 MB, written with the colossal table, so that the two together
+/// stay under 8 GB). With the mod-3 entry it gives the exact depth of about 96 % of random
+/// states (the row's least depth alone: 74 %).
 pub struct Floors {
-    /// `corner_slice[11880 * class + slice_sorted']`.
-    corner_slice: Vec<u8>,
-    groups: Table<Mmap>,
+    /// The floor file, of [`FLOOR_BYTES`] of payload (checked by the loader).
+    file: Table<Mmap>,
 }
 
 impl Floors {
-    /// The floors from the corner-slice depths and the floor file (checked by the caller).
-    pub fn new(corner_slice: Vec<u8>, groups: Table<Mmap>) -> Floors {
-        Floors {
-            corner_slice,
-            groups,
-        }
+    /// The floors of a floor file whose payload is [`FLOOR_BYTES`] long (checked by the
+    /// caller; a shorter one panics at the first reading past its end).
+    pub fn new(file: Table<Mmap>) -> Floors {
+        Floors { file }
     }
 
     /// Starts loading what [`Floors::floor`] reads for entry `e`.
     #[inline]
     pub fn prefetch(&self, e: usize) {
-        crate::prefetch(&self.corner_slice, e / N_EO8);
-        crate::prefetch(self.groups.payload(), e / GROUP / 4);
+        let p = self.file.payload();
+        crate::prefetch(p, e / N_EO8 / 2);
+        crate::prefetch(p, FLOOR_ROW_BYTES + e / GROUP / DIGITS_PER_BYTE);
     }
 
     /// The lower bound of the colossal depth of entry `e`.
     #[inline]
     pub fn floor(&self, e: usize) -> u32 {
-        self.corner_slice[e / N_EO8] as u32 + get2(self.groups.payload(), e / GROUP) as u32
+        floor_at(self.file.payload(), FLOOR_ROW_BYTES, e)
     }
+}
+
+/// The floor of entry `e` in a payload `p` of [`pack_group_floors`] whose rows take
+/// `row_bytes` (the floor file's: [`FLOOR_ROW_BYTES`]).
+#[inline]
+fn floor_at(p: &[u8], row_bytes: usize, e: usize) -> u32 {
+    let row = e / N_EO8;
+    let depth = (p[row / 2] >> (4 * (row % 2))) & 15;
+    let g = e / GROUP;
+    let excess = DIGIT[p[row_bytes + g / DIGITS_PER_BYTE] as usize][g % DIGITS_PER_BYTE];
+    depth as u32 + excess as u32
 }
 
 /// The depths of a goal containing the colossal table's: the corners' (twist and UDCorners 0)
@@ -231,24 +276,32 @@ pub fn corner_slice_depths(coords: &CoordTables, index: &ColossalIndex) -> Vec<u
     build_sym(&space, "corner_slice", &|_, _, _| {})
 }
 
-/// The floor file's payload from the build's least depth of every group (`group_mins`): each
-/// group's excess over its row's least depth, at most 3, packed 2 bits a group. The rows'
-/// least depths must be the corner-slice depths the floors add them to; an error says where
-/// they are not (a bug: nothing is written then).
-pub fn pack_group_floors(group_mins: &[u8], corner_slice: &[u8]) -> Result<Vec<u8>, String> {
+/// The floor file's payload from the build's least depth of every group (`group_mins`) and
+/// the rows' corner-slice depths (`rows`): the rows' depths, 4 bits each, then each group's
+/// excess over its row's depth (at most [`MAX_EXCESS`]) as a base-3 digit, five to a byte. The
+/// rows' least depths must be their corner-slice depths, and those must fit 4 bits; an error
+/// says where not (a bug: nothing is written then).
+pub fn pack_group_floors(group_mins: &[u8], rows: &[u8]) -> Result<Vec<u8>, String> {
     let per_row = N_EO8 / GROUP;
-    assert_eq!(group_mins.len(), corner_slice.len() * per_row);
-    let mut packed = vec![0u8; group_mins.len().div_ceil(4)];
-    for (row, (mins, &least)) in group_mins.chunks(per_row).zip(corner_slice).enumerate() {
+    assert_eq!(group_mins.len(), rows.len() * per_row);
+    let row_bytes = rows.len().div_ceil(2);
+    let mut packed = vec![0u8; row_bytes + group_mins.len().div_ceil(DIGITS_PER_BYTE)];
+    let mut place = [1u8; DIGITS_PER_BYTE];
+    for k in 1..DIGITS_PER_BYTE {
+        place[k] = 3 * place[k - 1];
+    }
+    for (row, (mins, &least)) in group_mins.chunks(per_row).zip(rows).enumerate() {
         let row_min = mins.iter().copied().min().unwrap_or(u8::MAX);
-        if row_min != least {
+        if row_min != least || least > 15 {
             return Err(format!(
-                "row {row}: least depth {row_min}, corner-slice depth {least}"
+                "row {row}: least depth {row_min}, corner-slice depth {least} (at most 15 fit)"
             ));
         }
+        packed[row / 2] |= least << (4 * (row % 2));
         for (k, &m) in mins.iter().enumerate() {
             let g = row * per_row + k;
-            packed[g / 4] |= (m - least).min(3) << (2 * (g % 4));
+            let digit = (m - least).min(MAX_EXCESS);
+            packed[row_bytes + g / DIGITS_PER_BYTE] += digit * place[g % DIGITS_PER_BYTE];
         }
     }
     Ok(packed)
@@ -427,21 +480,45 @@ mod tests {
         }
     }
 
-    /// Group floors are packed relative to their row's least depth, capped at 3, and a row
-    /// whose least depth is not its corner-slice depth is refused.
+    /// Group floors are packed as their row's least depth plus the group's excess over it,
+    /// capped at 2, and read back as such; a row whose least depth is not its corner-slice
+    /// depth, or does not fit 4 bits, is refused.
     #[test]
     fn group_floors_pack_the_excess_over_the_row() {
         let per_row = N_EO8 / GROUP;
-        let mut mins = vec![9u8; 2 * per_row];
+        let mut mins = vec![9u8; 3 * per_row];
         mins[3] = 8;
         mins[5] = 10;
         mins[per_row + 1] = 14;
-        let packed = pack_group_floors(&mins, &[8, 9]).expect("consistent");
-        let at = |g: usize| get2(&packed, g);
-        assert_eq!((at(0), at(3), at(5)), (1, 0, 2));
-        assert_eq!((at(per_row), at(per_row + 1)), (0, 3));
-        let err = pack_group_floors(&mins, &[8, 8]).expect_err("row 1's least is 9");
+        for m in &mut mins[2 * per_row..] {
+            *m = 15;
+        }
+        mins[2 * per_row + 15] = 16;
+        // a row count whose digits and halves of bytes end partly filled
+        let rows = [8, 9, 15];
+        let packed = pack_group_floors(&mins, &rows).expect("consistent");
+        let row_bytes = rows.len().div_ceil(2);
+        assert_eq!(packed.len(), row_bytes + (3 * per_row).div_ceil(5));
+        let floor = |g: usize| floor_at(&packed, row_bytes, g * GROUP);
+        assert_eq!((floor(0), floor(3), floor(5)), (9, 8, 10));
+        assert_eq!((floor(per_row), floor(per_row + 1)), (9, 11));
+        assert_eq!((floor(2 * per_row), floor(3 * per_row - 1)), (15, 16));
+        // every entry of a group reads the group's floor
+        assert_eq!(floor_at(&packed, row_bytes, 5 * GROUP + 15), 10);
+        let err = pack_group_floors(&mins, &[8, 8, 15]).expect_err("row 1's least is 9");
         assert!(err.starts_with("row 1:"), "{err}");
+        let deep = vec![16u8; per_row];
+        let err = pack_group_floors(&deep, &[16]).expect_err("16 does not fit");
+        assert!(err.starts_with("row 0:"), "{err}");
+    }
+
+    /// Every byte's digits are its base-3 expansion.
+    #[test]
+    fn digits_expand_bytes_in_base_3() {
+        for (b, digits) in DIGIT.iter().enumerate().take(243) {
+            let v = digits.iter().rev().fold(0, |acc, &d| 3 * acc + d as usize);
+            assert_eq!(v, b);
+        }
     }
 
     use rand::{Rng, SeedableRng};

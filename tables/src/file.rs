@@ -11,7 +11,7 @@
 //! | 16 | 8 | number of entries |
 //! | 24 | 8 | payload length in bytes |
 //! | 32 | 4 | CRC-32 of the payload |
-//! | 36 | 4 | entry encoding: bits per entry (8: the depth itself; 2: depth mod 3; 40: phase-1 move deltas; 0: no entries, the coordinate tables) |
+//! | 36 | 4 | entry encoding: bits per entry (8: the depth itself; 2: depth mod 3; 40: phase-1 move deltas; 0: no entries, the coordinate tables), or 3 for the colossal floors (4-bit row depths, then base-3 digits five to a byte) |
 //! | 40 | 4 | endianness check `0x01020304` |
 //! | 44 | 16 | reserved, zero |
 //! | 60 | 4 | CRC-32 of bytes 0..60 |
@@ -73,9 +73,10 @@ pub enum TableKind {
     /// Optimal solver: corner class x UDSliceSorted x the other edges' orientations,
     /// 30,199,910,400 entries ([`crate::colossal`]).
     Colossal = 8,
-    /// The colossal table's floors: per group of 16 of its entries, the least depth's excess
-    /// over the row's, 2 bits each, 1,887,494,400 entries ([`crate::colossal::Floors`]).
-    /// Written by the colossal table's build.
+    /// The colossal table's floors: per row of 256 of its entries the least depth (4 bits),
+    /// then per group of 16 the least depth's excess over the row's (a base-3 digit, five to a
+    /// byte), 1,887,494,400 groups ([`crate::colossal::Floors`]). Written by the colossal
+    /// table's build.
     ColossalFloor = 9,
 }
 

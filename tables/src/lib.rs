@@ -223,7 +223,9 @@ impl Tables {
                     drop(mins);
                     // the floors first: a colossal file is never there without its floors
                     let n = colossal::N_FLOOR_GROUPS as u64;
-                    Table::in_memory(TableKind::ColossalFloor, n, 2, floors).write_to(dir)?;
+                    let encoding = colossal::FLOOR_ENCODING;
+                    Table::in_memory(TableKind::ColossalFloor, n, encoding, floors)
+                        .write_to(dir)?;
                     (bytes, Some(colossal::N_COLOSSAL as u64), 2)
                 }
                 // written with the colossal table (left out of `todo`)

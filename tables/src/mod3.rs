@@ -4,7 +4,9 @@
 
 use memmap2::Mmap;
 
-use crate::colossal::{corner_slice_depths, ColossalIndex, Floors, N_COLOSSAL, N_FLOOR_GROUPS};
+use crate::colossal::{
+    ColossalIndex, Floors, FLOOR_BYTES, FLOOR_ENCODING, N_COLOSSAL, N_FLOOR_GROUPS,
+};
 use crate::coord::N_PERM_4;
 use crate::error::Error;
 use crate::file::{Table, TableKind};
@@ -45,14 +47,12 @@ impl Mod3Table {
         match Table::open(dir, kind) {
             Ok(table) => {
                 let rebuild = format!("rebuild with `cubefleet tables build --{}`", kind.name());
-                let table = sized(dir, kind, table, n, &rebuild)?;
+                let table = sized(dir, kind, table, (n, 2, n.div_ceil(4)), &rebuild)?;
                 let layout = match kind {
                     TableKind::Giant => Layout::Giant,
                     TableKind::Colossal => {
-                        let groups = Self::floor_file(dir)?;
-                        let index = ColossalIndex::compute(coords);
-                        let floors = Floors::new(corner_slice_depths(coords, &index), groups);
-                        Layout::Colossal(Box::new((index, floors)))
+                        let floors = Floors::new(Self::floor_file(dir)?);
+                        Layout::Colossal(Box::new((ColossalIndex::compute(coords), floors)))
                     }
                     _ => Layout::Huge(FlipConj::compute()),
                 };
@@ -64,7 +64,7 @@ impl Mod3Table {
     }
 
     /// The colossal table's floor file, which its build writes beside it: refused with
-    /// "rebuild" when missing or of another size.
+    /// "rebuild" when missing, of another size, or in another encoding (an earlier version's).
     fn floor_file(dir: &std::path::Path) -> Result<Table<Mmap>, Error> {
         let kind = TableKind::ColossalFloor;
         let rebuild = "rebuild with `cubefleet tables build --colossal --force`";
@@ -75,7 +75,8 @@ impl Mod3Table {
             },
             other => other,
         })?;
-        sized(dir, kind, table, N_FLOOR_GROUPS, rebuild)
+        let shape = (N_FLOOR_GROUPS, FLOOR_ENCODING, FLOOR_BYTES);
+        sized(dir, kind, table, shape, rebuild)
     }
 
     /// Moves the table into private huge-page memory (see [`Table::into_private_hugepages`]):
@@ -160,24 +161,35 @@ impl Mod3Table {
     }
 }
 
-/// `table` (of `kind`, in `dir`) when it holds `n` 2-bit entries; refused with `rebuild` (what
-/// to do) otherwise.
+/// `table` (of `kind`, in `dir`) when its header says it has the `(entries, encoding, bytes)`
+/// of `shape` (at least `bytes` of payload); refused with `rebuild` (what to do) otherwise.
 fn sized(
     dir: &std::path::Path,
     kind: TableKind,
     table: Table<Mmap>,
-    n: usize,
+    shape: (usize, u32, usize),
     rebuild: &str,
 ) -> Result<Table<Mmap>, Error> {
-    if table.header().entries == n as u64 && table.payload().len() >= n.div_ceil(4) {
+    let (entries, encoding, bytes) = shape;
+    let h = table.header();
+    let reason = if h.entries != entries as u64 {
+        format!("has {} entries, expected {entries}", h.entries)
+    } else if h.bits != encoding {
+        format!(
+            "has entry encoding {}, expected {encoding} (written by another version)",
+            h.bits
+        )
+    } else if table.payload().len() < bytes {
+        format!(
+            "has {} bytes of entries, expected {bytes}",
+            table.payload().len()
+        )
+    } else {
         return Ok(table);
-    }
+    };
     Err(Error::BadTable {
         path: dir.join(kind.file_name()),
-        reason: format!(
-            "has {} entries, expected {n}; {rebuild}",
-            table.header().entries
-        ),
+        reason: format!("{reason}; {rebuild}"),
     })
 }
 
@@ -185,8 +197,9 @@ fn sized(
 mod tests {
     use super::*;
 
-    /// A colossal table's floor file that is missing, or of another size (here a planted
-    /// 4-entry file), is refused with what to do, never read.
+    /// A colossal table's floor file that is missing, of another size (here a planted 4-entry
+    /// file), of the first versions' encoding or cut short is refused with what to do, never
+    /// read.
     #[test]
     fn floor_files_missing_or_of_another_size_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -202,6 +215,36 @@ mod tests {
         let err = Mod3Table::floor_file(dir.path()).err().expect("wrong size");
         assert!(
             err.to_string().contains("has 4 entries")
+                && err.to_string().contains("--colossal --force"),
+            "{err}"
+        );
+        // the first versions' floors (2-bit excesses) have the right entry count, and no more
+        let old = Table::in_memory(
+            TableKind::ColossalFloor,
+            N_FLOOR_GROUPS as u64,
+            2,
+            vec![0u8],
+        );
+        old.write_to(dir.path()).expect("written");
+        let err = Mod3Table::floor_file(dir.path())
+            .err()
+            .expect("old encoding");
+        assert!(
+            err.to_string().contains("entry encoding 2, expected 3")
+                && err.to_string().contains("--colossal --force"),
+            "{err}"
+        );
+        // the right header over a payload cut short
+        let short = Table::in_memory(
+            TableKind::ColossalFloor,
+            N_FLOOR_GROUPS as u64,
+            FLOOR_ENCODING,
+            vec![0u8; 64],
+        );
+        short.write_to(dir.path()).expect("written");
+        let err = Mod3Table::floor_file(dir.path()).err().expect("short");
+        assert!(
+            err.to_string().contains("has 64 bytes of entries")
                 && err.to_string().contains("--colossal --force"),
             "{err}"
         );
