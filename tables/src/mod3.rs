@@ -203,50 +203,30 @@ mod tests {
     #[test]
     fn floor_files_missing_or_of_another_size_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let err = Mod3Table::floor_file(dir.path()).err().expect("missing");
-        assert!(
-            err.to_string().contains("missing beside colossal.cft")
-                && err.to_string().contains("--colossal --force"),
-            "{err}"
-        );
-        Table::in_memory(TableKind::ColossalFloor, 4, 2, vec![0u8])
-            .write_to(dir.path())
-            .expect("written");
-        let err = Mod3Table::floor_file(dir.path()).err().expect("wrong size");
-        assert!(
-            err.to_string().contains("has 4 entries")
-                && err.to_string().contains("--colossal --force"),
-            "{err}"
-        );
-        // the first versions' floors (2-bit excesses) have the right entry count, and no more
-        let old = Table::in_memory(
-            TableKind::ColossalFloor,
-            N_FLOOR_GROUPS as u64,
-            2,
-            vec![0u8],
-        );
-        old.write_to(dir.path()).expect("written");
-        let err = Mod3Table::floor_file(dir.path())
-            .err()
-            .expect("old encoding");
-        assert!(
-            err.to_string().contains("entry encoding 2, expected 3")
-                && err.to_string().contains("--colossal --force"),
-            "{err}"
-        );
-        // the right header over a payload cut short
-        let short = Table::in_memory(
-            TableKind::ColossalFloor,
-            N_FLOOR_GROUPS as u64,
-            FLOOR_ENCODING,
-            vec![0u8; 64],
-        );
-        short.write_to(dir.path()).expect("written");
-        let err = Mod3Table::floor_file(dir.path()).err().expect("short");
-        assert!(
-            err.to_string().contains("has 64 bytes of entries")
-                && err.to_string().contains("--colossal --force"),
-            "{err}"
-        );
+        let refusal = || {
+            let err = Mod3Table::floor_file(dir.path()).err().expect("refused");
+            assert!(err.to_string().contains("--colossal --force"), "{err}");
+            err.to_string()
+        };
+        assert!(refusal().contains("missing beside colossal.cft"));
+        let n = N_FLOOR_GROUPS as u64;
+        let planted = [
+            // another size
+            ((4, 2, vec![0u8]), "has 4 entries"),
+            // the first versions' floors (2-bit excesses): the right entry count, and no more
+            ((n, 2, vec![0u8]), "entry encoding 2, expected 3"),
+            // the right header over a payload cut short
+            (
+                (n, FLOOR_ENCODING, vec![0u8; 64]),
+                "has 64 bytes of entries",
+            ),
+        ];
+        for ((entries, encoding, payload), reason) in planted {
+            Table::in_memory(TableKind::ColossalFloor, entries, encoding, payload)
+                .write_to(dir.path())
+                .expect("written");
+            let err = refusal();
+            assert!(err.contains(reason), "{err}");
+        }
     }
 }
