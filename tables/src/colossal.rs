@@ -180,7 +180,7 @@ impl ColossalIndex {
 pub const N_FLOOR_GROUPS: usize = N_COLOSSAL / GROUP;
 /// Rows of the colossal table (corner class x UDSliceSorted, 256 entries each): the floor file
 /// holds one 4-bit depth per row.
-pub const N_FLOOR_ROWS: usize = N_CORNER_CLASSES * N_SLICE_SORTED;
+const N_FLOOR_ROWS: usize = N_CORNER_CLASSES * N_SLICE_SORTED;
 /// Bytes of the floor file's rows: two 4-bit depths a byte (row `r` in the low half of byte
 /// `r / 2` when `r` is even).
 const FLOOR_ROW_BYTES: usize = N_FLOOR_ROWS.div_ceil(2);
