@@ -144,7 +144,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 }
                 for t in &infos {
                     println!(
-                        "{:<13} {:>14} entries {:>12} bytes  checksum {}  {}",
+                        "{:<14} {:>14} entries {:>12} bytes  checksum {}  {}",
                         t.name,
                         t.entries,
                         t.bytes,

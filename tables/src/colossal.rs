@@ -276,6 +276,22 @@ pub fn corner_slice_depths(coords: &CoordTables, index: &ColossalIndex) -> Vec<u
     build_sym(&space, "corner_slice", &|_, _, _| {})
 }
 
+/// Builds the colossal table with [`crate::huge::build`], recording each group's least depth
+/// on the way, and packs its floors ([`pack_group_floors`]): the packed table, its entries at
+/// each depth, and the floor file's payload (an error, a bug, when the build's least depths
+/// disagree with the rows' corner-slice depths).
+pub fn build(
+    coords: &CoordTables,
+    progress: crate::prune::ProgressFn<'_>,
+) -> (Vec<u8>, Vec<u64>, Result<Vec<u8>, String>) {
+    let space = ColossalSpace::new(coords);
+    let mut mins = vec![u8::MAX; N_FLOOR_GROUPS];
+    let (bytes, dist) = crate::huge::build(&space, "colossal", progress, Some(&mut mins));
+    let rows = corner_slice_depths(coords, &space.index);
+    let floors = pack_group_floors(&mins, &rows);
+    (bytes, dist, floors)
+}
+
 /// The floor file's payload from the build's least depth of every group (`group_mins`) and
 /// the rows' corner-slice depths (`rows`): the rows' depths, 4 bits each, then each group's
 /// excess over its row's depth (at most [`MAX_EXCESS`]) as a base-3 digit, five to a byte. The
@@ -351,11 +367,6 @@ pub(crate) struct ColossalSpace<'a> {
 }
 
 impl<'a> ColossalSpace<'a> {
-    /// The index tables the space was made with.
-    pub(crate) fn index(&self) -> &ColossalIndex {
-        &self.index
-    }
-
     /// The space and the tables its build follows (a few seconds).
     pub(crate) fn new(coords: &'a CoordTables) -> Self {
         let index = ColossalIndex::compute(coords);

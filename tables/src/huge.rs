@@ -17,8 +17,8 @@
 //! - the **colossal** table ([`crate::colossal`]): nxopt's kind, three times the giant table.
 //!
 //! All are built by the same breadth-first search ([`build`] over a [`Space`]); the exact depth
-//! is recovered by descending to the goal ([`crate::mod3::Mod3Table::depth`]) and then tracked move by move
-//! ([`next_depth`]).
+//! is recovered by descending to the goal ([`crate::mod3::Mod3Table::depth`]) and then tracked
+//! move by move ([`next_depth`]).
 //!
 //! The flip of a conjugated cube depends on where the slice edges are, not only on the flip:
 //! a quarter turn symmetry about the UD axis flips exactly the slice edges. [`FlipConj`] holds
@@ -134,9 +134,9 @@ pub fn next_depth(parent: u32, mod3: u8) -> u32 {
     }
 }
 
-/// The coordinates a [`crate::mod3::Mod3Table`] is looked up by: UDSliceSorted (`< 11880`), flip (`< 2048`),
-/// twist (`< 2187`) and UDCorners (`< 70`). The huge table reads the first three, the giant
-/// table all but the order of the slice edges.
+/// The coordinates a [`crate::mod3::Mod3Table`] is looked up by: UDSliceSorted (`< 11880`),
+/// flip (`< 2048`), twist (`< 2187`) and UDCorners (`< 70`). The huge table reads the first
+/// three, the giant table all but the order of the slice edges.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mod3Coords {
     /// UDSliceSorted.

@@ -209,18 +209,14 @@ impl Tables {
                     (bytes, Some(huge::N_HUGE as u64), 2)
                 }
                 TableKind::Colossal => {
-                    let space = colossal::ColossalSpace::new(&coords);
-                    let mut mins = vec![u8::MAX; colossal::N_FLOOR_GROUPS];
-                    let (bytes, dist) = huge::build(&space, "colossal", progress, Some(&mut mins));
+                    let (bytes, dist, floors) = colossal::build(&coords, progress);
                     check_reached(dir, kind, &dist, colossal::N_COLOSSAL)?;
-                    let rows = colossal::corner_slice_depths(&coords, space.index());
-                    let floors = colossal::pack_group_floors(&mins, &rows).map_err(|e| {
-                        Error::BadTable {
-                            path: dir.join(kind.file_name()),
-                            reason: format!("the build's floors disagree, {e} (a bug; the file was not written)"),
-                        }
+                    let floors = floors.map_err(|e| Error::BadTable {
+                        path: dir.join(kind.file_name()),
+                        reason: format!(
+                            "the build's floors disagree, {e} (a bug; the file was not written)"
+                        ),
                     })?;
-                    drop(mins);
                     // the floors first: a colossal file is never there without its floors
                     let n = colossal::N_FLOOR_GROUPS as u64;
                     let encoding = colossal::FLOOR_ENCODING;
