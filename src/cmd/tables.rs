@@ -23,9 +23,9 @@ pub(crate) enum Command {
         /// stronger bound than the huge table's, used instead of it when present.
         #[arg(long)]
         giant: bool,
-        /// Also build the colossal table for the optimal solver (7.55 GB and its 0.44 GB
-        /// floors, 10 GB of memory, about 12 minutes on 2 cores): a stronger bound than the
-        /// giant table's, used instead of it when present.
+        /// Also build the colossal table for the optimal solver (7.55 GB with its floors,
+        /// 12 GB of memory, about 12 minutes on 2 cores): a stronger bound than the giant
+        /// table's, used instead of it when present.
         #[arg(long)]
         colossal: bool,
         /// Rebuild even when the files exist.
@@ -144,7 +144,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
                 }
                 for t in &infos {
                     println!(
-                        "{:<14} {:>14} entries {:>12} bytes  checksum {}  {}",
+                        "{:<12} {:>14} entries {:>12} bytes  checksum {}  {}",
                         t.name,
                         t.entries,
                         t.bytes,

@@ -13,18 +13,16 @@
 //! (7.55 GB): three times the giant table's.
 //!
 //! The phase-1 depth is no lower bound of this table's depth, so the bounds that need one read
-//! [`Floors`] instead: the least depth of each group of 16 entries, recorded by the build and
-//! stored in a file of its own beside the table.
+//! floors instead: the least depth of each row and of each group of 8 entries, recorded by the
+//! build and kept in the row's cache line beside its entries ([`Rows`]).
 
 use crate::coord::{N_PERM_4, N_SLICE, N_SLICE_SORTED, N_TWIST, N_UD_CORNERS};
 use crate::cubie::{CubieCube, N_EDGES};
-use crate::file::Table;
 use crate::huge::{ClassMoves, FlipConj, Mod3Coords, Space, GROUP};
 use crate::moves::{Move, N_MOVE};
 use crate::movetable::{CoordTables, SymCoord, SymReduction};
 use crate::prune::{build_sym, SymSpace, ALL_MOVES};
 use crate::symmetry::{N_SYM_D4H, SYMMETRIES};
-use memmap2::Mmap;
 
 /// Values of the corners' coordinate: `2187 * ud_corners + twist`.
 pub const N_CORNER_COORD: usize = N_UD_CORNERS * N_TWIST;
@@ -175,26 +173,32 @@ impl ColossalIndex {
     }
 }
 
-/// Groups of [`GROUP`] entries (16 `eo8` values of one row) in the colossal table: the floor
-/// file holds one base-3 digit per group.
-pub const N_FLOOR_GROUPS: usize = N_COLOSSAL / GROUP;
-/// Rows of the colossal table (corner class x UDSliceSorted, 256 entries each): the floor file
-/// holds one 4-bit depth per row.
-const N_FLOOR_ROWS: usize = N_CORNER_CLASSES * N_SLICE_SORTED;
-/// Bytes of the floor file's rows: two 4-bit depths a byte (row `r` in the low half of byte
-/// `r / 2` when `r` is even).
-const FLOOR_ROW_BYTES: usize = N_FLOOR_ROWS.div_ceil(2);
+/// Rows of the colossal table: corner class x UDSliceSorted, 256 entries (all `eo8`) each.
+pub const N_ROWS: usize = N_CORNER_CLASSES * N_SLICE_SORTED;
+/// Bytes of a row: its 256 entries and their floors in one 64-byte cache line, so that an
+/// entry and its floor are one memory read ([`Rows`] has the layout).
+pub const ROW_BYTES: usize = 64;
+/// Bytes of the colossal table's payload: 117,968,400 rows of 64 bytes (7,549,977,600).
+pub const COLOSSAL_BYTES: usize = N_ROWS * ROW_BYTES;
+/// The colossal table's entry encoding (the header's `bits` field): rows of [`ROW_BYTES`] as
+/// [`Rows`] describes. The first colossal files (encoding 2: four 2-bit entries a byte, the
+/// floors in a file of their own, `colossal_floor.cft`) are refused with "rebuild".
+pub const COLOSSAL_ENCODING: u32 = 3;
+/// The first colossal tables' floor file, which the build of this layout removes.
+pub const RETIRED_FLOOR_FILE: &str = "colossal_floor.cft";
 /// Base-3 digits a byte holds (`3^5 = 243 <= 256`).
 const DIGITS_PER_BYTE: usize = 5;
-/// Bytes of the floor file's payload: the rows' depths, then the groups' digits, five to a
-/// byte (58,984,200 + 377,498,880 = 436,483,080).
-pub const FLOOR_BYTES: usize = FLOOR_ROW_BYTES + N_FLOOR_GROUPS.div_ceil(DIGITS_PER_BYTE);
-/// The floor file's entry encoding (the header's `bits` field): 4-bit row depths, then base-3
-/// digits five to a byte. The first floor files (encoding 2: 2-bit excesses, rows computed at
-/// load) are refused with "rebuild".
-pub const FLOOR_ENCODING: u32 = 3;
+/// `PLACE[k]`: the value of a byte's `k`-th base-3 digit, `3^k`.
+const PLACE: [u8; DIGITS_PER_BYTE] = [1, 3, 9, 27, 81];
+/// Where a row's least depth is (one byte), after its 52 bytes of entries.
+const ROW_DEPTH_AT: usize = N_EO8.div_ceil(DIGITS_PER_BYTE);
+/// Floor groups of a row: [`GROUP`] consecutive `eo8` values each.
+const GROUPS_PER_ROW: usize = N_EO8 / GROUP;
+/// Where a row's groups' excesses start, after its least depth.
+const EXCESS_AT: usize = ROW_DEPTH_AT + 1;
 /// Largest excess a group's digit holds: 2 means 2 or more.
 const MAX_EXCESS: u8 = 2;
+const _: () = assert!(EXCESS_AT + GROUPS_PER_ROW.div_ceil(DIGITS_PER_BYTE) <= ROW_BYTES);
 
 /// `DIGIT[byte][k]`: the `k`-th base-3 digit (least significant first) of `byte`.
 static DIGIT: [[u8; DIGITS_PER_BYTE]; 256] = {
@@ -213,49 +217,63 @@ static DIGIT: [[u8; DIGITS_PER_BYTE]; 256] = {
     t
 };
 
-/// Lower bounds of the colossal depth for the readings that have no neighbour's exact depth to
-/// step from (the inverse side's): per group of 16 entries, its least depth, as the least depth
-/// of its row (the corner-slice depth, [`corner_slice_depths`]) plus the excess of the group's
-/// least depth over the row's, 2 meaning 2 or more. Both come from the floor file,
-/// `colossal_floor.cft` (436 MB, written with the colossal table, so that the two together
-/// stay under 8 GB). With the mod-3 entry it gives the exact depth of about 96 % of random
-/// states (the row's least depth alone: 74 %).
-pub struct Floors {
-    /// The floor file, of [`FLOOR_BYTES`] of payload (checked by the loader).
-    file: Table<Mmap>,
+/// The colossal table's payload, read by entry: its depths mod 3 and the lower bounds of its
+/// depths for the readings that have no neighbour's exact depth to step from (the inverse
+/// side's). Row `r` (entries `256 r..256 r + 256`) is bytes `64 r..64 r + 64`:
+/// - bytes 0 to 51: entry `256 r + k`'s depth mod 3 as the `k % 5`-th base-3 digit (least
+///   significant first) of byte `k / 5`;
+/// - byte 52: the row's least depth (its corner-slice depth, [`corner_slice_depths`]);
+/// - bytes 53 to 59: per group of [`GROUP`] entries (`k / 8`), the excess of the group's least
+///   depth over the row's, 2 meaning 2 or more, as base-3 digits five to a byte;
+/// - bytes 60 to 63: 0.
+///
+/// The floor of an entry, row depth plus group excess, with its residue gives the exact depth
+/// of about 96 % of random states. nxopt keeps its coarse bounds in the cache line of its
+/// entries in the same way: the inverse side's reading is one miss, not three.
+#[derive(Clone, Copy)]
+pub struct Rows<'a> {
+    /// The payload, [`COLOSSAL_BYTES`] long (checked by the loader).
+    p: &'a [u8],
 }
 
-impl Floors {
-    /// The floors of a floor file whose payload is [`FLOOR_BYTES`] long (checked by the
-    /// caller; a shorter one panics at the first reading past its end).
-    pub fn new(file: Table<Mmap>) -> Floors {
-        Floors { file }
+impl<'a> Rows<'a> {
+    /// The rows of a payload of [`COLOSSAL_BYTES`] (checked by the caller: a shorter one
+    /// panics at the first reading past its end).
+    pub fn new(p: &'a [u8]) -> Rows<'a> {
+        Rows { p }
     }
 
-    /// Starts loading what [`Floors::floor`] reads for entry `e`.
+    /// The row holding entry `e`.
+    #[inline]
+    fn row(&self, e: usize) -> &'a [u8; ROW_BYTES] {
+        let at = ROW_BYTES * (e / N_EO8);
+        self.p[at..at + ROW_BYTES]
+            .try_into()
+            .expect("a row is ROW_BYTES long")
+    }
+
+    /// Starts loading the row of entry `e`: all that [`Rows::mod3`] and [`Rows::floor`] read.
     #[inline]
     pub fn prefetch(&self, e: usize) {
-        let p = self.file.payload();
-        crate::prefetch(p, e / N_EO8 / 2);
-        crate::prefetch(p, FLOOR_ROW_BYTES + e / GROUP / DIGITS_PER_BYTE);
+        crate::prefetch(self.p, ROW_BYTES * (e / N_EO8));
     }
 
-    /// The lower bound of the colossal depth of entry `e`.
+    /// The depth mod 3 (`0..3`) of entry `e`.
+    #[inline]
+    pub fn mod3(&self, e: usize) -> u8 {
+        let k = e % N_EO8;
+        DIGIT[self.row(e)[k / DIGITS_PER_BYTE] as usize][k % DIGITS_PER_BYTE]
+    }
+
+    /// The lower bound of the depth of entry `e`: its row's least depth plus its group's
+    /// excess.
     #[inline]
     pub fn floor(&self, e: usize) -> u32 {
-        floor_at(self.file.payload(), FLOOR_ROW_BYTES, e)
+        let row = self.row(e);
+        let g = e % N_EO8 / GROUP;
+        let excess = DIGIT[row[EXCESS_AT + g / DIGITS_PER_BYTE] as usize][g % DIGITS_PER_BYTE];
+        row[ROW_DEPTH_AT] as u32 + excess as u32
     }
-}
-
-/// The floor of entry `e` in a payload `p` of [`pack_group_floors`] whose rows take
-/// `row_bytes` (the floor file's: [`FLOOR_ROW_BYTES`]).
-#[inline]
-fn floor_at(p: &[u8], row_bytes: usize, e: usize) -> u32 {
-    let row = e / N_EO8;
-    let depth = (p[row / 2] >> (4 * (row % 2))) & 15;
-    let g = e / GROUP;
-    let excess = DIGIT[p[row_bytes + g / DIGITS_PER_BYTE] as usize][g % DIGITS_PER_BYTE];
-    depth as u32 + excess as u32
 }
 
 /// The depths of a goal containing the colossal table's: the corners' (twist and UDCorners 0)
@@ -277,53 +295,83 @@ pub fn corner_slice_depths(coords: &CoordTables, index: &ColossalIndex) -> Vec<u
 }
 
 /// Builds the colossal table with [`crate::huge::build`], recording each group's least depth
-/// on the way, and packs its floors ([`pack_group_floors`]): the packed table, its entries at
-/// each depth, and the floor file's payload (an error, a bug, when the build's least depths
+/// on the way, and lays its rows out with their floors ([`interleave_rows`]): the entries at
+/// each depth, and the payload of [`Rows`] (an error, a bug, when the build's least depths
 /// disagree with the rows' corner-slice depths).
 pub fn build(
     coords: &CoordTables,
     progress: crate::prune::ProgressFn<'_>,
-) -> (Vec<u8>, Vec<u64>, Result<Vec<u8>, String>) {
+) -> (Vec<u64>, Result<Vec<u8>, String>) {
     let space = ColossalSpace::new(coords);
-    let mut mins = vec![u8::MAX; N_FLOOR_GROUPS];
-    let (bytes, dist) = crate::huge::build(&space, "colossal", progress, Some(&mut mins));
+    let mut mins = vec![u8::MAX; N_COLOSSAL / GROUP];
+    let (mut bytes, dist) = crate::huge::build(&space, "colossal", progress, Some(&mut mins));
     let rows = corner_slice_depths(coords, &space.index);
-    let floors = pack_group_floors(&mins, &rows);
-    (bytes, dist, floors)
+    let laid_out = interleave_rows(&mut bytes, &mins, &rows);
+    (dist, laid_out.map(|()| bytes))
 }
 
-/// The floor file's payload from the build's least depth of every group (`group_mins`) and
-/// the rows' corner-slice depths (`rows`): the rows' depths, 4 bits each, then each group's
-/// excess over its row's depth (at most [`MAX_EXCESS`]) as a base-3 digit, five to a byte. The
-/// rows' least depths must be their corner-slice depths, and those must fit 4 bits; an error
-/// says where not (a bug: nothing is written then).
-pub fn pack_group_floors(group_mins: &[u8], rows: &[u8]) -> Result<Vec<u8>, String> {
-    let per_row = N_EO8 / GROUP;
-    assert_eq!(group_mins.len(), rows.len() * per_row);
-    let row_bytes = rows.len().div_ceil(2);
-    let mut packed = vec![0u8; row_bytes + group_mins.len().div_ceil(DIGITS_PER_BYTE)];
-    let mut place = [1u8; DIGITS_PER_BYTE];
-    for k in 1..DIGITS_PER_BYTE {
-        place[k] = 3 * place[k - 1];
-    }
-    for (row, (mins, &least)) in group_mins.chunks(per_row).zip(rows).enumerate() {
-        let row_min = mins.iter().copied().min().unwrap_or(u8::MAX);
-        if row_min != least || least > 15 {
-            return Err(format!(
-                "row {row}: least depth {row_min}, corner-slice depth {least} (at most 15 fit)"
-            ));
-        }
-        packed[row / 2] |= least << (4 * (row % 2));
-        for (k, &m) in mins.iter().enumerate() {
-            let g = row * per_row + k;
-            let digit = (m - least).min(MAX_EXCESS);
-            packed[row_bytes + g / DIGITS_PER_BYTE] += digit * place[g % DIGITS_PER_BYTE];
-        }
-    }
-    Ok(packed)
+/// Turns a mod-3 build's packed entries (`table`: 2 bits each, four to a byte; one row of 256
+/// is 64 bytes there too) into [`Rows`], in place, row by row, with each row's floors from
+/// the build's least depth of every group (`group_mins`) and the rows' corner-slice depths
+/// (`rows`). A row's least depth must be its corner-slice depth, and every entry must be
+/// filled; an error says where not (a bug: nothing is written then).
+pub fn interleave_rows(table: &mut [u8], group_mins: &[u8], rows: &[u8]) -> Result<(), String> {
+    assert_eq!(table.len(), rows.len() * ROW_BYTES);
+    assert_eq!(group_mins.len(), rows.len() * GROUPS_PER_ROW);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let part = rows.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let parts = table
+            .chunks_mut(part * ROW_BYTES)
+            .zip(group_mins.chunks(part * GROUPS_PER_ROW))
+            .zip(rows.chunks(part));
+        let workers: Vec<_> = parts
+            .enumerate()
+            .map(|(i, ((t, mins), rows))| {
+                s.spawn(move || {
+                    let rows = t
+                        .chunks_exact_mut(ROW_BYTES)
+                        .zip(mins.chunks_exact(GROUPS_PER_ROW))
+                        .zip(rows);
+                    for (r, ((row, mins), &least)) in rows.enumerate() {
+                        interleave_row(row, mins, least)
+                            .map_err(|e| format!("row {}: {e}", i * part + r))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a row's layout does not panic"))
+            .collect()
+    })
 }
 
-/// The corners' classes x UDSliceSorted, the space of [`Floors`].
+/// One row of [`interleave_rows`]: `row` holds 256 2-bit entries, `mins` its groups' least
+/// depths, `least` its corner-slice depth.
+fn interleave_row(row: &mut [u8], mins: &[u8], least: u8) -> Result<(), String> {
+    let row_min = mins.iter().copied().min().unwrap_or(u8::MAX);
+    if row_min != least {
+        return Err(format!("least depth {row_min}, corner-slice depth {least}"));
+    }
+    let entries: [u8; N_EO8] = std::array::from_fn(|k| crate::huge::get2(row, k));
+    if let Some(k) = entries.iter().position(|&v| v > 2) {
+        return Err(format!("entry {k} was never reached"));
+    }
+    row.fill(0);
+    for (k, &v) in entries.iter().enumerate() {
+        row[k / DIGITS_PER_BYTE] += v * PLACE[k % DIGITS_PER_BYTE];
+    }
+    row[ROW_DEPTH_AT] = least;
+    for (g, &m) in mins.iter().enumerate() {
+        let digit = (m - least).min(MAX_EXCESS);
+        row[EXCESS_AT + g / DIGITS_PER_BYTE] += digit * PLACE[g % DIGITS_PER_BYTE];
+    }
+    Ok(())
+}
+
+/// The corners' classes x UDSliceSorted, the space of [`corner_slice_depths`].
 struct CornerSliceSpace<'a> {
     coords: &'a CoordTables,
     index: &'a ColossalIndex,
@@ -491,36 +539,47 @@ mod tests {
         }
     }
 
-    /// Group floors are packed as their row's least depth plus the group's excess over it,
-    /// capped at 2, and read back as such; a row whose least depth is not its corner-slice
-    /// depth, or does not fit 4 bits, is refused.
+    /// Rows laid out from a mod-3 build's packed entries read back every entry's residue, and
+    /// as floors their row's least depth plus the group's excess, capped at 2; a row whose
+    /// least depth is not its corner-slice depth, or with an entry never reached, is refused.
     #[test]
-    fn group_floors_pack_the_excess_over_the_row() {
-        let per_row = N_EO8 / GROUP;
-        let mut mins = vec![9u8; 3 * per_row];
+    fn rows_hold_the_entries_and_their_floors() {
+        let n_rows = 3;
+        let residue = |e: usize| ((e * 7 + e / 5) % 3) as u8;
+        let mut table = vec![0u8; n_rows * ROW_BYTES];
+        for e in 0..n_rows * N_EO8 {
+            table[e / 4] |= residue(e) << (2 * (e % 4));
+        }
+        let mut mins = vec![9u8; n_rows * GROUPS_PER_ROW];
         mins[3] = 8;
         mins[5] = 10;
-        mins[per_row + 1] = 14;
-        for m in &mut mins[2 * per_row..] {
-            *m = 15;
+        mins[GROUPS_PER_ROW + 1] = 14;
+        mins[2 * GROUPS_PER_ROW..].fill(200);
+        mins[3 * GROUPS_PER_ROW - 1] = 255;
+        let least = [8, 9, 200];
+        // a row count that does not divide among the threads evenly
+        let mut laid_out = table.clone();
+        interleave_rows(&mut laid_out, &mins, &least).expect("consistent");
+        let rows = Rows::new(&laid_out);
+        for e in 0..n_rows * N_EO8 {
+            assert_eq!(rows.mod3(e), residue(e), "entry {e}");
         }
-        mins[2 * per_row + 15] = 16;
-        // a row count whose digits and halves of bytes end partly filled
-        let rows = [8, 9, 15];
-        let packed = pack_group_floors(&mins, &rows).expect("consistent");
-        let row_bytes = rows.len().div_ceil(2);
-        assert_eq!(packed.len(), row_bytes + (3 * per_row).div_ceil(5));
-        let floor = |g: usize| floor_at(&packed, row_bytes, g * GROUP);
+        let floor = |g: usize| rows.floor(g * GROUP);
         assert_eq!((floor(0), floor(3), floor(5)), (9, 8, 10));
-        assert_eq!((floor(per_row), floor(per_row + 1)), (9, 11));
-        assert_eq!((floor(2 * per_row), floor(3 * per_row - 1)), (15, 16));
+        assert_eq!((floor(GROUPS_PER_ROW), floor(GROUPS_PER_ROW + 1)), (9, 11));
+        let last = 3 * GROUPS_PER_ROW - 1;
+        assert_eq!((floor(2 * GROUPS_PER_ROW), floor(last)), (200, 202));
         // every entry of a group reads the group's floor
-        assert_eq!(floor_at(&packed, row_bytes, 5 * GROUP + 15), 10);
-        let err = pack_group_floors(&mins, &[8, 8, 15]).expect_err("row 1's least is 9");
-        assert!(err.starts_with("row 1:"), "{err}");
-        let deep = vec![16u8; per_row];
-        let err = pack_group_floors(&deep, &[16]).expect_err("16 does not fit");
-        assert!(err.starts_with("row 0:"), "{err}");
+        assert_eq!(rows.floor(5 * GROUP + GROUP - 1), 10);
+        assert!(laid_out
+            .chunks(ROW_BYTES)
+            .all(|r| r[EXCESS_AT + 7..] == [0; 4]));
+
+        let err = interleave_rows(&mut table.clone(), &mins, &[8, 8, 200]).expect_err("row 1");
+        assert!(err.starts_with("row 1: least depth 9"), "{err}");
+        table[ROW_BYTES + 10] |= 3 << 4;
+        let err = interleave_rows(&mut table, &mins, &least).expect_err("an empty entry");
+        assert_eq!(err, "row 1: entry 42 was never reached");
     }
 
     /// Every byte's digits are its base-3 expansion.

@@ -98,7 +98,8 @@ pub enum Error {
     },
     /// A table file exists but is not what this build expects.
     #[error(
-        "table file {path} is unusable: {reason}; rebuild with `cubefleet tables build --force`"
+        "table file {path} is unusable: {reason}; rebuild with `{}`",
+        rebuild_command(.path)
     )]
     BadTable {
         /// The file.
@@ -115,6 +116,16 @@ pub enum Error {
     /// A state index that is no number, or not below the number of states.
     #[error("state index `{0}`: {1}")]
     BadStateIndex(String, &'static str),
+}
+
+/// The command that rebuilds the table file `path`: the optimal solver's tables are built only
+/// when asked for by name.
+fn rebuild_command(path: &std::path::Path) -> String {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    match stem {
+        "huge" | "giant" | "colossal" => format!("cubefleet tables build --{stem} --force"),
+        _ => "cubefleet tables build --force".into(),
+    }
 }
 
 impl Error {

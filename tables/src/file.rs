@@ -11,7 +11,7 @@
 //! | 16 | 8 | number of entries |
 //! | 24 | 8 | payload length in bytes |
 //! | 32 | 4 | CRC-32 of the payload |
-//! | 36 | 4 | entry encoding: bits per entry (8: the depth itself; 2: depth mod 3; 40: phase-1 move deltas; 0: no entries, the coordinate tables), or 3 for the colossal floors (4-bit row depths, then base-3 digits five to a byte) |
+//! | 36 | 4 | entry encoding: bits per entry (8: the depth itself; 2: depth mod 3; 40: phase-1 move deltas; 0: no entries, the coordinate tables), or 3 for the colossal table's rows (64 bytes per 256 entries: base-3 residues five to a byte, then the row's floors; [`crate::colossal::Rows`]) |
 //! | 40 | 4 | endianness check `0x01020304` |
 //! | 44 | 16 | reserved, zero |
 //! | 60 | 4 | CRC-32 of bytes 0..60 |
@@ -73,16 +73,13 @@ pub enum TableKind {
     /// Optimal solver: corner class x UDSliceSorted x the other edges' orientations,
     /// 30,199,910,400 entries ([`crate::colossal`]).
     Colossal = 8,
-    /// The colossal table's floors: per row of 256 of its entries the least depth (4 bits),
-    /// then per group of 16 the least depth's excess over the row's (a base-3 digit, five to a
-    /// byte), 1,887,494,400 groups ([`crate::colossal::Floors`]). Written by the colossal
-    /// table's build.
-    ColossalFloor = 9,
+    // 9 was the first colossal tables' floor file, `colossal_floor.cft`: the floors are in the
+    // colossal table's rows now, and a colossal build removes the file.
 }
 
 impl TableKind {
     /// Every kind, in build order.
-    pub const ALL: [TableKind; 9] = [
+    pub const ALL: [TableKind; 8] = [
         TableKind::Phase1,
         TableKind::Phase1Moves,
         TableKind::Phase2,
@@ -90,7 +87,6 @@ impl TableKind {
         TableKind::Huge,
         TableKind::Giant,
         TableKind::Colossal,
-        TableKind::ColossalFloor,
         TableKind::Coords,
     ];
 
@@ -103,7 +99,6 @@ impl TableKind {
             TableKind::Huge => "huge",
             TableKind::Giant => "giant",
             TableKind::Colossal => "colossal",
-            TableKind::ColossalFloor => "colossal_floor",
             TableKind::Phase1Moves => "phase1_moves",
             TableKind::Coords => "coords",
         }

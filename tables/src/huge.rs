@@ -541,16 +541,16 @@ pub(crate) fn build<S: Space>(
     (bytes, dist)
 }
 
-/// Entries per group of the mod-3 build's least depths (`group_mins`): the 16 entries of one
-/// 32-bit word of the packed table.
-pub const GROUP: usize = 16;
+/// Entries per group of the mod-3 build's least depths (`group_mins`): the 8 entries of one
+/// 16-bit word of the packed table.
+pub const GROUP: usize = 8;
 
 /// After the pass that reached `depth` (whose residue is `value`): every group without a least
 /// depth yet that holds an entry of residue `value` gets `depth`. Such a group had no entry at
 /// any smaller depth, so its entries of that residue were reached in this pass.
 fn mark_group_mins(table: &[AtomicU8], mins: &mut [u8], value: u8, depth: u8) {
     let chunk = 1 << 20;
-    let pattern = 0x5555_5555u32 * value as u32;
+    let pattern = 0x5555u16 * value as u16;
     let chunks: Vec<&mut [u8]> = mins.chunks_mut(chunk).collect();
     let chunks = std::sync::Mutex::new(chunks.into_iter().enumerate());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -563,12 +563,12 @@ fn mark_group_mins(table: &[AtomicU8], mins: &mut [u8], value: u8, depth: u8) {
                     if *m != u8::MAX {
                         continue;
                     }
-                    let at = 4 * (i * chunk + j);
+                    let at = 2 * (i * chunk + j);
                     let word =
-                        u32::from_le_bytes(std::array::from_fn(|k| table[at + k].load(Relaxed)));
+                        u16::from_le_bytes(std::array::from_fn(|k| table[at + k].load(Relaxed)));
                     // a field equal to `value` becomes 00: no bit set in either of its two bits
                     let x = word ^ pattern;
-                    if (x | (x >> 1)) & 0x5555_5555 != 0x5555_5555 {
+                    if (x | (x >> 1)) & 0x5555 != 0x5555 {
                         *m = depth;
                     }
                 }
@@ -621,7 +621,7 @@ pub(crate) mod tests {
         mark_group_mins(as_atomic(&mut bytes), &mut mins, 1, 1);
         assert_eq!(mins, [0, 1, u8::MAX]);
         set(&mut bytes, GROUP + 2, 2);
-        set(&mut bytes, 2 * GROUP + 15, 2);
+        set(&mut bytes, 3 * GROUP - 1, 2);
         mark_group_mins(as_atomic(&mut bytes), &mut mins, 2, 2);
         assert_eq!(mins, [0, 1, 2]);
         set(&mut bytes, 2 * GROUP, 1);

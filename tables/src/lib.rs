@@ -172,12 +172,7 @@ impl Tables {
         let todo: Vec<TableKind> = kinds
             .iter()
             .copied()
-            .filter(|&k| k != TableKind::ColossalFloor)
-            .filter(|&k| {
-                force
-                    || missing(k)
-                    || (k == TableKind::Colossal && missing(TableKind::ColossalFloor))
-            })
+            .filter(|&k| force || missing(k))
             .collect();
         if todo.is_empty() {
             return Ok(todo);
@@ -209,23 +204,25 @@ impl Tables {
                     (bytes, Some(huge::N_HUGE as u64), 2)
                 }
                 TableKind::Colossal => {
-                    let (bytes, dist, floors) = colossal::build(&coords, progress);
+                    let (dist, rows) = colossal::build(&coords, progress);
                     check_reached(dir, kind, &dist, colossal::N_COLOSSAL)?;
-                    let floors = floors.map_err(|e| Error::BadTable {
+                    let bytes = rows.map_err(|e| Error::BadTable {
                         path: dir.join(kind.file_name()),
                         reason: format!(
                             "the build's floors disagree, {e} (a bug; the file was not written)"
                         ),
                     })?;
-                    // the floors first: a colossal file is never there without its floors
-                    let n = colossal::N_FLOOR_GROUPS as u64;
-                    let encoding = colossal::FLOOR_ENCODING;
-                    Table::in_memory(TableKind::ColossalFloor, n, encoding, floors)
-                        .write_to(dir)?;
-                    (bytes, Some(colossal::N_COLOSSAL as u64), 2)
+                    // the first versions' floor file, useless beside the new table
+                    let retired = dir.join(colossal::RETIRED_FLOOR_FILE);
+                    match std::fs::remove_file(&retired) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                            return Err(Error::io(retired, e))
+                        }
+                        _ => {}
+                    }
+                    let n = colossal::N_COLOSSAL as u64;
+                    (bytes, Some(n), colossal::COLOSSAL_ENCODING)
                 }
-                // written with the colossal table (left out of `todo`)
-                TableKind::ColossalFloor => unreachable!("left out of todo"),
                 TableKind::Giant => {
                     // no published distribution: the build is checked by its total, and the
                     // table by the tests (`worker/tests/optimal_huge.rs`)

@@ -4,9 +4,7 @@
 
 use memmap2::Mmap;
 
-use crate::colossal::{
-    ColossalIndex, Floors, FLOOR_BYTES, FLOOR_ENCODING, N_COLOSSAL, N_FLOOR_GROUPS,
-};
+use crate::colossal::{ColossalIndex, Rows, COLOSSAL_BYTES, COLOSSAL_ENCODING, N_COLOSSAL};
 use crate::coord::N_PERM_4;
 use crate::error::Error;
 use crate::file::{Table, TableKind};
@@ -15,11 +13,12 @@ use crate::moves::N_MOVE;
 use crate::movetable::CoordTables;
 
 /// How a [`Mod3Table`] is indexed: [`huge_index`] (with the flip conjugation it needs),
-/// [`giant_index`], or the colossal table's [`ColossalIndex`] (with its [`Floors`]).
+/// [`giant_index`] (both with 2-bit entries, four to a byte), or the colossal table's
+/// [`ColossalIndex`] (its entries and floors in [`Rows`]).
 enum Layout {
     Huge(FlipConj),
     Giant,
-    Colossal(Box<(ColossalIndex, Floors)>),
+    Colossal(Box<ColossalIndex>),
 }
 
 /// The huge, giant or colossal table, memory-mapped, with what its lookups need.
@@ -38,45 +37,52 @@ impl Mod3Table {
         kind: TableKind,
         coords: &CoordTables,
     ) -> Result<Option<Mod3Table>, Error> {
-        let n = match kind {
-            TableKind::Huge => N_HUGE,
-            TableKind::Giant => N_GIANT,
-            TableKind::Colossal => N_COLOSSAL,
-            other => panic!("{other:?} is not a mod-3 table"),
+        let Some(table) = Self::open(dir, kind)? else {
+            return Ok(None);
         };
-        match Table::open(dir, kind) {
-            Ok(table) => {
-                let rebuild = format!("rebuild with `cubefleet tables build --{}`", kind.name());
-                let table = sized(dir, kind, table, (n, 2, n.div_ceil(4)), &rebuild)?;
-                let layout = match kind {
-                    TableKind::Giant => Layout::Giant,
-                    TableKind::Colossal => {
-                        let floors = Floors::new(Self::floor_file(dir)?);
-                        Layout::Colossal(Box::new((ColossalIndex::compute(coords), floors)))
-                    }
-                    _ => Layout::Huge(FlipConj::compute()),
-                };
-                Ok(Some(Mod3Table { table, layout }))
-            }
-            Err(Error::MissingTable(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
+        let layout = match kind {
+            TableKind::Giant => Layout::Giant,
+            TableKind::Colossal => Layout::Colossal(Box::new(ColossalIndex::compute(coords))),
+            _ => Layout::Huge(FlipConj::compute()),
+        };
+        Ok(Some(Mod3Table { table, layout }))
     }
 
-    /// The colossal table's floor file, which its build writes beside it: refused with
-    /// "rebuild" when missing, of another size, or in another encoding (an earlier version's).
-    fn floor_file(dir: &std::path::Path) -> Result<Table<Mmap>, Error> {
-        let kind = TableKind::ColossalFloor;
-        let rebuild = "rebuild with `cubefleet tables build --colossal --force`";
-        let table = Table::open(dir, kind).map_err(|e| match e {
-            Error::MissingTable(path) => Error::BadTable {
-                path,
-                reason: format!("is missing beside colossal.cft; {rebuild}"),
-            },
-            other => other,
-        })?;
-        let shape = (N_FLOOR_GROUPS, FLOOR_ENCODING, FLOOR_BYTES);
-        sized(dir, kind, table, shape, rebuild)
+    /// `dir`'s file of `kind`, mapped, when its header and stamp pass and it has the entry
+    /// count, encoding and payload length of this version's table of `kind` (else refused
+    /// with "rebuild"); `Ok(None)` when there is no such file.
+    fn open(dir: &std::path::Path, kind: TableKind) -> Result<Option<Table<Mmap>>, Error> {
+        let (entries, encoding, bytes) = match kind {
+            TableKind::Huge => (N_HUGE, 2, N_HUGE.div_ceil(4)),
+            TableKind::Giant => (N_GIANT, 2, N_GIANT.div_ceil(4)),
+            TableKind::Colossal => (N_COLOSSAL, COLOSSAL_ENCODING, COLOSSAL_BYTES),
+            other => panic!("{other:?} is not a mod-3 table"),
+        };
+        let table = match Table::open(dir, kind) {
+            Ok(table) => table,
+            Err(Error::MissingTable(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let h = table.header();
+        let reason = if h.entries != entries as u64 {
+            format!("has {} entries, expected {entries}", h.entries)
+        } else if h.bits != encoding {
+            format!(
+                "has entry encoding {}, expected {encoding} (written by another version)",
+                h.bits
+            )
+        } else if table.payload().len() < bytes {
+            format!(
+                "has {} bytes of entries, expected {bytes}",
+                table.payload().len()
+            )
+        } else {
+            return Ok(Some(table));
+        };
+        Err(Error::BadTable {
+            path: dir.join(kind.file_name()),
+            reason,
+        })
     }
 
     /// Moves the table into private huge-page memory (see [`Table::into_private_hugepages`]):
@@ -97,11 +103,11 @@ impl Mod3Table {
         }
     }
 
-    /// The colossal table's index and floors, when this is the colossal table.
+    /// The colossal table's index and rows, when this is the colossal table.
     #[inline]
-    pub fn colossal(&self) -> Option<&(ColossalIndex, Floors)> {
+    pub fn colossal(&self) -> Option<(&ColossalIndex, Rows<'_>)> {
         match &self.layout {
-            Layout::Colossal(c) => Some(c),
+            Layout::Colossal(c) => Some((c, Rows::new(self.table.payload()))),
             _ => None,
         }
     }
@@ -118,20 +124,26 @@ impl Mod3Table {
                 x.ud_corners,
             ),
             Layout::Huge(fc) => huge_index(coords, fc, x.slice_sorted, x.flip, x.twist),
-            Layout::Colossal(c) => c.0.index(x),
+            Layout::Colossal(c) => c.index(x),
         }
     }
 
-    /// The packed entries: entry `index` is in byte `index / 4` (for prefetching).
+    /// Starts loading entry `index`.
     #[inline]
-    pub fn payload(&self) -> &[u8] {
-        self.table.payload()
+    pub fn prefetch(&self, index: usize) {
+        match self.layout {
+            Layout::Colossal(_) => Rows::new(self.table.payload()).prefetch(index),
+            _ => crate::prefetch(self.table.payload(), index / 4),
+        }
     }
 
     /// The depth mod 3 (`0..3`) of entry `index`.
     #[inline]
     pub fn mod3(&self, index: usize) -> u8 {
-        get2(self.table.payload(), index)
+        match self.layout {
+            Layout::Colossal(_) => Rows::new(self.table.payload()).mod3(index),
+            _ => get2(self.table.payload(), index),
+        }
     }
 
     /// The exact depth of the cube with coordinates `x`, found by walking to the goal: from
@@ -161,72 +173,60 @@ impl Mod3Table {
     }
 }
 
-/// `table` (of `kind`, in `dir`) when its header says it has the `(entries, encoding, bytes)`
-/// of `shape` (at least `bytes` of payload); refused with `rebuild` (what to do) otherwise.
-fn sized(
-    dir: &std::path::Path,
-    kind: TableKind,
-    table: Table<Mmap>,
-    shape: (usize, u32, usize),
-    rebuild: &str,
-) -> Result<Table<Mmap>, Error> {
-    let (entries, encoding, bytes) = shape;
-    let h = table.header();
-    let reason = if h.entries != entries as u64 {
-        format!("has {} entries, expected {entries}", h.entries)
-    } else if h.bits != encoding {
-        format!(
-            "has entry encoding {}, expected {encoding} (written by another version)",
-            h.bits
-        )
-    } else if table.payload().len() < bytes {
-        format!(
-            "has {} bytes of entries, expected {bytes}",
-            table.payload().len()
-        )
-    } else {
-        return Ok(table);
-    };
-    Err(Error::BadTable {
-        path: dir.join(kind.file_name()),
-        reason: format!("{reason}; {rebuild}"),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A colossal table's floor file that is missing, of another size (here a planted 4-entry
-    /// file), of the first versions' encoding or cut short is refused with what to do, never
-    /// read.
+    /// A colossal table of another size (here a planted 4-entry file), of the first
+    /// versions' layout (2-bit entries, the floors in a file of their own) or cut short is
+    /// refused with what to do, never read; so is a huge table of the colossal layout.
     #[test]
-    fn floor_files_missing_or_of_another_size_are_refused() {
+    fn tables_of_another_layout_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let refusal = || {
-            let err = Mod3Table::floor_file(dir.path()).err().expect("refused");
-            assert!(err.to_string().contains("--colossal --force"), "{err}");
-            err.to_string()
-        };
-        assert!(refusal().contains("missing beside colossal.cft"));
-        let n = N_FLOOR_GROUPS as u64;
+        let n = N_COLOSSAL as u64;
         let planted = [
-            // another size
-            ((4, 2, vec![0u8]), "has 4 entries"),
-            // the first versions' floors (2-bit excesses): the right entry count, and no more
-            ((n, 2, vec![0u8]), "entry encoding 2, expected 3"),
+            (
+                TableKind::Colossal,
+                (4, COLOSSAL_ENCODING),
+                1,
+                "has 4 entries",
+            ),
+            // the first versions' colossal table: the right entry count, and no more
+            (
+                TableKind::Colossal,
+                (n, 2),
+                1,
+                "entry encoding 2, expected 3",
+            ),
             // the right header over a payload cut short
             (
-                (n, FLOOR_ENCODING, vec![0u8; 64]),
+                TableKind::Colossal,
+                (n, COLOSSAL_ENCODING),
+                64,
                 "has 64 bytes of entries",
             ),
+            (
+                TableKind::Huge,
+                (N_HUGE as u64, COLOSSAL_ENCODING),
+                1,
+                "entry encoding 3, expected 2",
+            ),
         ];
-        for ((entries, encoding, payload), reason) in planted {
-            Table::in_memory(TableKind::ColossalFloor, entries, encoding, payload)
+        for (kind, (entries, encoding), len, reason) in planted {
+            Table::in_memory(kind, entries, encoding, vec![0u8; len])
                 .write_to(dir.path())
                 .expect("written");
-            let err = refusal();
+            let err = Mod3Table::open(dir.path(), kind).err().expect("refused");
+            let err = err.to_string();
             assert!(err.contains(reason), "{err}");
+            let rebuild = format!(
+                "rebuild with `cubefleet tables build --{} --force`",
+                kind.name()
+            );
+            assert!(err.contains(&rebuild), "{err}");
         }
+        assert!(Mod3Table::open(dir.path(), TableKind::Giant)
+            .expect("no file is no error")
+            .is_none());
     }
 }

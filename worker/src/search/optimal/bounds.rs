@@ -1,7 +1,7 @@
 //! The lower bounds an optimal search reads: the phase-1 table, or a mod-3 table (huge, giant or
 //! colossal), on three axes of the position and of its inverse.
 
-use cubefleet_tables::colossal::{ColossalIndex, Floors};
+use cubefleet_tables::colossal::{ColossalIndex, Rows};
 use cubefleet_tables::coord::{raw_flipslice, N_PERM_4};
 use cubefleet_tables::file::TableKind;
 use cubefleet_tables::huge::Mod3Coords;
@@ -65,8 +65,9 @@ pub struct OptimalTables<'a> {
     pub(super) reads_ud_corners: bool,
     /// True when `bound` is the giant table, which does not read the slice edges' order.
     pub(super) drops_slice_order: bool,
-    /// The colossal table's index and floors when `bound` is the colossal table.
-    colossal: Option<&'a (ColossalIndex, Floors)>,
+    /// The colossal table's index and rows (entries and floors) when `bound` is the colossal
+    /// table.
+    colossal: Option<(&'a ColossalIndex, Rows<'a>)>,
 }
 
 impl<'a> OptimalTables<'a> {
@@ -133,7 +134,7 @@ impl<'a> OptimalTables<'a> {
     #[inline]
     fn mod3_entry_prefetched(&self, h: &Mod3Table, x: &Mod3Coords) -> usize {
         let e = h.index(&self.tables.coords, x);
-        prefetch(h.payload(), e / 4);
+        h.prefetch(e);
         e
     }
 
@@ -216,15 +217,14 @@ impl<'a> OptimalTables<'a> {
 
     /// The second stage of reading the cubie side's axis `a`, whose first stage
     /// ([`OptimalTables::cubie_side_first`]) gave `mod3`: where its floor is read (the phase-1
-    /// entry; with the colossal table its own entry, whose [`Floors`] are read by it) and its
-    /// mod-3 entry, all prefetched, for [`OptimalTables::loose_bound`].
+    /// entry; with the colossal table its own entry, whose row holds its floor, [`Rows`]) and
+    /// its mod-3 entry, all prefetched, for [`OptimalTables::loose_bound`].
     #[inline]
     pub(super) fn cubie_side_second(&self, a: &Axis, mod3: usize) -> (usize, usize) {
         match (self.colossal, self.bound) {
-            (Some((index, floors)), Some(h)) => {
+            (Some((index, rows)), _) => {
                 let e = index.index(&a.mod3_coords());
-                prefetch(h.payload(), e / 4);
-                floors.prefetch(e);
+                rows.prefetch(e);
                 (e, e)
             }
             _ => {
@@ -242,12 +242,12 @@ impl<'a> OptimalTables<'a> {
     /// A lower bound of the table depth (the phase-1 depth without a mod-3 table) that needs no
     /// neighbour's exact depth, from [`OptimalTables::cubie_side_second`]'s `floor` and mod-3
     /// entry: the table's depth is at least its floor `p` (the phase-1 depth, whose goal
-    /// contains the huge and giant tables' goals, or the colossal table's [`Floors`]), and it
+    /// contains the huge and giant tables' goals, or the colossal table's floors in its [`Rows`]), and it
     /// is `mod3` modulo 3; the least such number.
     #[inline]
     pub(super) fn loose_bound(&self, floor: usize, mod3: usize) -> u32 {
         let p = match self.colossal {
-            Some((_, floors)) => floors.floor(floor),
+            Some((_, rows)) => rows.floor(floor),
             None => self.tables.phase1.payload()[floor] as u32,
         };
         match self.bound {
