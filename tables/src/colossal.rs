@@ -343,8 +343,7 @@ pub fn interleave_rows(table: &mut [u8], group_mins: &[u8], rows: &[u8]) -> Resu
             .collect();
         workers
             .into_iter()
-            .map(|w| w.join().expect("a row's layout does not panic"))
-            .collect()
+            .try_for_each(|w| w.join().expect("a row's layout does not panic"))
     })
 }
 
