@@ -9,6 +9,7 @@ use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{CubieCube, Face, Move, MoveSeq};
 
 use super::bounds::{combine, inverse_axes, Axis, Node, OptimalTables, AXIS_SYM};
+use super::prefixes::Prefixes;
 use super::{Metric, OptimalOptions, Progress};
 use crate::search::symmetric::{CyclicWindows, SymSet};
 use crate::search::{skip_after, Budget, Outcome, Status, NO_MOVE};
@@ -17,6 +18,8 @@ use crate::search::{skip_after, Budget, Outcome, Status, NO_MOVE};
 const LEVEL_CHUNK: usize = 16;
 /// The budget is checked once every this many nodes (a power of two).
 pub(super) const CHECK_EVERY: u64 = 4096;
+/// The default of [`OptimalSearcher::prefixes_after`]: 10,000 nodes, a few milliseconds.
+const PREFIXES_AFTER: u64 = 10_000;
 
 /// A node of the batched search. The search may step either from the position reached so far
 /// or from its inverse (see [`OptimalSearcher::expand`]): the node's *table side* is the one
@@ -166,6 +169,10 @@ pub struct OptimalSearcher<'a> {
     /// Nodes expanded from the other side than their parent's (since the last `prepare`).
     side_changes: u64,
     pub(super) next_check: u64,
+    /// The nodes an iteration must take for the next ones to be searched a prefix's subtree
+    /// at a time, densest first ([`Prefixes`]); below it, walking the 3,240 prefixes (a few
+    /// milliseconds an iteration) would cost more than their order saves.
+    prefixes_after: u64,
     pub(super) stopped: bool,
     pub(super) found_len: usize,
 }
@@ -222,6 +229,7 @@ impl<'a> OptimalSearcher<'a> {
             nodes: 0,
             side_changes: 0,
             next_check: CHECK_EVERY,
+            prefixes_after: PREFIXES_AFTER,
             stopped: false,
             found_len: 0,
         }
@@ -260,18 +268,28 @@ impl<'a> OptimalSearcher<'a> {
             Err(outcome) => return outcome,
         };
         let root = self.t.root(cube);
+        let mut prefixes: Option<Prefixes> = None;
         loop {
             if let Some(outcome) = self.past_limit(d, opts) {
                 return outcome;
             }
             self.ensure_depth(d as usize + 2);
-            let top = LevelNode::top(root, inverse_axes(cube), self.group, NO_MOVE, d);
-            let found = self.search_from(0, top, &stop);
+            let before = self.nodes;
+            let found = match &mut prefixes {
+                Some(p) => self.search_prefixes(root, d, p, &stop),
+                None => {
+                    let top = LevelNode::top(root, inverse_axes(cube), self.group, NO_MOVE, d);
+                    self.search_from(0, top, &stop)
+                }
+            };
             if found {
                 return self.solved(d);
             }
             if self.stopped {
                 return self.stopped_outcome(d, budget);
+            }
+            if prefixes.is_none() && self.nodes - before >= self.prefixes_after {
+                prefixes = Some(Prefixes::new(self.metric));
             }
             d += self.step();
             progress(Progress {
@@ -793,8 +811,8 @@ mod tests {
 
     /// Random positions of 9 to 11 moves: the search changes sides, and every solution found
     /// (whose moves made on the inverse end it, inverted) solves its position, in the length
-    /// the parallel search finds from other starting nodes (its two-move prefixes, made on the
-    /// position's side). Optimality itself is held by `tests/optimal.rs` (brute force up to 8
+    /// the parallel search and the search by prefixes find from other starting nodes (the
+    /// three-move prefixes, made on the position's side). Optimality itself is held by `tests/optimal.rs` (brute force up to 8
     /// moves, the known lengths up to 15).
     #[test]
     fn solutions_through_the_inverse_side_are_right() {
@@ -816,6 +834,13 @@ mod tests {
             let par =
                 super::super::solve_parallel(t, &c, &opts, &Budget::unlimited(), 2, &mut |_| {});
             assert_eq!(par.solution.expect("solved").len(), sol.len());
+            // one thread, every iteration a prefix's subtree at a time (densest first)
+            let mut by_prefix = OptimalSearcher::new(t);
+            by_prefix.prefixes_after = 0;
+            let got = by_prefix.solve(&c, &opts, &Budget::unlimited(), &mut |_| {});
+            let moves = got.solution.expect("solved").0;
+            assert!(c.apply_moves(&moves).is_solved());
+            assert_eq!(moves.len(), sol.len());
         }
         assert!(changes > 0, "the search never changed sides");
     }

@@ -60,14 +60,20 @@
 //! metric its solutions are closed under rotation and inversion too: [`CyclicWindows`](super::symmetric::CyclicWindows) prunes
 //! prefixes with a run of adjacent moves smaller than the run of the same length at the start.
 //!
+//! Once an iteration takes 10,000 nodes, the next ones are searched one subtree at a time,
+//! below each prefix of three moves, the subtrees densest at the depth before first (vcube's
+//! ordering): the last iteration stops at its first solution, and the densest subtrees are
+//! where solutions are likeliest.
+//!
 //! Files: `bounds` (the tables' lower bounds on three axes and on the inverse), `ida` (the
-//! single-threaded IDA* searcher), `parallel` (one position on several threads), `bench` (the
-//! figures of `cubefleet bench optimal`).
+//! single-threaded IDA* searcher), `prefixes` (the subtrees and their order), `parallel` (one
+//! position on several threads), `bench` (the figures of `cubefleet bench optimal`).
 
 mod bench;
 mod bounds;
 mod ida;
 mod parallel;
+mod prefixes;
 
 pub use super::metric::Metric;
 pub use bench::{bench_optimal, nodes_per_second, BenchStats};

@@ -1,17 +1,23 @@
-//! One position on several threads: the nodes two moves below the root shared out among them.
+//! One position on several threads: the subtrees below the prefixes of three moves
+//! shared out among them, the densest first.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use cubefleet_tables::{CubieCube, Move, MoveSeq};
 
-use super::bounds::{combine, inverse_axes, Node, OptimalTables};
-use super::ida::{LevelNode, OptimalSearcher, Stop, CHECK_EVERY};
+use super::bounds::OptimalTables;
+use super::ida::{OptimalSearcher, Stop, CHECK_EVERY};
+use super::prefixes::Prefixes;
 use super::{OptimalOptions, Progress};
-use crate::search::{skip_after, Budget, Outcome, Status, NO_MOVE};
+use crate::search::{Budget, Outcome, Status};
 
-/// Solves one position with `threads` threads: for each depth, the nodes two moves below the
-/// root are shared out among the threads (an atomic counter hands them out), and the first
-/// thread to find a solution stops the others. Prefixes that are not least in their orbit under
+/// What one thread brings back from a depth: the solution it found, if any, and the nodes of
+/// each prefix it searched (by index in the [`Prefixes`]).
+type ThreadResult = (Option<Vec<Move>>, Vec<(usize, u64)>);
+
+/// Solves one position with `threads` threads: for each depth, the subtrees of the
+/// [`Prefixes`] are shared out among the threads in their order (an atomic counter hands them
+/// out), and the first thread to find a solution stops the others. Prefixes that are not least in their orbit under
 /// the position's symmetries are skipped. Same results and guarantees as
 /// [`OptimalSearcher::solve`]; `threads <= 1` runs that directly.
 pub fn solve_parallel(
@@ -39,17 +45,7 @@ pub fn solve_parallel(
             s
         })
         .collect();
-    // the prefixes: every pair of moves allowed by the move pruning (single moves too, for
-    // depths below 2)
-    let mut prefixes: Vec<Vec<Move>> = Vec::new();
-    for m1 in Move::ALL {
-        prefixes.push(vec![m1]);
-        for m2 in Move::ALL {
-            if !skip_after(m1.index(), m2.index()) {
-                prefixes.push(vec![m1, m2]);
-            }
-        }
-    }
+    let mut prefixes = Prefixes::new(opts.metric);
     let mut total_nodes = 0u64;
     loop {
         if let Some(mut outcome) = main.past_limit(d, opts) {
@@ -62,40 +58,37 @@ pub fn solve_parallel(
             budget,
             found: Some(&found),
         };
-        let metric = opts.metric;
-        // single-move prefixes only when the depth is 1 (else they are the parents of pairs)
-        let wanted_len = if d >= 2 { 2 } else { 1 };
-        let results: Vec<Option<Vec<Move>>> = std::thread::scope(|s| {
+        let order = prefixes.at_depth(d);
+        let results: Vec<ThreadResult> = std::thread::scope(|s| {
             let handles: Vec<_> = searchers
                 .iter_mut()
                 .map(|srch| {
-                    let (found, next, stop, prefixes) = (&found, &next, &stop, &prefixes);
+                    let (found, next, stop, prefixes, order) =
+                        (&found, &next, &stop, &prefixes, &order);
                     s.spawn(move || {
                         srch.ensure_depth(d as usize + 2);
+                        let mut counts = Vec::new();
                         loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= prefixes.len() || srch.stopped {
-                                return None;
+                            let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                                return (None, counts);
+                            };
+                            if srch.stopped {
+                                return (None, counts);
                             }
-                            let pre = &prefixes[i];
-                            if pre.len() != wanted_len {
-                                continue;
-                            }
-                            let cost = metric.length(pre);
-                            if cost > d {
-                                continue;
-                            }
-                            if srch.run_prefix(root, pre, d - cost, stop) {
+                            let pre = prefixes.get(i);
+                            let before = srch.nodes;
+                            if srch.run_prefix(root, &pre.moves, d - pre.cost, stop) {
                                 found.store(true, Ordering::Relaxed);
-                                return Some(srch.path[..srch.found_len].to_vec());
+                                return (Some(srch.path[..srch.found_len].to_vec()), counts);
                             }
+                            counts.push((i, srch.nodes - before));
                         }
                     })
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or(None))
+                .map(|h| h.join().unwrap_or((None, Vec::new())))
                 .collect()
         });
         total_nodes += searchers.iter().map(|s| s.nodes).sum::<u64>();
@@ -103,7 +96,14 @@ pub fn solve_parallel(
             s.nodes = 0;
             s.next_check = CHECK_EVERY;
         }
-        if let Some(moves) = results.into_iter().flatten().next() {
+        let mut solution = None;
+        for (moves, counts) in results {
+            solution = solution.or(moves);
+            for (i, nodes) in counts {
+                prefixes.record(i, nodes);
+            }
+        }
+        if let Some(moves) = solution {
             debug_assert!(cube.apply_moves(&moves).is_solved());
             return Outcome {
                 status: Status::Solved,
@@ -118,50 +118,11 @@ pub fn solve_parallel(
             outcome.nodes = total_nodes;
             return outcome;
         }
+        prefixes.reorder();
         d += main.step();
         progress(Progress {
             lower_bound: d,
             nodes: total_nodes,
         });
-    }
-}
-
-impl OptimalSearcher<'_> {
-    /// Applies `prefix` to `root` (pruning it like the search would, by the bound and by
-    /// symmetry) and searches below it with `remaining` left. True when a solution was found
-    /// (in `path[..found_len]`).
-    fn run_prefix(&mut self, root: Node, prefix: &[Move], remaining: u32, stop: &Stop<'_>) -> bool {
-        let mut left_total = remaining + self.metric.length(prefix);
-        let mut top = LevelNode::top(
-            root,
-            inverse_axes(&self.cube),
-            self.group,
-            NO_MOVE,
-            left_total,
-        );
-        for (ply, &mv) in prefix.iter().enumerate() {
-            let m = mv.index();
-            if !self.symmetric_allows(ply, top.syms, m) {
-                return false;
-            }
-            let mut child = Node::default();
-            let mut bounds = [0u32; 3];
-            for (a, bound) in bounds.iter_mut().enumerate() {
-                self.step_axis(&top.node, &mut child, a, m);
-                let entry = self.t.entry_prefetched(&child.axes[a]);
-                *bound = self
-                    .t
-                    .axis_bound(entry, &top.node.axes[a], &mut child.axes[a]);
-            }
-            self.nodes += 1;
-            left_total -= self.metric.cost(mv);
-            if combine(bounds, left_total > 0) > left_total {
-                return false;
-            }
-            let inv = self.inverse_child(&top.inv, m);
-            top = LevelNode::top(child, inv, top.syms.fixing(m), m, left_total);
-            self.path[ply] = mv;
-        }
-        self.search_from(prefix.len(), top, stop)
     }
 }

@@ -1,0 +1,253 @@
+//! The order an iteration's subtrees are searched in: one subtree per prefix of
+//! [`PREFIX_LEN`] moves, the densest at the previous depth first (vcube's ordering).
+//!
+//! An iteration that finds a solution stops at the first one, so where in its tree it looks
+//! first decides its cost: up to the whole tree (about ten times the iteration before) when the
+//! solutions sit at its end. The subtrees that held the most nodes one depth shallower are the
+//! ones with the most positions close to solved, so they are the likeliest to hold a solution
+//! at the next depth. Each prefix's node count is weighted for the moves that may follow its
+//! last one (after D, L or B, their opposite faces U, R or F may not come next, so such a
+//! subtree is smaller by nature).
+
+use cubefleet_tables::Move;
+
+use super::bounds::{combine, inverse_axes, Node};
+use super::ida::{LevelNode, OptimalSearcher, Stop};
+use super::Metric;
+use crate::search::{skip_after, NO_MOVE};
+
+/// Moves in a prefix: 3,240 prefixes of three canonical moves. Searching them one by one
+/// costs about a millisecond's lookups per iteration.
+pub(super) const PREFIX_LEN: usize = 3;
+
+/// One subtree: the canonical move sequence that leads to it, its cost in the search's metric,
+/// and the nodes its search took at the last depth it was searched at (0 before that).
+#[derive(Clone, Debug)]
+pub(super) struct Prefix {
+    pub(super) moves: Vec<Move>,
+    pub(super) cost: u32,
+    nodes: u64,
+}
+
+/// Every canonical move sequence of 1 to [`PREFIX_LEN`] moves, in the order to search them.
+#[derive(Clone, Debug)]
+pub(super) struct Prefixes {
+    list: Vec<Prefix>,
+}
+
+impl Prefixes {
+    /// All prefixes, in move order (the order of a plain depth-first search), costed in
+    /// `metric`.
+    pub(super) fn new(metric: Metric) -> Prefixes {
+        let mut list = Vec::new();
+        let mut last: Vec<Vec<Move>> = vec![Vec::new()];
+        for _ in 0..PREFIX_LEN {
+            let mut next = Vec::new();
+            for pre in &last {
+                let after = pre.last().map_or(NO_MOVE, |m| m.index());
+                for m in Move::ALL
+                    .into_iter()
+                    .filter(|m| !skip_after(after, m.index()))
+                {
+                    let mut moves = pre.clone();
+                    moves.push(m);
+                    next.push(moves);
+                }
+            }
+            list.extend(next.iter().map(|moves| Prefix {
+                cost: metric.length(moves),
+                moves: moves.clone(),
+                nodes: 0,
+            }));
+            last = next;
+        }
+        Prefixes { list }
+    }
+
+    /// The prefixes to search at depth `d`, by index, in order: those of [`PREFIX_LEN`] moves
+    /// costing at most `d` (their subtrees hold every solution of that many moves or more), and
+    /// the shorter ones costing exactly `d` (solutions of fewer moves). Each canonical sequence
+    /// costing `d` lies below exactly one of them.
+    pub(super) fn at_depth(&self, d: u32) -> Vec<usize> {
+        (0..self.list.len())
+            .filter(|&i| {
+                let p = &self.list[i];
+                if p.moves.len() == PREFIX_LEN {
+                    p.cost <= d
+                } else {
+                    p.cost == d
+                }
+            })
+            .collect()
+    }
+
+    /// Prefix `i`.
+    pub(super) fn get(&self, i: usize) -> &Prefix {
+        &self.list[i]
+    }
+
+    /// Records the nodes of prefix `i`'s search at the depth just finished.
+    pub(super) fn record(&mut self, i: usize, nodes: u64) {
+        self.list[i].nodes = nodes;
+    }
+
+    /// Puts the densest prefixes first for the next depth: by nodes at the last depth, weighted
+    /// by the moves that may follow the last one (the order before breaks ties); the counts
+    /// start again from 0.
+    pub(super) fn reorder(&mut self) {
+        // about sqrt(3) : sqrt(2), the ratio of the subtree sizes after a face that bars its
+        // opposite (D, L, B) and after one that does not (U, R, F)
+        let weight = |p: &Prefix| {
+            let bars_opposite = p.moves.last().is_some_and(|m| m.index() / 3 >= 3);
+            p.nodes * if bars_opposite { 58_206 } else { 47_525 }
+        };
+        self.list.sort_by_key(|p| std::cmp::Reverse(weight(p)));
+        for p in &mut self.list {
+            p.nodes = 0;
+        }
+    }
+}
+
+impl OptimalSearcher<'_> {
+    /// Searches depth `d` below `root` one prefix's subtree at a time, in the order of
+    /// `prefixes`, recording each one's nodes, then reorders them for the next depth. True when
+    /// a solution was found (in `path[..found_len]`).
+    pub(super) fn search_prefixes(
+        &mut self,
+        root: Node,
+        d: u32,
+        prefixes: &mut Prefixes,
+        stop: &Stop<'_>,
+    ) -> bool {
+        for i in prefixes.at_depth(d) {
+            let pre = prefixes.get(i);
+            let before = self.nodes;
+            if self.run_prefix(root, &pre.moves, d - pre.cost, stop) {
+                return true;
+            }
+            prefixes.record(i, self.nodes - before);
+            if self.stopped {
+                return false;
+            }
+        }
+        prefixes.reorder();
+        false
+    }
+
+    /// Applies `prefix` to `root` (pruning it like the search would, by the bound and by
+    /// symmetry) and searches below it with `remaining` left. True when a solution was found
+    /// (in `path[..found_len]`).
+    pub(super) fn run_prefix(
+        &mut self,
+        root: Node,
+        prefix: &[Move],
+        remaining: u32,
+        stop: &Stop<'_>,
+    ) -> bool {
+        let mut left_total = remaining + self.metric.length(prefix);
+        let mut top = LevelNode::top(
+            root,
+            inverse_axes(&self.cube),
+            self.group,
+            NO_MOVE,
+            left_total,
+        );
+        for (ply, &mv) in prefix.iter().enumerate() {
+            let m = mv.index();
+            if !self.symmetric_allows(ply, top.syms, m) {
+                return false;
+            }
+            let mut child = Node::default();
+            let mut bounds = [0u32; 3];
+            for (a, bound) in bounds.iter_mut().enumerate() {
+                self.step_axis(&top.node, &mut child, a, m);
+                let entry = self.t.entry_prefetched(&child.axes[a]);
+                *bound = self
+                    .t
+                    .axis_bound(entry, &top.node.axes[a], &mut child.axes[a]);
+            }
+            self.nodes += 1;
+            left_total -= self.metric.cost(mv);
+            if combine(bounds, left_total > 0) > left_total {
+                return false;
+            }
+            let inv = self.inverse_child(&top.inv, m);
+            top = LevelNode::top(child, inv, top.syms.fixing(m), m, left_total);
+            self.path[ply] = mv;
+        }
+        self.search_from(prefix.len(), top, stop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every canonical sequence of cost `d` (in either metric, from 1 to 5 quarter or half
+    /// turns) starts with exactly one of the prefixes searched at depth `d`, and none of those
+    /// costs more than `d`.
+    #[test]
+    fn prefixes_at_a_depth_cover_each_sequence_once() {
+        for metric in [Metric::Htm, Metric::Qtm] {
+            let prefixes = Prefixes::new(metric);
+            let mut seqs: Vec<Vec<Move>> = vec![Vec::new()];
+            let mut all = Vec::new();
+            for _ in 0..5 {
+                let mut next = Vec::new();
+                for s in &seqs {
+                    let after = s.last().map_or(NO_MOVE, |m| m.index());
+                    for m in Move::ALL
+                        .into_iter()
+                        .filter(|m| !skip_after(after, m.index()))
+                    {
+                        let mut t = s.clone();
+                        t.push(m);
+                        next.push(t);
+                    }
+                }
+                all.extend(next.iter().cloned());
+                seqs = next;
+            }
+            for d in 1..=5 {
+                let runs = prefixes.at_depth(d);
+                assert!(runs.iter().all(|&i| prefixes.get(i).cost <= d));
+                let searched: std::collections::HashSet<&[Move]> =
+                    runs.iter().map(|&i| &prefixes.get(i).moves[..]).collect();
+                for s in all.iter().filter(|s| metric.length(s) == d) {
+                    let covering = (1..=s.len().min(PREFIX_LEN))
+                        .filter(|&k| searched.contains(&s[..k]))
+                        .count();
+                    assert_eq!(covering, 1, "{metric:?} depth {d}: {s:?}");
+                }
+            }
+        }
+    }
+
+    /// The densest prefix goes first; among equal counts, the earlier order stays, and a
+    /// subtree after D counts more than one after U.
+    #[test]
+    fn reorder_puts_the_densest_first() {
+        let mut p = Prefixes::new(Metric::Htm);
+        let n = p.list.len();
+        let u = p
+            .list
+            .iter()
+            .position(|x| x.moves == [Move::ALL[0]])
+            .expect("U");
+        let d = p
+            .list
+            .iter()
+            .position(|x| x.moves == [Move::ALL[9]])
+            .expect("D");
+        p.record(n - 1, 10);
+        p.record(u, 100);
+        p.record(d, 100);
+        let before: Vec<Vec<Move>> = p.list.iter().map(|x| x.moves.clone()).collect();
+        p.reorder();
+        assert_eq!(p.list[0].moves, [Move::ALL[9]]);
+        assert_eq!(p.list[1].moves, [Move::ALL[0]]);
+        assert_eq!(p.list[2].moves, before[n - 1]);
+        assert_eq!(p.list[3].moves, before[1]);
+        assert!(p.list.iter().all(|x| x.nodes == 0));
+    }
+}
