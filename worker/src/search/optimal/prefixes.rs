@@ -39,28 +39,14 @@ impl Prefixes {
     /// All prefixes, in move order (the order of a plain depth-first search), costed in
     /// `metric`.
     pub(super) fn new(metric: Metric) -> Prefixes {
-        let mut list = Vec::new();
-        let mut last: Vec<Vec<Move>> = vec![Vec::new()];
-        for _ in 0..PREFIX_LEN {
-            let mut next = Vec::new();
-            for pre in &last {
-                let after = pre.last().map_or(NO_MOVE, |m| m.index());
-                for m in Move::ALL
-                    .into_iter()
-                    .filter(|m| !skip_after(after, m.index()))
-                {
-                    let mut moves = pre.clone();
-                    moves.push(m);
-                    next.push(moves);
-                }
-            }
-            list.extend(next.iter().map(|moves| Prefix {
-                cost: metric.length(moves),
-                moves: moves.clone(),
+        let list = canonical_sequences(PREFIX_LEN)
+            .into_iter()
+            .map(|moves| Prefix {
+                cost: metric.length(&moves),
+                moves,
                 nodes: 0,
-            }));
-            last = next;
-        }
+            })
+            .collect();
         Prefixes { list }
     }
 
@@ -106,6 +92,31 @@ impl Prefixes {
             p.nodes = 0;
         }
     }
+}
+
+/// Every canonical move sequence (no face twice in a row, of two opposite faces only U before
+/// D, R before L, F before B) of 1 to `len` moves, the shorter first, each length in move
+/// order.
+fn canonical_sequences(len: usize) -> Vec<Vec<Move>> {
+    let mut all = Vec::new();
+    let mut last: Vec<Vec<Move>> = vec![Vec::new()];
+    for _ in 0..len {
+        let mut next = Vec::new();
+        for pre in &last {
+            let after = pre.last().map_or(NO_MOVE, |m| m.index());
+            for m in Move::ALL
+                .into_iter()
+                .filter(|m| !skip_after(after, m.index()))
+            {
+                let mut moves = pre.clone();
+                moves.push(m);
+                next.push(moves);
+            }
+        }
+        all.extend(next.iter().cloned());
+        last = next;
+    }
+    all
 }
 
 impl OptimalSearcher<'_> {
@@ -190,24 +201,7 @@ mod tests {
     fn prefixes_at_a_depth_cover_each_sequence_once() {
         for metric in [Metric::Htm, Metric::Qtm] {
             let prefixes = Prefixes::new(metric);
-            let mut seqs: Vec<Vec<Move>> = vec![Vec::new()];
-            let mut all = Vec::new();
-            for _ in 0..5 {
-                let mut next = Vec::new();
-                for s in &seqs {
-                    let after = s.last().map_or(NO_MOVE, |m| m.index());
-                    for m in Move::ALL
-                        .into_iter()
-                        .filter(|m| !skip_after(after, m.index()))
-                    {
-                        let mut t = s.clone();
-                        t.push(m);
-                        next.push(t);
-                    }
-                }
-                all.extend(next.iter().cloned());
-                seqs = next;
-            }
+            let all = canonical_sequences(5);
             for d in 1..=5 {
                 let runs = prefixes.at_depth(d);
                 assert!(runs.iter().all(|&i| prefixes.get(i).cost <= d));
