@@ -760,6 +760,77 @@ fn trace(levels: &[Vec<LevelNode>], k: usize, mut i: usize, path: &mut [Move]) {
     }
 }
 
+impl OptimalSearcher<'_> {
+    /// Searches depth `d` below `root` one prefix's subtree at a time, in the order of
+    /// `prefixes`, recording each one's nodes, then reorders them for the next depth. True when
+    /// a solution was found (in `path[..found_len]`).
+    pub(super) fn search_prefixes(
+        &mut self,
+        root: Node,
+        d: u32,
+        prefixes: &mut Prefixes,
+        stop: &Stop<'_>,
+    ) -> bool {
+        for i in prefixes.at_depth(d) {
+            let pre = prefixes.get(i);
+            let before = self.nodes;
+            if self.run_prefix(root, &pre.moves, d - pre.cost, stop) {
+                return true;
+            }
+            prefixes.record(i, self.nodes - before);
+            if self.stopped {
+                return false;
+            }
+        }
+        prefixes.reorder();
+        false
+    }
+
+    /// Applies `prefix` to `root` (pruning it like the search would, by the bound and by
+    /// symmetry) and searches below it with `remaining` left. True when a solution was found
+    /// (in `path[..found_len]`).
+    pub(super) fn run_prefix(
+        &mut self,
+        root: Node,
+        prefix: &[Move],
+        remaining: u32,
+        stop: &Stop<'_>,
+    ) -> bool {
+        let mut left_total = remaining + self.metric.length(prefix);
+        let mut top = LevelNode::top(
+            root,
+            inverse_axes(&self.cube),
+            self.group,
+            NO_MOVE,
+            left_total,
+        );
+        for (ply, &mv) in prefix.iter().enumerate() {
+            let m = mv.index();
+            if !self.symmetric_allows(ply, top.syms, m) {
+                return false;
+            }
+            let mut child = Node::default();
+            let mut bounds = [0u32; 3];
+            for (a, bound) in bounds.iter_mut().enumerate() {
+                self.step_axis(&top.node, &mut child, a, m);
+                let entry = self.t.entry_prefetched(&child.axes[a]);
+                *bound = self
+                    .t
+                    .axis_bound(entry, &top.node.axes[a], &mut child.axes[a]);
+            }
+            self.nodes += 1;
+            left_total -= self.metric.cost(mv);
+            if combine(bounds, left_total > 0) > left_total {
+                return false;
+            }
+            let inv = self.inverse_child(&top.inv, m);
+            top = LevelNode::top(child, inv, top.syms.fixing(m), m, left_total);
+            self.path[ply] = mv;
+        }
+        self.search_from(prefix.len(), top, stop)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
