@@ -222,10 +222,29 @@ pub(crate) const NO_MOVE: usize = cubefleet_tables::moves::N_MOVE;
 /// only the order U before D, R before L, F before B. True when move `m` is skipped after move
 /// `last` (never after [`NO_MOVE`]).
 #[inline]
-pub(crate) fn skip_after(last: usize, m: usize) -> bool {
+pub(crate) const fn skip_after(last: usize, m: usize) -> bool {
     let (a, b) = (last / 3, m / 3);
     last != NO_MOVE && (a == b || a == b + 3)
 }
+
+/// [`skip_after`] as bit masks: bit `m` of `AFTER[last]` is set when move `m` may follow move
+/// `last` (`AFTER[NO_MOVE]`: every move). The searches walk the set bits in increasing order,
+/// which is move order.
+pub(crate) const AFTER: [u32; NO_MOVE + 1] = {
+    let mut after = [0u32; NO_MOVE + 1];
+    let mut last = 0;
+    while last <= NO_MOVE {
+        let mut m = 0;
+        while m < NO_MOVE {
+            if !skip_after(last, m) {
+                after[last] |= 1 << m;
+            }
+            m += 1;
+        }
+        last += 1;
+    }
+    after
+};
 
 pub(crate) use cubefleet_tables::prefetch;
 

@@ -26,13 +26,13 @@ use std::sync::Arc;
 
 use cubefleet_tables::coord::{raw_flipslice, N_PERM_4, N_UD_EDGES};
 use cubefleet_tables::moves::N_MOVE;
-use cubefleet_tables::movetable::{is_phase2_move, PHASE2_MOVES};
+use cubefleet_tables::movetable::PHASE2_MOVES;
 use cubefleet_tables::prune::Phase1Moves;
 use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{CoordTables, CubieCube, Move, MoveSeq, Tables};
 
 use super::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
-use super::{prefetch, skip_after, Budget, Outcome, Status, NO_MOVE};
+use super::{prefetch, Budget, Outcome, Status, AFTER, NO_MOVE};
 
 /// Longest phase-2 part tried, exclusive. Kociemba's solver uses 11; measured here over the
 /// 1000 random states (docs/benchmarks-history.md), 16 finds the first solution 5x sooner and reaches 21 and
@@ -495,17 +495,23 @@ impl<'t> TwoPhaseSearcher<'t> {
             }
             return;
         }
-        if togo == 0 {
-            self.enter_phase2(d, &node, n);
-            return;
-        }
         let last = if n > 0 {
             self.path1[n - 1] as usize
         } else {
             NO_MOVE
         };
+        if togo == 0 {
+            if let Some(n2) = self.enter_phase2(&node, n, last) {
+                self.record(d, n, n2);
+            }
+            return;
+        }
         let mut children = [Child::default(); N_MOVE];
-        let count = self.expand(&node, last, togo, n, &mut children);
+        let mut count = 0;
+        self.expand(&node, last, togo, n, |ch| {
+            children[count] = ch;
+            count += 1;
+        });
         if togo > 1 {
             // the children will read their own entries: fetch them all first
             for ch in &mut children[..count] {
@@ -543,20 +549,23 @@ impl<'t> TwoPhaseSearcher<'t> {
         let (mut begin, mut end) = (0, level.len());
         for left in (1..=BATCH_LEVELS).rev() {
             for i in begin..end {
-                let mut children = [Child::default(); N_MOVE];
                 let parent = level[i];
-                let count = self.expand(
+                let before = level.len();
+                self.expand(
                     &parent.node,
                     parent.mv as usize,
                     left,
                     n + BATCH_LEVELS - left,
-                    &mut children,
+                    |ch| {
+                        level.push(Child {
+                            parent: i as u32,
+                            ..ch
+                        })
+                    },
                 );
-                for ch in &mut children[..count] {
-                    ch.parent = i as u32;
+                for _ in before..level.len() {
                     self.tick();
                 }
-                level.extend_from_slice(&children[..count]);
             }
             if self.stop {
                 // budget spent or another thread done: no leaf of this batch is searched
@@ -582,14 +591,18 @@ impl<'t> TwoPhaseSearcher<'t> {
             if self.stop {
                 break;
             }
-            // the leaf's path: its root's, then the moves down from the root
+            let n1 = n + BATCH_LEVELS;
+            let Some(n2) = self.enter_phase2(&level[leaf].node, n1, level[leaf].mv as usize) else {
+                continue;
+            };
+            // a solution: the leaf's path is its root's, then the moves down from the root
             let mut at = leaf;
-            for k in (n..n + BATCH_LEVELS).rev() {
+            for k in (n..n1).rev() {
                 self.path1[k] = level[at].mv;
                 at = level[at].parent as usize;
             }
             self.path1[..n].copy_from_slice(&roots[level[at].parent as usize].path[..n]);
-            self.enter_phase2(d, &level[leaf].node, n + BATCH_LEVELS);
+            self.record(d, n1, n2);
         }
         self.path1 = path1;
         self.frontier = level;
@@ -598,37 +611,32 @@ impl<'t> TwoPhaseSearcher<'t> {
     }
 
     /// The children of `node` (`togo` moves left to reach G1, reached by move `last`) that can
-    /// still reach G1 in time, in move order, into `out`; returns their count. A child's
+    /// still reach G1 in time, in move order, each handed to `emit` (with `parent` 0). A child's
     /// `index` is its raw FlipUDSlice, whose symmetry entry is prefetched when the child has
     /// children of its own: [`Self::locate`] turns it into the table index.
     #[inline]
-    fn expand(
-        &self,
-        node: &Node,
-        last: usize,
-        togo: usize,
-        n: usize,
-        out: &mut [Child; N_MOVE],
-    ) -> usize {
+    fn expand(&self, node: &Node, last: usize, togo: usize, n: usize, mut emit: impl FnMut(Child)) {
         if togo == 1 {
-            return self.expand_last(node, last, n, out);
+            return self.expand_last(node, last, n, emit);
         }
         let c = &self.tables.coords;
         let deltas = Phase1Moves::entry(self.tables.phase1_moves.payload(), node.index as usize);
         let conj = &self.move_conj[node.sym as usize];
         let dist = node.dist as usize;
-        let mut count = 0;
-        for (m, &cm) in conj.iter().enumerate() {
-            if skip_after(last, m) {
-                continue;
-            }
-            // in G1 already with few moves left: phase-2 moves are left to phase 2
-            if dist == 0 && togo < 5 && is_phase2_move(m) {
-                continue;
-            }
-            // child depth = dist - 1 + delta, and it must be below togo - 1 + 1
-            let delta = ((deltas >> (2 * cm)) & 3) as usize;
-            if dist + delta > togo {
+        let mut moves = AFTER[last];
+        // in G1 already with few moves left: phase-2 moves are left to phase 2
+        if dist == 0 && togo < 5 {
+            moves &= !PHASE2_MASK;
+        }
+        // child depth = dist - 1 + delta (delta at most 2), and it must be below togo - 1 + 1:
+        // with two or more to spare every child passes
+        let spare = togo - dist.min(togo);
+        let check = dist + 2 > togo;
+        while moves != 0 {
+            let m = moves.trailing_zeros() as usize;
+            moves &= moves - 1;
+            let delta = ((deltas >> (2 * conj[m])) & 3) as usize;
+            if check && (dist > togo || delta > spare) {
                 continue;
             }
             let t1 = c.twist_move[N_MOVE * node.twist as usize + m];
@@ -638,7 +646,7 @@ impl<'t> TwoPhaseSearcher<'t> {
             if togo > 2 {
                 prefetch(&c.flipslice.sym, raw);
             }
-            out[count] = Child {
+            emit(Child {
                 node: Node {
                     twist: t1,
                     flip: f1,
@@ -652,10 +660,8 @@ impl<'t> TwoPhaseSearcher<'t> {
                 },
                 mv: m as u8,
                 parent: 0,
-            };
-            count += 1;
+            });
         }
-        count
     }
 
     /// [`Self::expand`] one move above G1: the moves into G1 come from the small move tables
@@ -665,17 +671,16 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// as the move-delta entry gives, in the same order. Leaves that fail the corner check
     /// against the phase-2 limit as it is now (it only shrinks) are left out at once.
     #[inline]
-    fn expand_last(&self, node: &Node, last: usize, n: usize, out: &mut [Child; N_MOVE]) -> usize {
+    fn expand_last(&self, node: &Node, last: usize, n: usize, mut emit: impl FnMut(Child)) {
         if node.dist != 1 {
-            return 0;
+            return;
         }
         let c = &self.tables.coords;
         let limit = self.phase2_limit(n + 1);
-        let mut count = 0;
-        for m in PHASE1_ONLY_MOVES {
-            if skip_after(last, m) {
-                continue;
-            }
+        let mut moves = AFTER[last] & !PHASE2_MASK;
+        while moves != 0 {
+            let m = moves.trailing_zeros() as usize;
+            moves &= moves - 1;
             if c.twist_move[N_MOVE * node.twist as usize + m] != 0
                 || c.flip_move[N_MOVE * node.flip as usize + m] != 0
             {
@@ -699,14 +704,12 @@ impl<'t> TwoPhaseSearcher<'t> {
             if !self.corner_check(&leaf, limit) {
                 continue;
             }
-            out[count] = Child {
+            emit(Child {
                 node: leaf,
                 mv: m as u8,
                 parent: 0,
-            };
-            count += 1;
+            });
         }
-        count
     }
 
     /// Turns a child's raw FlipUDSlice (from [`Self::expand`]) into its phase-1 table index
@@ -735,43 +738,47 @@ impl<'t> TwoPhaseSearcher<'t> {
         );
     }
 
-    /// At the end of a phase-1 solution of length `n1`, reaching `node` (in G1): set up phase 2
-    /// and search it.
-    fn enter_phase2(&mut self, d: usize, node: &Node, n1: usize) {
+    /// At the end of a phase-1 solution of length `n1` whose last move is `last`, reaching
+    /// `node` (in G1): sets up phase 2 and searches it. Returns the phase-2 length when a
+    /// solution was found (its moves in `path2`); the caller writes the phase-1 moves into
+    /// `path1` and [`Self::record`]s it (a batch's leaves build their paths only then).
+    fn enter_phase2(&mut self, node: &Node, n1: usize, last: usize) -> Option<usize> {
         let limit = self.phase2_limit(n1);
         // cheap corner check before the edges are combined (never passed when `limit` is 0)
         if !self.corner_check(node, limit) {
-            return;
+            return None;
         }
         let (corners, slice_sorted) = (node.corners as usize, node.slice_sorted as usize);
         let ud = self.ud_edges(node);
         let dist2 = self.prune2(corners, ud, slice_sorted);
-        let last = if n1 > 0 {
-            self.path1[n1 - 1] as usize
-        } else {
-            NO_MOVE
-        };
         for togo2 in dist2..limit {
             if self.phase2(corners, ud, slice_sorted, last, 0, togo2) {
-                let total = n1 + togo2 + self.extra;
-                self.best[..n1].copy_from_slice(&self.path1[..n1]);
-                self.best[n1..n1 + togo2].copy_from_slice(&self.path2[..togo2]);
-                if self.extra == 1 {
-                    self.best[total - 1] = self.pre;
-                }
-                self.best_len = total;
-                self.best_dir = d;
-                if let Some(b) = &self.shared_best {
-                    b.fetch_min(total, Ordering::Relaxed);
-                }
-                if total <= self.target {
-                    self.stop = true;
-                }
-                return;
+                return Some(togo2);
             }
             if self.stop {
-                return;
+                return None;
             }
+        }
+        None
+    }
+
+    /// Records the solution of direction `d` made of `path1[..n1]` (phase 1), `path2[..n2]`
+    /// (phase 2) and the pre-move, if any, as the best so far (it is shorter than the best
+    /// before: phase 2's limit saw to that); stops the search when it is within the target.
+    fn record(&mut self, d: usize, n1: usize, n2: usize) {
+        let total = n1 + n2 + self.extra;
+        self.best[..n1].copy_from_slice(&self.path1[..n1]);
+        self.best[n1..n1 + n2].copy_from_slice(&self.path2[..n2]);
+        if self.extra == 1 {
+            self.best[total - 1] = self.pre;
+        }
+        self.best_len = total;
+        self.best_dir = d;
+        if let Some(b) = &self.shared_best {
+            b.fetch_min(total, Ordering::Relaxed);
+        }
+        if total <= self.target {
+            self.stop = true;
         }
     }
 
@@ -804,10 +811,10 @@ impl<'t> TwoPhaseSearcher<'t> {
         // cheap corner x slice bound; their big-table entries are prefetched together
         let mut children = [(0u8, 0u16, 0u16, 0u8, 0u32); 10];
         let mut count = 0;
-        for &m in &PHASE2_MOVES {
-            if skip_after(last, m) {
-                continue;
-            }
+        let mut moves = AFTER[last] & PHASE2_MASK;
+        while moves != 0 {
+            let m = moves.trailing_zeros() as usize;
+            moves &= moves - 1;
             let c1 = c.corners_move[N_MOVE * corners + m] as usize;
             let s1 = c.slice_sorted_move[N_MOVE * slice + m] as usize;
             if phase2_slice[N_PERM_4 * c1 + s1] as usize >= togo {
@@ -841,19 +848,17 @@ impl<'t> TwoPhaseSearcher<'t> {
     }
 }
 
-/// The moves outside G1's generators (the quarter turns of R, F, L and B), in move order: the
-/// only ones that take a position outside G1 into it.
-const PHASE1_ONLY_MOVES: [usize; N_MOVE - PHASE2_MOVES.len()] = {
-    let mut moves = [0; N_MOVE - PHASE2_MOVES.len()];
-    let (mut m, mut k) = (0, 0);
-    while m < N_MOVE {
-        if !is_phase2_move(m) {
-            moves[k] = m;
-            k += 1;
-        }
-        m += 1;
+/// G1's generators as a move mask (bit `m` for each of [`PHASE2_MOVES`]); the moves outside
+/// it (the quarter turns of R, F, L and B) are the only ones that take a position outside G1
+/// into it.
+const PHASE2_MASK: u32 = {
+    let mut mask = 0;
+    let mut k = 0;
+    while k < PHASE2_MOVES.len() {
+        mask |= 1 << PHASE2_MOVES[k];
+        k += 1;
     }
-    moves
+    mask
 };
 
 /// The pre-moves (in a direction's frame): the quarter turns outside G1 (`R1 F1 L1 B1 R3 F3 L3

@@ -12,7 +12,7 @@ use super::bounds::{combine, inverse_axes, Axis, Node, OptimalTables, AXIS_SYM};
 use super::prefixes::Prefixes;
 use super::{Metric, OptimalOptions, Progress};
 use crate::search::symmetric::{CyclicWindows, SymSet};
-use crate::search::{skip_after, Budget, Outcome, Status, NO_MOVE};
+use crate::search::{Budget, Outcome, Status, AFTER, NO_MOVE};
 
 /// The most nodes of one level expanded together (see [`OptimalSearcher::expand`]).
 const LEVEL_CHUNK: usize = 16;
@@ -152,9 +152,6 @@ pub struct OptimalSearcher<'a> {
     /// `goal_moves[a]`: bit `m` set when `axis_move[a][m]` turns U or D, a move of the goal of
     /// the tables: multiplying a position by it on the left changes none of its coordinates.
     goal_moves: [u32; 3],
-    /// `after[last]`: bit `m` set when move `m` may follow move `last` ([`skip_after`]; index
-    /// [`NO_MOVE`]: every move).
-    after: [u32; N_MOVE + 1],
     /// Bit `m` set when move `m` costs 1 in the search's metric (all but half turns in QTM).
     cost_one: u32,
     pub(super) path: Vec<Move>,
@@ -215,11 +212,6 @@ impl<'a> OptimalSearcher<'a> {
             base: 0,
             inv_move,
             goal_moves,
-            after: std::array::from_fn(|last| {
-                (0..N_MOVE)
-                    .filter(|&m| !skip_after(last, m))
-                    .fold(0, |bits, m| bits | 1 << m)
-            }),
             cost_one: 0,
             path: vec![Move::from_index(0); 32],
             cube: CubieCube::SOLVED,
@@ -667,7 +659,7 @@ impl<'a> OptimalSearcher<'a> {
             }
         }
         let affordable = if remaining >= 2 { !0 } else { self.cost_one };
-        self.after[last] & affordable & !barred
+        AFTER[last] & affordable & !barred
     }
 
     /// The inverses (per axis) of the child by move `m` of a node whose axes' inverses are
