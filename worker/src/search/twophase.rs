@@ -508,9 +508,13 @@ impl<'t> TwoPhaseSearcher<'t> {
         }
         let mut children = [Child::default(); N_MOVE];
         let mut count = 0;
+        let limit = self.phase2_limit(n + 1);
         self.expand(&node, last, togo, n, |ch| {
-            children[count] = ch;
-            count += 1;
+            // the last move into G1: only leaves that pass the corner check count
+            if togo > 1 || self.corner_check(&ch.node, limit) {
+                children[count] = ch;
+                count += 1;
+            }
         });
         if togo > 1 {
             // the children will read their own entries: fetch them all first
@@ -563,9 +567,25 @@ impl<'t> TwoPhaseSearcher<'t> {
                         })
                     },
                 );
-                for _ in before..level.len() {
-                    self.tick();
+                if left > 1 {
+                    for _ in before..level.len() {
+                        self.tick();
+                    }
                 }
+            }
+            if left == 1 {
+                // the leaves' corner check, now that their entries have been fetched together
+                // (the phase-2 limit holds for the whole level: no solution is recorded here)
+                let limit = self.phase2_limit(n + BATCH_LEVELS);
+                let mut kept = end;
+                for i in end..level.len() {
+                    if self.corner_check(&level[i].node, limit) {
+                        level[kept] = level[i];
+                        kept += 1;
+                        self.tick();
+                    }
+                }
+                level.truncate(kept);
             }
             if self.stop {
                 // budget spent or another thread done: no leaf of this batch is searched
@@ -580,8 +600,15 @@ impl<'t> TwoPhaseSearcher<'t> {
                 }
             }
         }
-        // the leaves (all made past the corner check, `expand_last`) will read their phase-2
-        // entry: fetch those first
+        // the leaves (all past the corner check) will read their phase-2 entry: fetch those
+        // first, in two rounds (the entry's index needs a conjugated UD-edge coordinate, from a
+        // 1.3 MB table)
+        let c = &self.tables.coords;
+        for leaf in &level[begin..end] {
+            let node = &leaf.node;
+            let sym = c.corners_sym.sym[node.corners as usize].sym();
+            prefetch(&c.ud_edges_conj, 16 * self.ud_edges(node) + sym);
+        }
         for leaf in &level[begin..end] {
             let node = &leaf.node;
             let index = self.phase2_index(node.corners as usize, self.ud_edges(node));
@@ -668,15 +695,16 @@ impl<'t> TwoPhaseSearcher<'t> {
     /// instead of the node's move-delta entry (so the parent need not fetch it). Only a move
     /// outside G1's generators enters G1 from outside it, and a node already in G1 has nothing
     /// to do here (the phase-2 moves that keep it there are left to phase 2): the same children
-    /// as the move-delta entry gives, in the same order. Leaves that fail the corner check
-    /// against the phase-2 limit as it is now (it only shrinks) are left out at once.
+    /// as the move-delta entry gives, in the same order. None when phase 2 has no room left.
+    /// The leaves' corner check ([`Self::corner_check`]) is left to the caller: their entries
+    /// of the corner x slice table and of the UD-edge table are prefetched here, so that a
+    /// level of leaves waits for them all at once.
     #[inline]
     fn expand_last(&self, node: &Node, last: usize, n: usize, mut emit: impl FnMut(Child)) {
-        if node.dist != 1 {
+        if node.dist != 1 || self.phase2_limit(n + 1) == 0 {
             return;
         }
         let c = &self.tables.coords;
-        let limit = self.phase2_limit(n + 1);
         let mut moves = AFTER[last] & !PHASE2_MASK;
         while moves != 0 {
             let m = moves.trailing_zeros() as usize;
@@ -701,9 +729,14 @@ impl<'t> TwoPhaseSearcher<'t> {
                 index: 0,
                 sym: 0,
             };
-            if !self.corner_check(&leaf, limit) {
-                continue;
-            }
+            prefetch(
+                self.tables.phase2_slice.payload(),
+                N_PERM_4 * leaf.corners as usize + slice_sorted as usize,
+            );
+            prefetch(
+                &c.ud_edges_from_ud,
+                N_PERM_4 * leaf.u_edges as usize + leaf.d_edges as usize % N_PERM_4,
+            );
             emit(Child {
                 node: leaf,
                 mv: m as u8,
