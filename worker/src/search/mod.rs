@@ -246,6 +246,18 @@ pub(crate) const AFTER: [u32; NO_MOVE + 1] = {
     after
 };
 
+/// The moves whose bits are set in `mask` (bit `m` for move `m`), in move order.
+#[inline]
+pub(crate) fn moves_in(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let m = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            m
+        })
+    })
+}
+
 pub(crate) use cubefleet_tables::prefetch;
 
 /// The tables of the unit tests, built once per checkout into `target/test-tables` (the
@@ -257,4 +269,22 @@ pub(crate) fn test_tables() -> cubefleet_tables::Tables {
         "/../target/test-tables"
     ));
     cubefleet_tables::Tables::load_or_build(dir, &|_, _, _| {}).expect("test tables")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Walking the set bits of `AFTER[last]` gives exactly the moves [`skip_after`] lets follow
+    /// `last`, in move order, and nothing for an empty mask.
+    #[test]
+    fn after_masks_walk_the_moves_that_may_follow() {
+        for (last, &mask) in AFTER.iter().enumerate() {
+            let walked: Vec<usize> = moves_in(mask).collect();
+            let want: Vec<usize> = (0..NO_MOVE).filter(|&m| !skip_after(last, m)).collect();
+            assert_eq!(walked, want, "after {last}");
+        }
+        assert_eq!(moves_in(0).count(), 0);
+        assert_eq!(moves_in(1 << 17 | 1).collect::<Vec<_>>(), [0, 17]);
+    }
 }

@@ -12,7 +12,7 @@ use super::bounds::{combine, inverse_axes, Axis, Node, OptimalTables, AXIS_SYM};
 use super::prefixes::Prefixes;
 use super::{Metric, OptimalOptions, Progress};
 use crate::search::symmetric::{CyclicWindows, SymSet};
-use crate::search::{Budget, Outcome, Status, AFTER, NO_MOVE};
+use crate::search::{moves_in, Budget, Outcome, Status, AFTER, NO_MOVE};
 
 /// The most nodes of one level expanded together (see [`OptimalSearcher::expand`]).
 const LEVEL_CHUNK: usize = 16;
@@ -497,10 +497,8 @@ impl<'a> OptimalSearcher<'a> {
             let pruned_by_symmetry = !p.syms.is_trivial() || self.cyclic.is_some();
             let mut order = [0u8, 1, 2];
             order.sort_by_key(|&a| std::cmp::Reverse(p.node.axes[a as usize].depth));
-            for m in 0..N_MOVE {
-                if allowed & (1 << m) == 0
-                    || (pruned_by_symmetry && !self.symmetric_allows(self.base + k, p.syms, m))
-                {
+            for m in moves_in(allowed) {
+                if pruned_by_symmetry && !self.symmetric_allows(self.base + k, p.syms, m) {
                     continue;
                 }
                 let kid = Kid {

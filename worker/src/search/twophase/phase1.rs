@@ -8,7 +8,7 @@ use cubefleet_tables::prune::Phase1Moves;
 use cubefleet_tables::CoordTables;
 
 use super::{TwoPhaseSearcher, MAX_PHASE1, PHASE2_MASK};
-use crate::search::{prefetch, AFTER, NO_MOVE};
+use crate::search::{moves_in, prefetch, AFTER, NO_MOVE};
 
 /// Phase-1 nodes this many moves above G1 are searched in batches, breadth first
 /// (`TwoPhaseSearcher::search_batch`). Measured over the 1000 random states at target 20
@@ -149,19 +149,8 @@ impl TwoPhaseSearcher<'_> {
             }
         }
         // the leaves (all past the corner check) will read their phase-2 entry: fetch those
-        // first, in two rounds (the entry's index needs a conjugated UD-edge coordinate, from a
-        // 1.3 MB table)
-        let c = &self.tables.coords;
-        for leaf in &level[begin..end] {
-            let node = &leaf.node;
-            let sym = c.corners_sym.sym[node.corners as usize].sym();
-            prefetch(&c.ud_edges_conj, 16 * self.ud_edges(node) + sym);
-        }
-        for leaf in &level[begin..end] {
-            let node = &leaf.node;
-            let index = self.phase2_index(node.corners as usize, self.ud_edges(node));
-            prefetch(self.tables.phase2.payload(), index);
-        }
+        // first
+        self.prefetch_phase2(&level[begin..end]);
         for leaf in begin..end {
             if self.stop {
                 break;
@@ -210,15 +199,10 @@ impl TwoPhaseSearcher<'_> {
         if dist == 0 && togo < 5 {
             moves &= !PHASE2_MASK;
         }
-        // child depth = dist - 1 + delta (delta at most 2), and it must be below togo - 1 + 1:
-        // with two or more to spare every child passes
-        let spare = togo - dist.min(togo);
-        let check = dist + 2 > togo;
-        while moves != 0 {
-            let m = moves.trailing_zeros() as usize;
-            moves &= moves - 1;
+        for m in moves_in(moves) {
+            // child depth = dist - 1 + delta, and it must be below togo - 1 + 1
             let delta = ((deltas >> (2 * conj[m])) & 3) as usize;
-            if check && (dist > togo || delta > spare) {
+            if dist + delta > togo {
                 continue;
             }
             let t1 = c.twist_move[N_MOVE * node.twist as usize + m];
@@ -266,10 +250,7 @@ impl TwoPhaseSearcher<'_> {
             return;
         }
         let c = &self.tables.coords;
-        let mut moves = AFTER[last] & !PHASE2_MASK;
-        while moves != 0 {
-            let m = moves.trailing_zeros() as usize;
-            moves &= moves - 1;
+        for m in moves_in(AFTER[last] & !PHASE2_MASK) {
             if c.twist_move[N_MOVE * node.twist as usize + m] != 0
                 || c.flip_move[N_MOVE * node.flip as usize + m] != 0
             {
@@ -290,14 +271,7 @@ impl TwoPhaseSearcher<'_> {
                 index: 0,
                 sym: 0,
             };
-            prefetch(
-                self.tables.phase2_slice.payload(),
-                N_PERM_4 * leaf.corners as usize + slice_sorted as usize,
-            );
-            prefetch(
-                &c.ud_edges_from_ud,
-                N_PERM_4 * leaf.u_edges as usize + leaf.d_edges as usize % N_PERM_4,
-            );
+            self.prefetch_corner_check(&leaf);
             emit(Child {
                 node: leaf,
                 mv: m as u8,

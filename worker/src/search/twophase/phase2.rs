@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use cubefleet_tables::coord::{N_PERM_4, N_UD_EDGES};
 use cubefleet_tables::moves::N_MOVE;
 
-use super::phase1::Node;
+use super::phase1::{Child, Node};
 use super::{TwoPhaseSearcher, PHASE2_LIMIT, PHASE2_MASK};
-use crate::search::{prefetch, AFTER};
+use crate::search::{moves_in, prefetch, AFTER};
 
 impl TwoPhaseSearcher<'_> {
     /// Phase 2 after a phase-1 solution of `n1` moves must take fewer moves than this.
@@ -24,7 +24,7 @@ impl TwoPhaseSearcher<'_> {
     #[inline]
     pub(super) fn prune2(&self, corners: usize, ud_edges: usize, slice: usize) -> usize {
         let a = self.tables.phase2.payload()[self.phase2_index(corners, ud_edges)];
-        let b = self.tables.phase2_slice.payload()[N_PERM_4 * corners + slice];
+        let b = self.tables.phase2_slice.payload()[corner_slice_index(corners, slice)];
         a.max(b) as usize
     }
 
@@ -41,15 +41,38 @@ impl TwoPhaseSearcher<'_> {
     /// phase-2 moves.
     #[inline]
     pub(super) fn corner_check(&self, node: &Node, limit: usize) -> bool {
-        let (corners, slice) = (node.corners as usize, node.slice_sorted as usize);
-        (self.tables.phase2_slice.payload()[N_PERM_4 * corners + slice] as usize) < limit
+        let index = corner_slice_index(node.corners as usize, node.slice_sorted as usize);
+        (self.tables.phase2_slice.payload()[index] as usize) < limit
     }
 
     /// The phase-2 UD-edge coordinate of `node` (in G1) from its U- and D-edge coordinates.
     #[inline]
     pub(super) fn ud_edges(&self, node: &Node) -> usize {
-        let (u, d) = (node.u_edges as usize, node.d_edges as usize);
-        self.tables.coords.ud_edges_from_ud[N_PERM_4 * u + d % N_PERM_4] as usize
+        self.tables.coords.ud_edges_from_ud[ud_edges_index(node)] as usize
+    }
+
+    /// Starts loading what [`Self::corner_check`] and [`Self::ud_edges`] read for `node`.
+    #[inline]
+    pub(super) fn prefetch_corner_check(&self, node: &Node) {
+        let index = corner_slice_index(node.corners as usize, node.slice_sorted as usize);
+        prefetch(self.tables.phase2_slice.payload(), index);
+        prefetch(&self.tables.coords.ud_edges_from_ud, ud_edges_index(node));
+    }
+
+    /// Starts loading the phase-2 entries of `leaves` (past the corner check, their UD-edge
+    /// coordinates' entries already on their way), in two rounds: the entry's index needs a
+    /// conjugated UD-edge coordinate, from a 1.3 MB table, first.
+    pub(super) fn prefetch_phase2(&self, leaves: &[Child]) {
+        let c = &self.tables.coords;
+        for leaf in leaves {
+            let sym = c.corners_sym.sym[leaf.node.corners as usize].sym();
+            prefetch(&c.ud_edges_conj, 16 * self.ud_edges(&leaf.node) + sym);
+        }
+        for leaf in leaves {
+            let node = &leaf.node;
+            let index = self.phase2_index(node.corners as usize, self.ud_edges(node));
+            prefetch(self.tables.phase2.payload(), index);
+        }
     }
 
     /// At the end of a phase-1 solution of length `n1` whose last move is `last`, reaching
@@ -125,10 +148,7 @@ impl TwoPhaseSearcher<'_> {
         // cheap corner x slice bound; their big-table entries are prefetched together
         let mut children = [(0u8, 0u16, 0u16, 0u8, 0u32); 10];
         let mut count = 0;
-        let mut moves = AFTER[last] & PHASE2_MASK;
-        while moves != 0 {
-            let m = moves.trailing_zeros() as usize;
-            moves &= moves - 1;
+        for m in moves_in(AFTER[last] & PHASE2_MASK) {
             let c1 = c.corners_move[N_MOVE * corners + m] as usize;
             let s1 = c.slice_sorted_move[N_MOVE * slice + m] as usize;
             if phase2_slice[N_PERM_4 * c1 + s1] as usize >= togo {
@@ -160,4 +180,16 @@ impl TwoPhaseSearcher<'_> {
         }
         false
     }
+}
+
+/// The index in the corner x slice table of a corner permutation and a slice order.
+#[inline]
+fn corner_slice_index(corners: usize, slice: usize) -> usize {
+    N_PERM_4 * corners + slice
+}
+
+/// The index in the UD-edge table (`ud_edges_from_ud`) of `node`'s U- and D-edge coordinates.
+#[inline]
+fn ud_edges_index(node: &Node) -> usize {
+    N_PERM_4 * node.u_edges as usize + node.d_edges as usize % N_PERM_4
 }
