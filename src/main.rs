@@ -77,6 +77,8 @@ enum Command {
     Cancel(cmd::client::BatchArgs),
     /// Look a position up in the store (any batch, any symmetric copy).
     Lookup(cmd::client::LookupArgs),
+    /// Refuse a worker from now on and search again every answer resting on its claims.
+    Revoke(cmd::client::RevokeArgs),
     /// Print the state index of positions (a number below 43,252,003,274,489,856,000).
     Index(cmd::index::IndexArgs),
     /// Print the position (facelet string) with each state index.
@@ -107,6 +109,7 @@ fn main() -> ExitCode {
         Command::Results(a) => cmd::client::results(a),
         Command::Cancel(a) => cmd::client::cancel(a),
         Command::Lookup(a) => cmd::client::lookup(a),
+        Command::Revoke(a) => cmd::client::revoke(a),
         Command::Index(a) => cmd::index::index(a),
         Command::Position(a) => cmd::index::position(a),
     };

@@ -78,6 +78,14 @@ pub(crate) struct ResultLine {
     /// empty; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) state_index: Option<String>,
+    /// `results` and `lookup`: the worker whose search answered (its credential's name, or
+    /// its `--name`: what `revoke` takes); absent when no worker searched the line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) worker: Option<String>,
+    /// `results` and `lookup`: true when the answer rests on a claim the coordinator cannot
+    /// check (`optimal`, `none_within`, a lower bound); absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) claimed: bool,
 }
 
 impl ResultLine {

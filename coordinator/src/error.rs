@@ -54,6 +54,15 @@ pub enum Error {
     /// The coordinator is stopping: it takes no more changes (try again once it runs again).
     #[error("{0}")]
     Unavailable(String),
+    /// The caller presented no valid credential or session.
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// The caller's credential may not do this (wrong role, revoked, another's session).
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// A limit of the caller's (jobs held, sessions of a credential) was reached.
+    #[error("{0}")]
+    Exhausted(String),
     /// A blocking task panicked or was cancelled.
     #[error("internal: {0}")]
     Internal(String),
@@ -67,6 +76,9 @@ impl From<Error> for tonic::Status {
             e @ Error::Full(_) => tonic::Status::resource_exhausted(e.to_string()),
             e @ Error::ContentDiffers { .. } => tonic::Status::failed_precondition(e.to_string()),
             Error::Unavailable(m) => tonic::Status::unavailable(m),
+            Error::Unauthenticated(m) => tonic::Status::unauthenticated(m),
+            Error::PermissionDenied(m) => tonic::Status::permission_denied(m),
+            Error::Exhausted(m) => tonic::Status::resource_exhausted(m),
             other => tonic::Status::internal(other.to_string()),
         }
     }

@@ -32,6 +32,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use tokio_util::sync::CancellationToken;
 
 use crate::core::Core;
+use crate::credentials::{Credential, Credentials, Role};
 use crate::metrics::Metrics;
 use crate::snapshot::{BatchState, Snapshot};
 
@@ -99,23 +100,32 @@ impl Http {
     }
 }
 
+/// The credentials of a `token` (of both roles; none, or empty: no authentication).
+fn token_credentials(token: Option<String>) -> Arc<Credentials> {
+    let list = token
+        .filter(|t| !t.is_empty())
+        .and_then(|t| Credential::new("token", false, Role::Both, &t).ok());
+    Arc::new(Credentials::new(list.into_iter().collect()).unwrap_or_default())
+}
+
 /// The router of the HTTP port over `core`; with a `token` (empty counts as none), the status
 /// page and `/api/*` need it (see the module doc).
 pub fn router(core: Arc<Core>, token: Option<String>) -> Router {
-    router_with(Http::new(core), token)
+    router_with(Http::new(core), token_credentials(token))
 }
 
-fn router_with(http: Arc<Http>, token: Option<String>) -> Router {
+fn router_with(http: Arc<Http>, credentials: Arc<Credentials>) -> Router {
     let private = Router::new()
         .route("/", get(index))
         .route("/fragment", get(fragment))
         .route("/api/status", get(api_status));
-    let private = match token.filter(|t| !t.is_empty()) {
-        Some(t) => private.layer(axum::middleware::from_fn_with_state(
-            Arc::<[u8]>::from(t.into_bytes()),
+    let private = if credentials.is_open() {
+        private
+    } else {
+        private.layer(axum::middleware::from_fn_with_state(
+            credentials,
             require_token,
-        )),
-        None => private,
+        ))
     };
     Router::new()
         .merge(private)
@@ -124,16 +134,24 @@ fn router_with(http: Arc<Http>, token: Option<String>) -> Router {
         .with_state(http)
 }
 
-/// Lets a request through when it presents the token; 401 (with a Basic challenge, so a
-/// browser asks) when not.
-async fn require_token(State(token): State<Arc<[u8]>>, req: Request, next: Next) -> Response {
+/// Lets a request through when it presents a client credential (or one of both roles); 401
+/// (with a Basic challenge, so a browser asks) when not.
+async fn require_token(
+    State(credentials): State<Arc<Credentials>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(crate::auth::http_token);
+    let client = given
+        .as_deref()
+        .and_then(|g| credentials.find(g))
+        .is_some_and(|c| c.role.allows(Role::Client));
     match given {
-        Some(g) if crate::auth::token_matches(&g, &token) => next.run(req).await,
+        Some(_) if client => next.run(req).await,
         given => {
             let why = if given.is_some() {
                 "wrong token\n"
@@ -162,6 +180,17 @@ pub async fn serve_http(
     token: Option<String>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    serve_http_with(core, listener, token_credentials(token), shutdown).await
+}
+
+/// [`serve_http`] for the coordinator's `credentials`: the status page and `/api/*` need a
+/// client credential (or one of both roles); none: no authentication.
+pub async fn serve_http_with(
+    core: Arc<Core>,
+    listener: tokio::net::TcpListener,
+    credentials: Arc<Credentials>,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
     let http = Http::new(core);
     // sample in the background, so batch and worker rates are known when the page is opened
     let sampler = {
@@ -181,7 +210,7 @@ pub async fn serve_http(
             }
         })
     };
-    let result = axum::serve(listener, router_with(http, token))
+    let result = axum::serve(listener, router_with(http, credentials))
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await;
     sampler.abort();
@@ -675,6 +704,10 @@ mod tests {
                     completed: 0,
                     rejected: 0,
                     last_seen: Instant::now(),
+                    identity: "x".into(),
+                    credential: "anonymous".into(),
+                    held: 0,
+                    capped: true,
                 },
             )],
             solve_times: crate::solve_times::SolveTimes::default(),

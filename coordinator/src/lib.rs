@@ -7,18 +7,22 @@
 //! `record` is what the store keeps; [`range`] maps the lines of range and sample batches to states; `service` adapts the core to gRPC; [`serve`] runs it all
 //! on a listener until shut down; [`http`] serves the status page and [`metrics`] on a second
 //! port, both from a [`snapshot`] of the core (they never read the core themselves);
-//! [`solve_times`] keeps the search-time statistics; `auth` checks bearer tokens (gRPC and
-//! HTTP alike).
+//! [`solve_times`] keeps the search-time statistics; `auth` compares bearer tokens (gRPC and
+//! HTTP alike) against the [`credentials`] (roles: client, worker, both); [`session`] makes
+//! and checks worker session tokens; [`limits`] is every limit a field of a message has.
 
 mod auth;
 pub mod core;
+pub mod credentials;
 mod error;
 pub mod http;
+pub mod limits;
 pub mod metrics;
 mod mode;
 pub mod range;
 mod record;
 mod service;
+pub mod session;
 pub mod snapshot;
 pub mod solve_times;
 mod store;
@@ -43,9 +47,13 @@ pub const HEALTH_SERVICE: &str = "cubefleet.v1.Coordinator";
 pub struct Config {
     /// Directory of the sled store.
     pub data_dir: PathBuf,
-    /// Bearer token clients and workers must present, and the HTTP port's status page and
-    /// `/api/*` too (see [`http`]); `None`: no authentication.
+    /// A bearer token of both roles (clients and workers), the HTTP port's status page and
+    /// `/api/*` too (see [`http`]); with no credential at all: no authentication. An empty
+    /// token is refused ([`Config::credentials`]).
     pub token: Option<String>,
+    /// Credentials of their own roles and names (`--client-token`, `--worker-token`, a
+    /// tokens file), besides `token`.
+    pub credentials: Vec<credentials::Credential>,
     /// TLS certificate and key (PEM files); `None`: plain HTTP/2.
     pub tls: Option<(PathBuf, PathBuf)>,
     /// How long a lease lasts without a heartbeat.
@@ -60,10 +68,30 @@ impl Config {
         Config {
             data_dir: data_dir.into(),
             token: None,
+            credentials: Vec::new(),
             tls: None,
             lease: Duration::from_secs(30),
             max_message_bytes: 16 << 20,
         }
+    }
+}
+
+impl Config {
+    /// Every credential the coordinator accepts: `token` (both roles, named `token`) and
+    /// `credentials`; none means no authentication. Refuses an empty token, and two
+    /// credentials with one secret or one name.
+    pub fn credentials(&self) -> Result<credentials::Credentials, Error> {
+        let mut list = Vec::new();
+        if let Some(t) = &self.token {
+            list.push(credentials::Credential::new(
+                "token",
+                false,
+                credentials::Role::Both,
+                t,
+            )?);
+        }
+        list.extend(self.credentials.iter().cloned());
+        credentials::Credentials::new(list)
     }
 }
 

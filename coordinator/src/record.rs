@@ -168,6 +168,12 @@ pub(crate) struct JobRecord {
     /// canonical form was made from the inverse position.
     #[prost(uint32, tag = "5")]
     pub(crate) sym: u32,
+    /// The public id of the worker session whose heartbeat proved the stored `lower_bound`
+    /// (empty: none, or a record of an earlier version). Only that session resumes from the
+    /// bound and has it count when it reports: a bound is one session's claim, never the
+    /// start of another's search.
+    #[prost(string, tag = "6")]
+    pub(crate) bound_session: String,
 }
 
 impl JobRecord {
@@ -225,6 +231,16 @@ impl JobRecord {
     pub(crate) fn state(&self) -> JobState {
         JobState::try_from(self.r().state).unwrap_or(JobState::Unspecified)
     }
+
+    /// The stored lower bound when the session `worker` proved it, else 0 (see
+    /// [`JobRecord::bound_session`]).
+    pub(crate) fn bound_of(&self, worker: &str) -> u32 {
+        if self.bound_session == worker {
+            self.r().lower_bound
+        } else {
+            0
+        }
+    }
 }
 
 /// What a coordinator that stopped cleanly knew of its batches, stored in the store's `meta`
@@ -279,6 +295,9 @@ pub(crate) struct LeaseView {
     /// As [`JobRecord::sym`].
     #[prost(uint32, tag = "5")]
     sym: u32,
+    /// As [`JobRecord::bound_session`].
+    #[prost(string, tag = "6")]
+    bound_session: String,
 }
 
 /// The fields of a [`JobResult`] a lease reads, under the same tags.
@@ -299,8 +318,12 @@ impl LeaseView {
         JobState::try_from(state).unwrap_or(JobState::Unspecified)
     }
 
-    /// The proven lower bound.
-    pub(crate) fn lower_bound(&self) -> u32 {
+    /// The proven lower bound when the session `worker` proved it (0 for another's: see
+    /// [`JobRecord::bound_session`]).
+    pub(crate) fn lower_bound_of(&self, worker: &str) -> u32 {
+        if self.bound_session != worker {
+            return 0;
+        }
         self.result.as_ref().map_or(0, |r| r.lower_bound)
     }
 
@@ -410,6 +433,7 @@ mod tests {
                 result: Some(Box::new(result.clone())),
                 canonical: canonical.cube.key().to_vec(),
                 sym: u32::from(canonical.sym) * 2 + u32::from(canonical.inverted),
+                bound_session: String::new(),
             });
             records.push(JobRecord {
                 result: Some(Box::new(JobResult {
@@ -419,6 +443,7 @@ mod tests {
                 })),
                 canonical: Vec::new(),
                 sym: 0,
+                bound_session: String::new(),
             });
         }
         records.push(JobRecord {
@@ -429,11 +454,14 @@ mod tests {
             })),
             canonical: Vec::new(),
             sym: 0,
+            bound_session: String::new(),
         });
         for record in &records {
             let view = LeaseView::decode(&record.encode_to_vec()[..]).expect("decodes");
             assert_eq!(view.state(), record.state());
-            assert_eq!(view.lower_bound(), record.r().lower_bound);
+            assert_eq!(view.lower_bound_of(""), record.r().lower_bound);
+            // a bound stored without a session is no other session's to resume from
+            assert_eq!(view.lower_bound_of("w000000000001"), 0);
             assert_eq!(view.cube(), record.cube());
         }
         assert!(records[0].cube().is_some() && records[1].cube() == records[0].cube());

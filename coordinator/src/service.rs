@@ -1,6 +1,9 @@
 //! The gRPC face of the coordinator: `Batches` for clients, `Workers` for workers, plus health
-//! and reflection (unauthenticated). Every handler runs the blocking store work of [`Core`] on
-//! the blocking pool.
+//! (open, for probes) and reflection (any credential). Every call presents a credential of the
+//! role its service needs ([`Auth`]); a worker's calls also name a session that credential
+//! registered ([`Core::session`]). Every field is checked here or in the core by the rules of
+//! [`crate::limits`] before anything is done. Every handler runs the blocking store work of
+//! [`Core`] on the blocking pool.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +15,7 @@ use cubefleet_proto::{
     HeartbeatResponse, JobRef, JobResult, LeaseRequest, LeaseResponse, LeasedJob,
     ListBatchesRequest, ListBatchesResponse, LookupRequest, LookupResponse, RegisterRequest,
     RegisterResponse, Rejection, ReleaseRequest, ReleaseResponse, ResultsPage, ResultsRequest,
-    SubmitRequest, SubmitResponse,
+    RevokeRequest, RevokeResponse, SubmitRequest, SubmitResponse,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -22,7 +25,10 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::core::Core;
+use crate::credentials::{Credential, Credentials, Role};
 use crate::error::Error;
+use crate::limits;
+use crate::session::Session;
 use crate::stream::{self, blocking};
 use crate::Config;
 
@@ -31,6 +37,33 @@ use crate::Config;
 struct Svc {
     core: Arc<Core>,
     shutdown: CancellationToken,
+    /// The credentials (to tell whether a revoked name is a credential's).
+    credentials: Arc<Credentials>,
+}
+
+/// The credential [`Auth`] found for a request.
+fn credential<T>(request: &Request<T>) -> Result<Arc<Credential>, Status> {
+    request
+        .extensions()
+        .get::<Arc<Credential>>()
+        .cloned()
+        .ok_or_else(|| Status::internal("a call reached a service without its credential"))
+}
+
+impl Svc {
+    /// The session a worker's call names (`worker_id`), for the call's credential.
+    fn session<T>(&self, request: &Request<T>, token: &str) -> Result<Session, Status> {
+        let credential = credential(request)?;
+        Ok(self.core.session(&credential, token)?)
+    }
+
+    /// Most jobs one call of `session` may name: what it may hold (a session of this
+    /// process is not held to a number, but no call names more than a lease can hand out).
+    fn most_jobs(&self, session: &Session) -> usize {
+        self.core
+            .max_held(session.threads)
+            .max(u64::from(crate::core::MAX_LEASE_JOBS)) as usize
+    }
 }
 
 #[tonic::async_trait]
@@ -50,16 +83,40 @@ impl Batches for Svc {
                 ))
             }
         };
-        // the rest of the stream: its chunks' lines (other parts carry nothing more)
-        let chunks = requests.filter_map(|m| match m {
-            Ok(SubmitRequest {
-                part: Some(submit_request::Part::Chunk(chunk)),
-            }) => Some(Ok(chunk.lines)),
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
+        // the rest of the stream: its chunks' lines, then perhaps its end (with the hash of
+        // lines the client did not know beforehand); nothing may follow the end
+        let end: stream::EndHash = Arc::default();
+        let seen_end = end.clone();
+        let chunks = requests.filter_map(move |m| {
+            let ended = seen_end.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+            match m {
+                Ok(SubmitRequest { part: Some(_) }) if ended => Some(Err(
+                    Status::invalid_argument("nothing may follow the end of a submission"),
+                )),
+                Ok(SubmitRequest {
+                    part: Some(submit_request::Part::Chunk(chunk)),
+                }) => Some(Ok(chunk.lines)),
+                Ok(SubmitRequest {
+                    part: Some(submit_request::Part::End(e)),
+                }) => {
+                    if let Err(e) = limits::check_len(
+                        "end.content_hash",
+                        &e.content_hash,
+                        limits::MAX_CONTENT_HASH,
+                    ) {
+                        return Some(Err(e.into()));
+                    }
+                    *seen_end.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.content_hash);
+                    None
+                }
+                Ok(_) => Some(Err(Status::invalid_argument(
+                    "a second batch spec, or a message with no part",
+                ))),
+                Err(e) => Some(Err(e)),
+            }
         });
         Ok(Response::new(
-            stream::submit(self.core.clone(), spec, chunks).await?,
+            stream::submit_with_end(self.core.clone(), spec, chunks, end).await?,
         ))
     }
 
@@ -107,6 +164,7 @@ impl Batches for Svc {
         request: Request<ResultsRequest>,
     ) -> Result<Response<Self::StreamResultsStream>, Status> {
         let req = request.into_inner();
+        check_status_filter(&req.status)?;
         // fail early on an unknown batch
         {
             let (core, id) = (self.core.clone(), req.batch_id.clone());
@@ -155,6 +213,7 @@ impl Batches for Svc {
         request: Request<ResultsRequest>,
     ) -> Result<Response<ResultsPage>, Status> {
         let req = request.into_inner();
+        check_status_filter(&req.status)?;
         let core = self.core.clone();
         let limit = if req.limit == 0 {
             1000
@@ -182,6 +241,7 @@ impl Batches for Svc {
     ) -> Result<Response<LookupResponse>, Status> {
         let core = self.core.clone();
         let pos = request.into_inner().position;
+        limits::check_len("position", pos.as_bytes(), crate::core::MAX_LINE_LEN)?;
         let found = blocking(move || core.lookup(&pos)).await?;
         Ok(Response::new(match found {
             Some((result, mode)) => LookupResponse {
@@ -192,6 +252,34 @@ impl Batches for Svc {
             None => LookupResponse::default(),
         }))
     }
+
+    async fn revoke(
+        &self,
+        request: Request<RevokeRequest>,
+    ) -> Result<Response<RevokeResponse>, Status> {
+        let who = credential(&request)?;
+        let name = request.into_inner().worker;
+        let core = self.core.clone();
+        let credential_revoked = self.credentials.has_name(&name);
+        tracing::warn!(worker = %name, by = %who.name, "revoking a worker");
+        let requeued = blocking(move || core.revoke(&name)).await?;
+        Ok(Response::new(RevokeResponse {
+            requeued,
+            credential_revoked,
+        }))
+    }
+}
+
+/// Refuses a results filter that names no status a result can have.
+fn check_status_filter(status: &str) -> Result<(), Status> {
+    if status.is_empty() || limits::RESULT_STATUSES.contains(&status) {
+        return Ok(());
+    }
+    Err(Status::invalid_argument(format!(
+        "status {:?}: give one of {} (or none)",
+        limits::cut(status, 32),
+        limits::RESULT_STATUSES.join(", ")
+    )))
 }
 
 #[tonic::async_trait]
@@ -200,6 +288,7 @@ impl Workers for Svc {
         &self,
         request: Request<RegisterRequest>,
     ) -> Result<Response<RegisterResponse>, Status> {
+        let credential = credential(&request)?;
         let r = request.into_inner();
         if r.protocol < cubefleet_proto::PROTOCOL {
             // an older worker's results are still understood (revisions only add); it is
@@ -211,11 +300,14 @@ impl Workers for Svc {
                 "a worker of an older protocol registered; upgrade it"
             );
         }
-        let (worker_id, lease) = self.core.register(r.name, r.threads, r.table_fingerprint);
+        let (session, token, lease) =
+            self.core
+                .register_session(&credential, &r.name, r.threads, r.table_fingerprint)?;
         Ok(Response::new(RegisterResponse {
-            worker_id,
+            worker_id: token,
             lease_seconds: lease.as_secs_f64(),
             protocol: cubefleet_proto::PROTOCOL,
+            session: session.id.to_string(),
         }))
     }
 
@@ -223,11 +315,13 @@ impl Workers for Svc {
         &self,
         request: Request<LeaseRequest>,
     ) -> Result<Response<LeaseResponse>, Status> {
+        let session = self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
+        limits::check_seconds("max_seconds", r.max_seconds)?;
         let jobs = self
             .core
             .lease_wait(
-                &r.worker_id,
+                &session.id,
                 r.max_jobs,
                 r.max_seconds,
                 Duration::from_millis(r.wait_millis.into()),
@@ -243,9 +337,11 @@ impl Workers for Svc {
         &self,
         request: Request<HeartbeatRequest>,
     ) -> Result<Response<HeartbeatResponse>, Status> {
+        let session = self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
+        limits::check_progress("jobs", &r.jobs, self.most_jobs(&session))?;
         let core = self.core.clone();
-        let cancel = blocking(move || core.heartbeat(&r.worker_id, &r.jobs)).await?;
+        let cancel = blocking(move || core.heartbeat(&session.id, &r.jobs)).await?;
         Ok(Response::new(HeartbeatResponse { cancel }))
     }
 
@@ -253,10 +349,14 @@ impl Workers for Svc {
         &self,
         request: Request<CompleteRequest>,
     ) -> Result<Response<CompleteResponse>, Status> {
+        let session = self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
+        limits::check_count("results", r.results.len(), self.most_jobs(&session))?;
+        for c in &r.results {
+            limits::check_completion(c)?;
+        }
         let core = self.core.clone();
-        let (accepted, rejected) =
-            blocking(move || core.complete(&r.worker_id, &r.results)).await?;
+        let (accepted, rejected) = blocking(move || core.complete(&session.id, &r.results)).await?;
         Ok(Response::new(CompleteResponse {
             accepted,
             rejected: rejected
@@ -270,36 +370,69 @@ impl Workers for Svc {
         &self,
         request: Request<ReleaseRequest>,
     ) -> Result<Response<ReleaseResponse>, Status> {
+        let session = self.session(&request, &request.get_ref().worker_id)?;
         let r = request.into_inner();
+        limits::check_progress("jobs", &r.jobs, self.most_jobs(&session))?;
         let core = self.core.clone();
-        let released = blocking(move || core.release(&r.worker_id, &r.jobs)).await?;
+        let released = blocking(move || core.release(&session.id, &r.jobs)).await?;
         Ok(Response::new(ReleaseResponse { released }))
     }
 }
 
-/// Checks the bearer token of every call (when one is configured).
+/// Checks the credential of every call: present (unless the coordinator has none: then every
+/// caller is [`Credential::anonymous`]), known, not revoked, and of the role the service
+/// needs (`needs`; None: any role, for reflection). The credential goes into the request's
+/// extensions for the handler.
 #[derive(Clone)]
 struct Auth {
-    expected: Option<String>,
+    credentials: Arc<Credentials>,
+    anonymous: Arc<Credential>,
+    core: Arc<Core>,
+    needs: Option<Role>,
 }
 
 impl tonic::service::Interceptor for Auth {
-    fn call(&mut self, req: Request<()>) -> Result<Request<()>, Status> {
-        let Some(expected) = &self.expected else {
-            return Ok(req);
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        let credential = if self.credentials.is_open() {
+            self.anonymous.clone()
+        } else {
+            let given = req
+                .metadata()
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "));
+            match given {
+                Some(t) => self
+                    .credentials
+                    .find(t.as_bytes())
+                    .ok_or_else(|| Status::unauthenticated("wrong bearer token"))?,
+                None => {
+                    return Err(Status::unauthenticated(
+                        "this coordinator needs a bearer token (--token or CUBEFLEET_TOKEN)",
+                    ))
+                }
+            }
         };
-        let given = req
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match given {
-            Some(t) if crate::auth::token_matches(t.as_bytes(), expected.as_bytes()) => Ok(req),
-            Some(_) => Err(Status::unauthenticated("wrong bearer token")),
-            None => Err(Status::unauthenticated(
-                "this coordinator needs a bearer token (--token or CUBEFLEET_TOKEN)",
-            )),
+        if credential.named && self.core.is_revoked(&credential.name) {
+            return Err(Status::permission_denied(format!(
+                "credential {} is revoked",
+                credential.name
+            )));
         }
+        if let Some(needed) = self.needs {
+            if !credential.role.allows(needed) {
+                let what = match needed {
+                    Role::Worker => "a worker credential (Workers/* is for workers)",
+                    _ => "a client credential (Batches/* is for clients)",
+                };
+                return Err(Status::permission_denied(format!(
+                    "credential {} cannot make this call: it needs {what}",
+                    credential.name
+                )));
+            }
+        }
+        req.extensions_mut().insert(credential);
+        Ok(req)
     }
 }
 
@@ -320,12 +453,22 @@ where
         + 'static,
     IE: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let credentials = Arc::new(config.credentials()?);
+    if credentials.is_open() {
+        tracing::warn!(
+            "no credential given: every caller may do everything (see the README's threat model)"
+        );
+    }
     let svc = Svc {
         core: core.clone(),
         shutdown: shutdown.clone(),
+        credentials: credentials.clone(),
     };
-    let auth = Auth {
-        expected: config.token.clone().filter(|t| !t.is_empty()),
+    let auth = |needs| Auth {
+        credentials: credentials.clone(),
+        anonymous: Arc::new(Credential::anonymous()),
+        core: core.clone(),
+        needs,
     };
     let limit = config.max_message_bytes;
     // limits go on the generated servers before the interceptor wraps them
@@ -333,13 +476,13 @@ where
         BatchesServer::new(svc.clone())
             .max_decoding_message_size(limit)
             .max_encoding_message_size(limit),
-        auth.clone(),
+        auth(Some(Role::Client)),
     );
     let workers = InterceptedService::new(
         WorkersServer::new(svc)
             .max_decoding_message_size(limit)
             .max_encoding_message_size(limit),
-        auth,
+        auth(Some(Role::Worker)),
     );
     let (health, health_svc) = tonic_health::server::health_reporter();
     health
@@ -349,6 +492,7 @@ where
         .register_encoded_file_descriptor_set(cubefleet_proto::FILE_DESCRIPTOR_SET)
         .build_v1()
         .map_err(|e| Error::Internal(e.to_string()))?;
+    let reflection = InterceptedService::new(reflection, auth(None));
 
     let sweeper = stream::sweep_leases(core.clone(), shutdown.clone());
 

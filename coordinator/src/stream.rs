@@ -48,7 +48,26 @@ const FIRST_CHUNK: usize = 250;
 pub async fn submit<S>(
     core: Arc<Core>,
     spec: BatchSpec,
+    chunks: S,
+) -> Result<SubmitResponse, Status>
+where
+    S: Stream<Item = Result<Vec<String>, Status>> + Unpin,
+{
+    submit_with_end(core, spec, chunks, Arc::default()).await
+}
+
+/// The content hash a submission sends after its lines (`SubmitEnd`), once its stream has
+/// ended: None when it sent none.
+pub type EndHash = Arc<std::sync::Mutex<Option<Vec<u8>>>>;
+
+/// [`submit`], and once every line is stored the hash the stream left in `end` (if any) names
+/// the batch's contents ([`Core::name_contents`]), before the batch is free for another
+/// submitter and before the answer.
+pub async fn submit_with_end<S>(
+    core: Arc<Core>,
+    spec: BatchSpec,
     mut chunks: S,
+    end: EndHash,
 ) -> Result<SubmitResponse, Status>
 where
     S: Stream<Item = Result<Vec<String>, Status>> + Unpin,
@@ -74,6 +93,11 @@ where
         batch = h.await.map_err(|e| Status::internal(e.to_string()))??;
     }
     let next_index = received?;
+    let hash = end.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(hash) = hash.filter(|h| !h.is_empty()) {
+        let (core, id) = (core.clone(), id.clone());
+        blocking(move || core.name_contents(&id, hash)).await?;
+    }
     // the counts describe the whole batch, also when an earlier submission stored part of it
     let (invalid, from_store) = core.submitted_counts(batch.seq);
     tracing::info!(batch = %id, lines = next_index, invalid, from_store, "batch submitted");
@@ -223,7 +247,8 @@ pub async fn watch(
     Ok(ReceiverStream::new(rx))
 }
 
-/// Returns expired leases' jobs to the queue every half second until `shutdown` is cancelled.
+/// Returns expired leases' jobs to the queue, and forgets worker sessions long silent
+/// ([`Core::prune_workers`]), every half second until `shutdown` is cancelled.
 pub fn sweep_leases(core: Arc<Core>, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
@@ -231,6 +256,7 @@ pub fn sweep_leases(core: Arc<Core>, shutdown: CancellationToken) -> tokio::task
                 _ = tokio::time::sleep(Duration::from_millis(500)) => {}
                 _ = shutdown.cancelled() => return,
             }
+            core.prune_workers();
             let core = core.clone();
             if let Ok(Ok(n)) = tokio::task::spawn_blocking(move || core.expire_leases()).await {
                 if n > 0 {

@@ -88,15 +88,23 @@ pub(crate) fn verify(
         ));
     }
     let proven = lower_bound.max(claimed);
+    if c.optimal && c.status != "solved" {
+        return Err(format!(
+            "optimal claimed for a {} result: only a solution can be optimal",
+            c.status
+        ));
+    }
     if c.status == "none_within" {
         return match &mode.kind {
             Some(mode::Kind::DepthLimited(d)) if d.max_depth >= *gods => Err(format!(
                 "none_within {} is impossible: the position has a solution within {}",
                 d.max_depth, *gods
             )),
+            // what is stored is what the job asked: none within its depth (a bound above
+            // it is a claim of more than the search was for)
             Some(mode::Kind::DepthLimited(d)) if !c.has_solution && c.lower_bound > d.max_depth => {
                 Ok(Checked {
-                    lower_bound: proven,
+                    lower_bound: proven.min(d.max_depth + 1),
                     ..Checked::default()
                 })
             }

@@ -229,6 +229,7 @@ fn progress(jobs: &[(u64, u32)], nodes: u64) -> Vec<JobProgress> {
             job_id,
             lower_bound,
             nodes,
+            reason: String::new(),
         })
         .collect()
 }

@@ -167,6 +167,7 @@ async fn a_huge_range_makes_jobs_only_when_leased_resumes_after_restart_and_canc
             job_id: (1u64 << 40) + line,
             lower_bound: 0,
             nodes: 0,
+            reason: String::new(),
         })
         .collect();
     client

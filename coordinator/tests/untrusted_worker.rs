@@ -75,6 +75,7 @@ fn progress(job_id: u64, lower_bound: u32) -> Vec<JobProgress> {
         job_id,
         lower_bound,
         nodes: 1000,
+        reason: String::new(),
     }]
 }
 

@@ -19,7 +19,11 @@ pub use generated::*;
 ///   the target) and moves as bytes (`Completion.moves`); workers need a coordinator of this
 ///   revision or later, as an older one rejects `over_target` and fails the job after
 ///   repeated rejections.
-pub const PROTOCOL: u32 = 2;
+/// - 3: a release may name why the worker cannot run a job (`JobProgress.reason`), which the
+///   coordinator counts like a refused result; `RegisterResponse.worker_id` is a session
+///   secret and `session` its public id. An older coordinator ignores the reason (the job is
+///   queued again), so workers of this revision still work for revision 2.
+pub const PROTOCOL: u32 = 3;
 
 /// The lowest coordinator revision a worker of this build works for.
 pub const MIN_COORDINATOR_PROTOCOL: u32 = 2;

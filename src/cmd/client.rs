@@ -9,7 +9,7 @@ use cubefleet_coordinator::range::States;
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, JobState, Keep, LineChunk,
-    ListBatchesRequest, LookupRequest, ResultsRequest, SubmitRequest,
+    ListBatchesRequest, LookupRequest, ResultsRequest, SubmitEnd, SubmitRequest,
 };
 use cubefleet_worker::remote::mode_to_proto;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -201,6 +201,15 @@ pub(crate) struct BatchArgs {
 }
 
 #[derive(clap::Args, Debug)]
+pub(crate) struct RevokeArgs {
+    /// The worker, as results show it in `worker`: its credential's name (a named worker
+    /// credential, which is refused too), or its `--name`.
+    worker: String,
+    #[command(flatten)]
+    connect: ConnectArgs,
+}
+
+#[derive(clap::Args, Debug)]
 pub(crate) struct LookupArgs {
     /// A move sequence or facelet string.
     position: String,
@@ -273,21 +282,53 @@ pub(crate) fn content_hash(file: &Path) -> anyhow::Result<Option<[u8; 32]>> {
     Ok(Some(h.finalize().into()))
 }
 
-/// Streams `file` to the coordinator as a batch (constant memory); returns the batch id.
+/// Streams `file` to the coordinator as a batch (constant memory); returns the batch id. From
+/// stdin (`-`), whose hash cannot be known beforehand, the lines' hash ([`content_hash`]'s,
+/// over the same lines) follows them once all were read (`SubmitEnd`), so the batch is named
+/// by its contents as a file's is.
 pub(crate) async fn submit_file(
     client: &Client,
     file: &Path,
     spec: BatchSpec,
 ) -> anyhow::Result<cubefleet_proto::SubmitResponse> {
-    let (chunks, reader) = read_chunks(file);
+    use sha2::Digest;
+    let (mut chunks, reader) = read_chunks(file);
     let first = SubmitRequest {
         part: Some(submit_request::Part::Spec(spec)),
     };
-    let requests = tokio_stream::once(first).chain(chunks.map(|lines| SubmitRequest {
-        part: Some(submit_request::Part::Chunk(LineChunk { lines })),
-    }));
+    let hash_lines = file.as_os_str() == "-";
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    // the chunks as they are read; then, when every line was read, the end with their hash
+    let forward = tokio::spawn(async move {
+        let mut h = sha2::Sha256::new();
+        while let Some(lines) = chunks.next().await {
+            if hash_lines {
+                for line in &lines {
+                    h.update(line.as_bytes());
+                    h.update(b"\n");
+                }
+            }
+            let chunk = SubmitRequest {
+                part: Some(submit_request::Part::Chunk(LineChunk { lines })),
+            };
+            if tx.send(chunk).await.is_err() {
+                break;
+            }
+        }
+        let read = reader.await?;
+        if read.is_ok() && hash_lines {
+            let end = SubmitRequest {
+                part: Some(submit_request::Part::End(SubmitEnd {
+                    content_hash: h.finalize().to_vec(),
+                })),
+            };
+            let _ = tx.send(end).await;
+        }
+        read
+    });
+    let requests = tokio_stream::once(first).chain(ReceiverStream::new(rx));
     let response = client.batches.clone().submit(requests).await;
-    let read = reader.await?;
+    let read = forward.await?;
     // a refusal ends the stream, and the reader then fails with "submission aborted": the
     // coordinator's reason is the one to show
     let response = response?;
@@ -583,6 +624,8 @@ pub(crate) fn result_line(r: JobResult) -> ResultLine {
         lower_bound: (r.lower_bound > 0).then_some(r.lower_bound),
         nodes: (r.nodes > 0).then_some(r.nodes),
         state_index: (!r.state_index.is_empty()).then_some(r.state_index),
+        worker: (!r.worker.is_empty()).then_some(r.worker),
+        claimed: r.claimed,
     }
 }
 
@@ -852,6 +895,30 @@ pub(crate) fn cancel(args: BatchArgs) -> anyhow::Result<ExitCode> {
             .await?
             .into_inner();
         println!("{}", status_text(&s));
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub(crate) fn revoke(args: RevokeArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async move {
+        let client = args.connect.connect().await?;
+        let r = client
+            .batches
+            .clone()
+            .revoke(cubefleet_proto::RevokeRequest {
+                worker: args.worker.clone(),
+            })
+            .await?
+            .into_inner();
+        let what = if r.credential_revoked {
+            "worker and its credential"
+        } else {
+            "worker"
+        };
+        println!(
+            "{what} {} revoked; {} answers resting on its claims queued again",
+            args.worker, r.requeued
+        );
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -17,10 +17,25 @@ pub(crate) struct Args {
     /// Directory of the sled store.
     #[arg(long, default_value = "cubefleet-data")]
     data: PathBuf,
-    /// Bearer token that clients and workers must present; with --http, the status page and
-    /// /api/* need it too (Bearer, or HTTP Basic with the token as password); /metrics does not.
+    /// Bearer token of both roles, for clients and workers alike; with --http, the status page
+    /// and /api/* need it (or a client token) too (Bearer, or HTTP Basic with the token as
+    /// password); /metrics does not. Empty is refused: leave every token flag out to run
+    /// without authentication.
     #[arg(long, env = "CUBEFLEET_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// A client credential (submit, status, results, cancel, lookup, revoke, the status page;
+    /// never Workers/*), as SECRET or NAME:SECRET; may be given several times.
+    #[arg(long, value_name = "[NAME:]SECRET", hide_env_values = true)]
+    client_token: Vec<String>,
+    /// A worker credential (register, lease, heartbeat, complete, release; never Batches/*), as
+    /// SECRET or NAME:SECRET (the name is then what results show as `worker` and what
+    /// `revoke` takes); may be given several times.
+    #[arg(long, value_name = "[NAME:]SECRET", hide_env_values = true)]
+    worker_token: Vec<String>,
+    /// A file of credentials, one per line: `NAME ROLE SECRET` (ROLE client, worker or both;
+    /// `#` comments).
+    #[arg(long, value_name = "FILE")]
+    tokens_file: Option<PathBuf>,
     /// TLS certificate (PEM); needs --tls-key.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -40,6 +55,19 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async move {
         let mut config = cubefleet_coordinator::Config::new(&args.data);
         config.token = args.token.clone();
+        let file = match &args.tokens_file {
+            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                anyhow::anyhow!("--tokens-file {}: {e}", path.display())
+            })?),
+            None => None,
+        };
+        config.credentials = cubefleet_coordinator::credentials::from_flags(
+            &args.client_token,
+            &args.worker_token,
+            file.as_deref(),
+        )?;
+        // refused before anything starts: an empty secret, a name or secret given twice
+        let credentials = std::sync::Arc::new(config.credentials()?);
         config.tls = args.tls_cert.clone().zip(args.tls_key.clone());
         config.lease = Duration::from_secs_f64(args.lease);
         let listener = tokio::net::TcpListener::bind(&args.listen).await?;
@@ -70,9 +98,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(l) => {
                 tracing::info!(http = %l.local_addr()?, "status page and /metrics listening");
                 let (core, stop) = (core.clone(), shutdown.clone());
-                let token = config.token.clone();
+                let credentials = credentials.clone();
                 Some(tokio::spawn(async move {
-                    if let Err(e) = cubefleet_coordinator::http::serve_http(core, l, token, stop).await {
+                    if let Err(e) = cubefleet_coordinator::http::serve_http_with(core, l, credentials, stop).await {
                         tracing::error!(error = %e, "HTTP port failed");
                     }
                 }))

@@ -81,10 +81,21 @@ impl Coordinator for LocalCoordinator {
             .core
             .lease_wait(&self.worker_id, max, 0.0, wait, &self.stopping)
             .await?;
-        Ok(leased
-            .into_iter()
-            .map(|j| leased_job(j.job_id, j.cube, &j.mode, j.lower_bound))
-            .collect())
+        let (mut jobs, mut cannot) = (Vec::with_capacity(leased.len()), Vec::new());
+        for j in leased {
+            match leased_job(j.job_id, j.cube, &j.mode, j.lower_bound) {
+                Ok(job) => jobs.push(job),
+                Err(reason) => cannot.push(cubefleet_proto::JobProgress {
+                    job_id: j.job_id,
+                    reason,
+                    ..Default::default()
+                }),
+            }
+        }
+        if !cannot.is_empty() {
+            self.blocking(move |c, w| c.release(w, &cannot)).await?;
+        }
+        Ok(jobs)
     }
 
     async fn heartbeat(&self, held: Vec<(u64, Progress)>) -> Result<HeartbeatReply, Self::Error> {

@@ -132,6 +132,8 @@ fn solve_line(
         lower_bound: None,
         nodes: None,
         state_index: None,
+        worker: None,
+        claimed: false,
     };
     // a blank or comment line holds no position (a net's blank lines separate nets)
     let skipped = !matches!(args.input, Input::Net) && is_blank_or_comment(input);

@@ -91,6 +91,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             match attempt.await {
                 Ok(c) => break c,
+                // refused for good (revoked, a wrong role, a value out of range): no retry helps
+                Err(e)
+                    if e.downcast_ref::<tonic::Status>().is_some_and(|s| {
+                        matches!(
+                            s.code(),
+                            tonic::Code::PermissionDenied | tonic::Code::InvalidArgument
+                        )
+                    }) =>
+                {
+                    return Err(e.context("the coordinator refused this worker"));
+                }
                 Err(e) => {
                     let wait = backoff.step();
                     tracing::warn!(error = %e, retry_in = ?wait, "coordinator not reachable");
@@ -101,7 +112,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
             }
         };
-        tracing::info!(worker = coordinator.worker_id(), threads, "registered");
+        tracing::info!(session = coordinator.session(), threads, "registered");
         let config = RuntimeConfig {
             threads,
             heartbeat: (coordinator.lease_duration() / 4).max(Duration::from_millis(200)),

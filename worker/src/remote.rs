@@ -18,7 +18,10 @@ use crate::search::{Mode, Progress, Status as SearchStatus};
 /// A worker registered with a coordinator.
 pub struct GrpcCoordinator {
     client: Client,
+    /// The session secret the coordinator issued (sent with every call, never shown).
     worker_id: String,
+    /// The session's public id (what logs and the status page show).
+    session: String,
     lease: Duration,
 }
 
@@ -56,16 +59,22 @@ impl GrpcCoordinator {
             .await?
             .into_inner();
         check_protocol(r.protocol)?;
+        let lease = if r.lease_seconds.is_finite() {
+            r.lease_seconds.clamp(1.0, MAX_SECONDS)
+        } else {
+            1.0
+        };
         Ok(GrpcCoordinator {
             client,
             worker_id: r.worker_id,
-            lease: Duration::from_secs_f64(r.lease_seconds.max(1.0)),
+            session: r.session,
+            lease: Duration::from_secs_f64(lease),
         })
     }
 
-    /// The id the coordinator gave this worker.
-    pub fn worker_id(&self) -> &str {
-        &self.worker_id
+    /// The public id of this worker's session (its secret is never shown).
+    pub fn session(&self) -> &str {
+        &self.session
     }
 
     /// How long a lease lasts without a heartbeat.
@@ -74,30 +83,50 @@ impl GrpcCoordinator {
     }
 }
 
-fn metric(m: i32) -> Metric {
+/// The longest time budget a job may have: a year (the CLI's `--timeout` limit).
+const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// The deepest search a job may ask for (the CLI's `--max-depth` limit), and the highest
+/// lower bound it may resume from.
+const MAX_DEPTH: u32 = 40;
+
+/// The metric a protocol value names (unspecified is HTM); anything else is refused.
+fn metric(m: i32) -> Result<Metric, String> {
     match PMetric::try_from(m) {
-        Ok(PMetric::Qtm) => Metric::Qtm,
-        _ => Metric::Htm,
+        Ok(PMetric::Qtm) => Ok(Metric::Qtm),
+        Ok(PMetric::Htm | PMetric::Unspecified) => Ok(Metric::Htm),
+        Err(_) => Err(format!("metric {m} is neither HTM nor QTM")),
     }
 }
 
-/// The search a protocol mode asks for, and its time budget.
-pub fn mode_from_proto(m: &cubefleet_proto::Mode) -> (Mode, Option<Duration>) {
+/// The search a protocol mode asks for, and its time budget; refused (with the reason) when
+/// a field is out of the range the CLI allows: a metric other than HTM or QTM, a depth above
+/// 40, a time budget that is negative, not a number or above a year.
+pub fn mode_from_proto(m: &cubefleet_proto::Mode) -> Result<(Mode, Option<Duration>), String> {
     let mode = match &m.kind {
         Some(mode::Kind::Optimal(o)) => Mode::Optimal {
-            metric: metric(o.metric),
+            metric: metric(o.metric)?,
         },
+        Some(mode::Kind::DepthLimited(d)) if d.max_depth > MAX_DEPTH => {
+            return Err(format!("depth {} is above {MAX_DEPTH}", d.max_depth))
+        }
         Some(mode::Kind::DepthLimited(d)) => Mode::DepthLimited {
             max_depth: d.max_depth,
-            metric: metric(d.metric),
+            metric: metric(d.metric)?,
         },
         Some(mode::Kind::TwoPhase(t)) => Mode::TwoPhase {
             max_length: if t.max_length == 0 { 20 } else { t.max_length },
         },
         None => Mode::default(),
     };
-    let timeout = (m.timeout_seconds > 0.0).then(|| Duration::from_secs_f64(m.timeout_seconds));
-    (mode, timeout)
+    let seconds = m.timeout_seconds;
+    if !(seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&seconds)) {
+        return Err(format!(
+            "time budget {seconds} s is not 0 (none) or a number of seconds up to a year"
+        ));
+    }
+    let timeout = (seconds > 0.0).then(|| Duration::from_secs_f64(seconds));
+    Ok((mode, timeout))
 }
 
 /// The protocol form of a search mode.
@@ -127,15 +156,34 @@ pub fn mode_to_proto(mode: &Mode, timeout: Option<Duration>) -> cubefleet_proto:
 }
 
 /// The pool job for a leased job: its position, the search its protocol mode asks for, and
-/// where an optimal search resumes.
-pub fn leased_job(id: u64, cube: CubieCube, mode: &cubefleet_proto::Mode, lower_bound: u32) -> Job {
-    let (mode, timeout) = mode_from_proto(mode);
-    Job {
+/// where an optimal search resumes. The one conversion of every leased job, whoever leased
+/// it: a value out of range ([`mode_from_proto`], a lower bound above 40) is refused with
+/// the reason, which the worker hands back with the job, never a panic in a search thread.
+pub fn leased_job(
+    id: u64,
+    cube: CubieCube,
+    mode: &cubefleet_proto::Mode,
+    lower_bound: u32,
+) -> Result<Job, String> {
+    let (mode, timeout) = mode_from_proto(mode)?;
+    if lower_bound > MAX_DEPTH {
+        return Err(format!("lower bound {lower_bound} is above {MAX_DEPTH}"));
+    }
+    Ok(Job {
         id,
         cube,
         mode,
         start_lower_bound: lower_bound,
         timeout,
+    })
+}
+
+/// A job this worker cannot run, handed back with `reason` (a release that names it).
+fn refused(job_id: u64, reason: String) -> JobProgress {
+    JobProgress {
+        job_id,
+        reason,
+        ..JobProgress::default()
     }
 }
 
@@ -196,6 +244,7 @@ pub fn progress_list(jobs: Vec<(u64, Progress)>) -> Vec<JobProgress> {
             job_id,
             lower_bound: p.lower_bound,
             nodes: p.nodes,
+            reason: String::new(),
         })
         .collect()
 }
@@ -217,20 +266,30 @@ impl Coordinator for GrpcCoordinator {
             .await?
             .into_inner();
         let mut jobs = Vec::with_capacity(r.jobs.len());
+        let mut cannot = Vec::new();
         for j in r.jobs {
-            let Ok(cube) = parse_position(&j.facelets, InputFormat::Facelets) else {
-                tracing::warn!(
-                    job = j.job_id,
-                    "coordinator sent a position that does not parse"
-                );
-                continue;
-            };
-            jobs.push(leased_job(
-                j.job_id,
-                cube,
-                &j.mode.unwrap_or_default(),
-                j.lower_bound,
-            ));
+            let job = parse_position(&j.facelets, InputFormat::Facelets)
+                .map_err(|e| format!("the position does not parse: {e}"))
+                .and_then(|cube| {
+                    leased_job(j.job_id, cube, &j.mode.unwrap_or_default(), j.lower_bound)
+                });
+            match job {
+                Ok(job) => jobs.push(job),
+                Err(reason) => {
+                    tracing::warn!(job = j.job_id, %reason, "leased a job this worker cannot run; handing it back");
+                    cannot.push(refused(j.job_id, reason));
+                }
+            }
+        }
+        if !cannot.is_empty() {
+            self.client
+                .workers
+                .clone()
+                .release(ReleaseRequest {
+                    worker_id: self.worker_id.clone(),
+                    jobs: cannot,
+                })
+                .await?;
         }
         Ok(jobs)
     }
@@ -282,7 +341,73 @@ impl Coordinator for GrpcCoordinator {
 
 #[cfg(test)]
 mod tests {
-    use super::check_protocol;
+    use super::{check_protocol, leased_job};
+    use cubefleet_proto::{mode::Kind, DepthLimited, Optimal, TwoPhase};
+    use cubefleet_tables::CubieCube;
+
+    /// Every extreme value a leased job's fields can hold: converted or refused with a
+    /// reason, never a panic (a panic on a leased job killed every worker that leased it).
+    #[test]
+    fn a_leased_job_of_any_values_converts_or_is_refused() {
+        let kinds = [
+            None,
+            Some(Kind::TwoPhase(TwoPhase { max_length: 0 })),
+            Some(Kind::TwoPhase(TwoPhase {
+                max_length: u32::MAX,
+            })),
+            Some(Kind::Optimal(Optimal { metric: 0 })),
+            Some(Kind::Optimal(Optimal { metric: 2 })),
+            Some(Kind::Optimal(Optimal { metric: 258 })),
+            Some(Kind::Optimal(Optimal { metric: -1 })),
+            Some(Kind::DepthLimited(DepthLimited {
+                max_depth: 40,
+                metric: 1,
+            })),
+            Some(Kind::DepthLimited(DepthLimited {
+                max_depth: 41,
+                metric: 1,
+            })),
+            Some(Kind::DepthLimited(DepthLimited {
+                max_depth: u32::MAX,
+                metric: i32::MIN,
+            })),
+        ];
+        let timeouts = [
+            0.0,
+            1e-300,
+            0.5,
+            365.0 * 24.0 * 3600.0,
+            365.0 * 24.0 * 3600.0 + 1.0,
+            1e20,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -0.0,
+            -1.0,
+        ];
+        let mut refused = 0;
+        for kind in &kinds {
+            for &timeout_seconds in &timeouts {
+                for bound in [0, 20, 40, 41, u32::MAX] {
+                    let mode = cubefleet_proto::Mode {
+                        kind: kind.clone(),
+                        timeout_seconds,
+                    };
+                    match leased_job(1, CubieCube::default(), &mode, bound) {
+                        Ok(job) => assert!(job.timeout.is_none_or(|t| t.as_secs_f64() <= 3.2e7)),
+                        Err(reason) => {
+                            assert!(!reason.is_empty());
+                            refused += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(refused > 0);
+        let ok = cubefleet_proto::Mode::default();
+        assert!(leased_job(1, CubieCube::default(), &ok, 0).is_ok());
+    }
 
     #[test]
     fn a_coordinator_older_than_over_target_is_refused_with_what_to_do() {

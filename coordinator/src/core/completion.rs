@@ -6,18 +6,28 @@
 use cubefleet_proto::{Completion, JobResult, JobState, Mode};
 use cubefleet_tables::CubieCube;
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use super::state::FastMap;
 use super::{view, Core};
 use crate::error::Error;
+use crate::limits::{cut, MAX_REASON};
 use crate::mode::{metric_of, mode_key};
 use crate::record::{batch_seq, JobRecord};
 use crate::verify::{known_length, verify, Checked};
 use prost::Message;
 
-/// Results of one job rejected (from the worker holding its lease) before the job ends
-/// `failed` instead of going back to the queue: a job no worker answers acceptably does not
-/// loop forever.
+/// Results of one job refused (from the workers holding its lease, or handed back as not
+/// runnable) before the job ends `failed` instead of going back to the queue: a job no worker
+/// answers acceptably does not loop forever. The refusals must also come from workers of two
+/// credentials, when two or more worker credentials have live sessions: then one credential
+/// cannot fail a job that the others could answer.
 pub const MAX_REJECTIONS: usize = 5;
+
+/// Most refusal reasons kept per job (the oldest go first): what one job's refusals can make
+/// the coordinator remember, each reason cut to [`crate::limits::MAX_REASON`] bytes.
+const KEPT_REASONS: usize = 2 * MAX_REJECTIONS;
 
 /// What became of one reported result.
 enum Completed {
@@ -47,6 +57,10 @@ struct Verified {
     nodes: u64,
     /// The worker's search time, milliseconds.
     millis: f64,
+    /// Who answered: the worker's identity and session (provenance).
+    worker: String,
+    /// The session's public id.
+    session: String,
 }
 
 impl Verified {
@@ -62,6 +76,10 @@ impl Verified {
         r.lower_bound = self.lower_bound;
         r.nodes = self.nodes;
         r.millis = self.millis;
+        r.claimed = self.optimal || r.status == "none_within" || self.lower_bound > 0;
+        r.worker = self.worker;
+        r.session = self.session;
+        job.bound_session.clear();
         job
     }
 }
@@ -83,8 +101,12 @@ impl Core {
         // the modes of the batches concerned, read under the lock once (and which of them
         // keep only the lengths of their results), and the positions the jobs' leases made
         // (a job's position never changes: see `Lease::cube`)
-        let (modes, histogram_only, leased) = {
+        let (modes, histogram_only, leased, identity) = {
             let st = self.lock();
+            let identity = st
+                .workers
+                .get(worker)
+                .map_or_else(|| worker.to_string(), |w| w.identity.clone());
             let (mut modes, mut keeps) = (FastMap::default(), FastMap::default());
             let mut leased: FastMap<u64, CubieCube> = FastMap::default();
             leased.reserve(results.len());
@@ -98,7 +120,7 @@ impl Core {
                     leased.insert(c.job_id, cube);
                 }
             }
-            (modes, keeps, leased)
+            (modes, keeps, leased, identity)
         };
         for _attempt in 0..8 {
             if pending.is_empty() {
@@ -130,7 +152,7 @@ impl Core {
                     continue;
                 }
                 let old = at.and_then(|i| records[i].as_ref());
-                match self.complete_one(worker, c, old, leased.get(&c.job_id), mode)? {
+                match self.complete_one(worker, &identity, c, old, leased.get(&c.job_id), mode)? {
                     // a verified result always has the record it was checked against
                     Completed::Verified(mut v) => {
                         if histogram_only[&batch_seq(c.job_id)] {
@@ -186,7 +208,7 @@ impl Core {
             let id = *id;
             // the job left `leased` when it held a lease, else `queued` (a late result after
             // its lease expired)
-            let from = if st.leases.remove(&id).is_some() {
+            let from = if st.unlease(id).is_some() {
                 JobState::Leased
             } else {
                 st.ready.remove(id);
@@ -217,6 +239,7 @@ impl Core {
     fn complete_one(
         &self,
         worker: &str,
+        identity: &str,
         c: &Completion,
         job: Option<&JobRecord>,
         leased: Option<&CubieCube>,
@@ -235,7 +258,8 @@ impl Core {
         let checked = match leased.copied().or_else(|| job.cube()) {
             Some(cube) => verify(
                 &cube,
-                job.r().lower_bound,
+                // a bound counts only for the session that proved it
+                job.bound_of(worker),
                 || known_length(&cube, &job.r().input, metric_of(mode)),
                 mode,
                 c,
@@ -244,37 +268,9 @@ impl Core {
         };
         match checked {
             Err(reason) => {
+                let reason = cut(&reason, MAX_REASON);
                 tracing::warn!(worker, job = c.job_id, %reason, "result rejected");
-                {
-                    let mut st = self.lock();
-                    st.counters.rejected += 1;
-                    if let Some(w) = st.workers.get_mut(worker) {
-                        w.rejected += 1;
-                    }
-                }
-                // only the lease holder's rejections count: another peer cannot fail a job
-                let failed = {
-                    let mut st = self.lock();
-                    let holds = st
-                        .leases
-                        .get(&c.job_id)
-                        .is_some_and(|l| *l.worker == *worker);
-                    let mut rejected = 0;
-                    if holds {
-                        let reasons = st.rejections.entry(c.job_id).or_default();
-                        reasons.push(reason.clone());
-                        rejected = reasons.len();
-                    }
-                    if rejected >= MAX_REJECTIONS {
-                        st.rejections.remove(&c.job_id)
-                    } else {
-                        None
-                    }
-                };
-                match failed {
-                    Some(reasons) => self.fail(c.job_id, worker, &reasons)?,
-                    None => self.requeue_from(c.job_id, Some(worker), "result rejected")?,
-                }
+                self.refuse(c.job_id, worker, &reason)?;
                 Ok(Completed::Rejected(reason))
             }
             Ok(Checked {
@@ -289,14 +285,55 @@ impl Core {
                 lower_bound,
                 nodes: c.nodes,
                 millis: c.millis,
+                worker: identity.to_string(),
+                session: worker.to_string(),
             })),
+        }
+    }
+
+    /// Counts a refused result of job `id` from `worker` (or a job it handed back as not
+    /// runnable), with `reason` (already cut to its limit): only the lease holder's refusals
+    /// count, another peer cannot wear a job down. The job goes back to the queue, or ends
+    /// `failed` once [`MAX_REJECTIONS`] refusals came from workers of two credentials (of one,
+    /// when only one worker credential has live sessions).
+    pub(super) fn refuse(&self, id: u64, worker: &str, reason: &str) -> Result<(), Error> {
+        let failed = {
+            let mut st = self.lock();
+            st.counters.rejected += 1;
+            let live: HashSet<Arc<str>> =
+                st.workers.values().map(|w| w.credential.clone()).collect();
+            let credential = st.workers.get_mut(worker).map(|w| {
+                w.rejected += 1;
+                w.credential.clone()
+            });
+            let holds = st.leases.get(&id).is_some_and(|l| *l.worker == *worker);
+            match credential.filter(|_| holds) {
+                Some(credential) => {
+                    let reasons = st.rejections.entry(id).or_default();
+                    reasons.push((credential, reason.to_string()));
+                    if reasons.len() > KEPT_REASONS {
+                        reasons.remove(0);
+                    }
+                    let from: HashSet<&Arc<str>> = reasons.iter().map(|(c, _)| c).collect();
+                    if reasons.len() >= MAX_REJECTIONS && from.len() >= live.len().clamp(1, 2) {
+                        st.rejections.remove(&id)
+                    } else {
+                        None
+                    }
+                }
+                None => None,
+            }
+        };
+        match failed {
+            Some(reasons) => self.fail(id, worker, &reasons),
+            None => self.requeue_from(id, Some(worker), "result rejected"),
         }
     }
 
     /// Ends job `id`, leased by `worker`, as failed with the `reasons` its results were
     /// rejected for (nothing when the lease is no longer the worker's, or the job finished
     /// meanwhile).
-    fn fail(&self, id: u64, worker: &str, reasons: &[String]) -> Result<(), Error> {
+    fn fail(&self, id: u64, worker: &str, reasons: &[(Arc<str>, String)]) -> Result<(), Error> {
         let _op = self.op()?;
         let mut st = self.lock();
         if st.leases.get(&id).is_none_or(|l| *l.worker != *worker) {
@@ -317,10 +354,14 @@ impl Core {
                 "results rejected {} times: {}; check the workers' versions and logs, then \
                  submit the line again",
                 reasons.len(),
-                reasons.join("; ")
+                reasons
+                    .iter()
+                    .map(|(_, r)| r.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
             );
             if self.store.cas_job(id, &job, &new)? {
-                st.leases.remove(&id);
+                st.unlease(id);
                 st.count(id, JobState::Leased, JobState::Failed);
                 drop(st);
                 tracing::warn!(job = id, worker, ?reasons, "job failed");

@@ -12,6 +12,7 @@ use prost::Message;
 use super::dedup::map_result;
 use super::Core;
 use crate::error::Error;
+use crate::limits;
 use crate::mode::{mode_key, normalize_mode};
 use crate::range::States;
 use crate::record::{checked_job_id, job_id, line_index, BatchRecord, JobRecord, MAX_LINES};
@@ -59,6 +60,9 @@ impl Core {
     /// range or sample batch, how many states it covers).
     pub(crate) fn begin_submit(&self, spec: BatchSpec) -> Result<BatchRecord, Error> {
         let mode = normalize_mode(spec.mode.unwrap_or_default())?;
+        limits::check_len("name", spec.name.as_bytes(), limits::MAX_BATCH_NAME)?;
+        limits::check_len("batch_id", spec.batch_id.as_bytes(), limits::MAX_BATCH_ID)?;
+        limits::check_len("content_hash", &spec.content_hash, limits::MAX_CONTENT_HASH)?;
         let states = States::from_spec(&spec)?;
         let keep = Keep::try_from(spec.keep).map_err(|_| {
             Error::InvalidArgument(format!(
@@ -76,11 +80,6 @@ impl Core {
         } else {
             spec.batch_id
         };
-        if id.len() > 200 {
-            return Err(Error::InvalidArgument(
-                "batch id longer than 200 bytes".into(),
-            ));
-        }
         if !self
             .submitting
             .lock()
@@ -139,32 +138,56 @@ impl Core {
                     describe(&b)
                 )));
             }
-            if !new.content_hash.is_empty()
-                && !b.content_hash.is_empty()
-                && new.content_hash != b.content_hash
-            {
+            if !b.content_hash.is_empty() && new.content_hash != b.content_hash {
                 return Err(Error::ContentDiffers {
                     batch: id.clone(),
-                    what: "their content hash is not the one it was created with".into(),
+                    what: if new.content_hash.is_empty() {
+                        "these come without a content hash (from stdin?), so nothing shows \
+                         they are its lines; submit the file by name"
+                            .into()
+                    } else {
+                        "their content hash is not the one it was created with".into()
+                    },
                 });
             }
             return Ok(b);
-        }
-        if new.content_hash.len() > 64 {
-            return Err(Error::InvalidArgument(
-                "content hash longer than 64 bytes".into(),
-            ));
         }
         let b = self.store.create_batch(&BatchRecord {
             created_unix_ms: now_ms(),
             ..new
         })?;
+        // durable before anything acknowledges it: a range or sample batch is acknowledged
+        // with no chunk stored (whose flush would cover it)
+        self.store.flush()?;
         self.lock().batch(b.seq).take_record(&b);
         if b.states().is_some() {
             // its jobs are made when leased: wake the workers waiting for work
             Self::bump(&self.queued);
         }
         Ok(b)
+    }
+
+    /// Names the contents of batch `id` by `hash` once a submission whose lines were not known
+    /// beforehand (stdin) has sent them all (`SubmitEnd`): stored with a batch that has no
+    /// hash yet, and flushed, so a later submission under the id with other lines is refused;
+    /// refused when the batch already has another.
+    pub(crate) fn name_contents(&self, id: &str, hash: Vec<u8>) -> Result<(), Error> {
+        limits::check_len("end.content_hash", &hash, limits::MAX_CONTENT_HASH)?;
+        let _op = self.op()?;
+        let _making = self.making.lock().unwrap_or_else(|e| e.into_inner());
+        let mut b = self.batch_record(id)?;
+        if b.content_hash == hash {
+            return Ok(());
+        }
+        if !b.content_hash.is_empty() {
+            return Err(Error::ContentDiffers {
+                batch: id.to_string(),
+                what: "their content hash is not the one it was created with".into(),
+            });
+        }
+        b.content_hash = hash;
+        self.store.put_batch(&b)?;
+        self.store.flush()
     }
 
     /// Ends a submission (successful or not), letting another client continue the batch.
@@ -327,6 +350,7 @@ impl Core {
                 result: Some(Box::new(r)),
                 canonical,
                 sym,
+                bound_session: String::new(),
             },
         ))
     }
@@ -357,6 +381,10 @@ impl Core {
             r.optimal = stored.optimal;
             r.lower_bound = stored.lower_bound;
             r.from_store = true;
+            // the answer's provenance goes with it: revoking its worker finds this copy too
+            r.worker = stored.worker;
+            r.session = stored.session;
+            r.claimed = stored.claimed;
             if batch.keeps_histogram() {
                 r.solution.clear();
             }
@@ -365,6 +393,7 @@ impl Core {
             result: Some(Box::new(r)),
             canonical: key.to_vec(),
             sym: u32::from(canon.sym) * 2 + u32::from(canon.inverted),
+            bound_session: String::new(),
         })
     }
 

@@ -76,9 +76,26 @@ impl Core {
     ///
     /// Expired leases are not looked for here: the coordinator's sweeper returns them to the
     /// queue every half second (and wakes long-polling leases when it does).
+    ///
+    /// A session holds at most [`Core::max_held`] jobs: `max` is cut to the room it has left
+    /// (none when it is full). A session the registry does not list is refused.
     pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<Leased>, Error> {
         let _op = self.op()?;
-        self.touch(&mut self.lock(), worker);
+        let max = {
+            let mut st = self.lock();
+            self.touch(&mut st, worker);
+            let Some(w) = st.workers.get(worker) else {
+                return Err(Error::Unauthenticated(
+                    "unknown worker session: register again".into(),
+                ));
+            };
+            if w.capped {
+                let room = self.max_held_in(&st, w.threads).saturating_sub(w.held);
+                u64::from(max).min(room) as u32
+            } else {
+                max
+            }
+        };
         let owner: Arc<str> = worker.into();
         let mut out = Vec::new();
         while out.len() < max as usize {
@@ -112,7 +129,7 @@ impl Core {
                 };
                 st.count(id, JobState::Queued, JobState::Leased);
                 let cube = job.cube();
-                st.leases.insert(
+                st.lease(
                     id,
                     Lease {
                         worker: owner.clone(),
@@ -125,8 +142,9 @@ impl Core {
                     out.push(Leased {
                         job_id: id,
                         cube,
-                        // a bound stored by an earlier version may be above the possible
-                        lower_bound: possible_bound(&mode, None, job.lower_bound()),
+                        // only a bound this session proved itself resumes its search; one
+                        // stored by an earlier version may be above the possible
+                        lower_bound: possible_bound(&mode, None, job.lower_bound_of(worker)),
                         mode,
                     });
                 }
@@ -180,7 +198,13 @@ impl Core {
         Ok(Vec::new())
     }
 
-    /// Extends the worker's leases, records progress, and names the jobs it must stop.
+    /// Extends the worker's leases, records progress, and names the jobs it must stop (those
+    /// it does not hold, or whose batch was cancelled). A job the worker does not hold changes
+    /// nothing and is kept nowhere but in the answer.
+    ///
+    /// A proven lower bound is stored with the session that proved it
+    /// ([`crate::record::JobRecord::bound_session`]): it shows the job's progress and resumes that session's
+    /// search if it leases the job again, and is nobody else's starting point.
     pub fn heartbeat(&self, worker: &str, jobs: &[JobProgress]) -> Result<Vec<u64>, Error> {
         let _op = self.op()?;
         let mut cancel = Vec::new();
@@ -194,7 +218,12 @@ impl Core {
                     .leases
                     .get(&p.job_id)
                     .is_some_and(|l| *l.worker == *worker);
-                let cancelled = st.batch(batch_seq(p.job_id)).cancelled;
+                // a job it holds has a batch; an id it made up names none, and makes none
+                let cancelled = ours
+                    && st
+                        .batches
+                        .get(&batch_seq(p.job_id))
+                        .is_some_and(|b| b.cancelled);
                 if !ours || cancelled {
                     cancel.push(p.job_id);
                     continue;
@@ -205,7 +234,7 @@ impl Core {
                 // a lower bound of 0 raises nothing: the record is not read (most held jobs
                 // are queued in the worker or are two-phase searches, which prove none)
                 if p.lower_bound > 0 {
-                    record.push(*p);
+                    record.push(p.clone());
                 }
             }
         }
@@ -220,17 +249,22 @@ impl Core {
                 .cube()
                 .and_then(|cube| known_length(&cube, &job.r().input, metric_of(&mode)));
             let lower_bound = possible_bound(&mode, known, p.lower_bound);
-            if job.state() == JobState::Queued && lower_bound > job.r().lower_bound {
+            let raised = lower_bound > job.r().lower_bound || job.bound_session != worker;
+            if job.state() == JobState::Queued && raised {
                 let mut new = job.clone();
                 new.r_mut().lower_bound = lower_bound;
                 new.r_mut().nodes = p.nodes;
+                new.bound_session = worker.to_string();
                 self.store.cas_job(p.job_id, &job, &new)?;
             }
         }
         Ok(cancel)
     }
 
-    /// Hands jobs back unfinished, keeping their progress.
+    /// Hands jobs back unfinished, keeping their progress. A job handed back with a reason
+    /// (`JobProgress.reason`: the worker cannot run it) counts as a refused result, and ends
+    /// `failed` with the reasons as repeatedly refused results do ([`Core::refuse`]). Jobs the
+    /// worker does not hold are passed over.
     pub fn release(&self, worker: &str, jobs: &[JobProgress]) -> Result<u32, Error> {
         let mut n = 0;
         for p in jobs {
@@ -239,11 +273,18 @@ impl Core {
                 .leases
                 .get(&p.job_id)
                 .is_some_and(|l| *l.worker == *worker);
-            if ours {
+            if !ours {
+                continue;
+            }
+            if p.reason.is_empty() {
                 self.heartbeat(worker, std::slice::from_ref(p))?;
                 self.requeue(p.job_id, "released by worker")?;
-                n += 1;
+            } else {
+                let reason = format!("the worker cannot run it: {}", p.reason);
+                tracing::warn!(worker, job = p.job_id, %reason, "job handed back");
+                self.refuse(p.job_id, worker, &reason)?;
             }
+            n += 1;
         }
         self.store.flush()?;
         Ok(n)
@@ -292,7 +333,7 @@ impl Core {
             Some(l) if owner.is_none_or(|w| *l.worker == *w) => {}
             _ => return Ok(()),
         }
-        st.leases.remove(&id);
+        st.unlease(id);
         let b = st.batch(batch_seq(id));
         let (cancelled, priority) = (b.cancelled, b.priority);
         if cancelled {

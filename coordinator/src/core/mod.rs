@@ -76,7 +76,9 @@ pub use self::intake::MAX_LINE_LEN;
 pub use self::leases::{Leased, MAX_LEASE_JOBS, MAX_LEASE_WAIT};
 pub use self::state::Counters;
 use self::state::State;
-pub use self::workers::WorkerInfo;
+pub use self::workers::{
+    WorkerInfo, MAX_HELD_PER_THREAD, MAX_SESSIONS_PER_CREDENTIAL, MIN_HELD_PER_THREAD,
+};
 use crate::error::Error;
 use crate::record::{line_index, BatchRecord, JobRecord};
 use crate::store::Store;
@@ -115,7 +117,12 @@ pub struct Core {
     /// Followers of batches ([`Core::follow`]): a batch's sequence number and where its
     /// results go as they finish.
     followers: Mutex<Vec<(u32, Follower)>>,
+    /// The key worker session tokens are signed with (kept in the store's `meta`).
+    session_key: crate::session::SessionKey,
 }
+
+/// Key in the store's `meta` of the session key.
+const SESSION_KEY: &[u8] = b"session_key";
 
 /// Where [`Core::follow`] sends the results of a batch, one at a time: a bounded channel, so
 /// at most its capacity wait for a receiver that does not read.
@@ -125,6 +132,7 @@ impl Core {
     /// Opens the sled store in `dir` and rebuilds the in-memory state from it.
     pub fn open(dir: &std::path::Path, lease_duration: Duration) -> Result<Arc<Core>, Error> {
         let store = crate::store::SledStore::open(dir)?;
+        let session_key = session_key(&store)?;
         let core = Core {
             store: Box::new(store),
             state: Mutex::new(State::default()),
@@ -140,7 +148,9 @@ impl Core {
             queued: tokio::sync::watch::Sender::new(0),
             finished: tokio::sync::watch::Sender::new(0),
             followers: Mutex::new(Vec::new()),
+            session_key,
         };
+        core.load_revoked()?;
         let done = core.rebuild()?;
         let core = Arc::new(core);
         Core::build_index_behind(&core, done);
@@ -200,6 +210,25 @@ impl Core {
     fn batch_mode(&self, seq: u32) -> Mode {
         self.lock().mode(seq)
     }
+}
+
+/// The store's session key: the stored one, or a new random one stored and flushed first (so
+/// no session is handed out under a key a crash could lose).
+fn session_key(store: &dyn Store) -> Result<crate::session::SessionKey, Error> {
+    use crate::session::SessionKey;
+    if let Some(bytes) = store.meta(SESSION_KEY)? {
+        let bytes: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
+            Error::Internal(format!(
+                "the store's session key is {} bytes long, not 32",
+                bytes.len()
+            ))
+        })?;
+        return Ok(SessionKey::from_bytes(bytes));
+    }
+    let key = SessionKey::random();
+    store.put_meta(SESSION_KEY, key.bytes())?;
+    store.flush()?;
+    Ok(key)
 }
 
 /// Job `id`'s stored record as clients see it, but for [`State::overlay`]: with the fields the

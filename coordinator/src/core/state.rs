@@ -119,19 +119,40 @@ pub(super) struct State {
     pub(super) workers: FastMap<String, WorkerInfo>,
     /// Counters since start.
     pub(super) counters: Counters,
-    /// The reasons each job's results were rejected so far (from its lease holders), until
-    /// it finishes; at [`MAX_REJECTIONS`] the job fails.
-    pub(super) rejections: FastMap<u64, Vec<String>>,
-    /// The number of the last worker registered (part of the next worker's id).
-    pub(super) next_worker: u64,
+    /// The reasons each job's results were refused so far (from its lease holders), with
+    /// the credential of each, until it finishes (see `completion`: when a job fails).
+    pub(super) rejections: FastMap<u64, Vec<(Arc<str>, String)>>,
     /// Search times of accepted results, for metrics and the queued-work estimate.
     pub(super) solve_times: crate::solve_times::SolveTimes,
+    /// Revoked worker identities and credential names (as stored, see `workers`).
+    pub(super) revoked: std::collections::HashSet<String>,
 }
 
 impl State {
     /// The counters of batch `seq`, made empty when there were none.
     pub(super) fn batch(&mut self, seq: u32) -> &mut BatchMem {
         self.batches.entry(seq).or_default()
+    }
+
+    /// Leases job `id` (`lease.worker` holds one job more).
+    pub(super) fn lease(&mut self, id: u64, lease: Lease) {
+        if let Some(w) = self.workers.get_mut(&*lease.worker) {
+            w.held += 1;
+        }
+        if let Some(old) = self.leases.insert(id, lease) {
+            if let Some(w) = self.workers.get_mut(&*old.worker) {
+                w.held = w.held.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Ends the lease of job `id`, if it has one (its holder holds one job less).
+    pub(super) fn unlease(&mut self, id: u64) -> Option<Lease> {
+        let lease = self.leases.remove(&id)?;
+        if let Some(w) = self.workers.get_mut(&*lease.worker) {
+            w.held = w.held.saturating_sub(1);
+        }
+        Some(lease)
     }
 
     /// Jobs queued and not leased, of every batch.

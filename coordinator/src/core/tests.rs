@@ -35,8 +35,8 @@ fn submit(core: &Core, id: &str, lines: &[&str]) -> BatchRecord {
 }
 
 /// A resubmission under an existing id is refused when its content hash differs from the
-/// batch's, or (hash or not) when a line already stored differs from the stored line; the
-/// same lines continue the batch.
+/// batch's (or it has none, as from stdin, while the batch has one), or (hash or not) when a
+/// line already stored differs from the stored line; the same lines continue the batch.
 #[test]
 fn a_resubmission_with_other_lines_is_refused() {
     let (_dir, core, _) = fresh_core();
@@ -59,8 +59,22 @@ fn a_resubmission_with_other_lines_is_refused() {
     let e = core.begin_submit(spec(&[2; 32])).expect_err("another hash");
     assert!(matches!(e, Error::ContentDiffers { .. }), "{e}");
     assert!(e.to_string().contains("another batch id"), "{e}");
-    // refused, the batch is free for the next submitter
-    let b = core.begin_submit(spec(&[])).expect("no hash");
+    // refused, the batch is free for the next submitter; without a hash nothing shows the
+    // lines are the batch's
+    let e = core.begin_submit(spec(&[])).expect_err("no hash");
+    assert!(e.to_string().contains("without a content hash"), "{e}");
+    // a batch made without a hash is continued by its own lines only
+    let unnamed = |hash: &[u8]| BatchSpec {
+        batch_id: "unnamed".into(),
+        ..spec(hash)
+    };
+    let mut b = core.begin_submit(unnamed(&[])).expect("begin");
+    let jobs = core
+        .prepare_chunk(&b, 0, lines(&["R U", "F D2"]))
+        .expect("prepare");
+    core.store_chunk(&mut b, jobs).expect("store");
+    core.end_submit("unnamed");
+    let b = core.begin_submit(unnamed(&[])).expect("no hash");
     let e = core
         .prepare_chunk(&b, 0, lines(&["R U", "F D'"]))
         .expect_err("line 1 differs");
@@ -70,7 +84,7 @@ fn a_resubmission_with_other_lines_is_refused() {
         .expect("the same lines, and one more");
     assert_eq!(more.len(), 1);
     assert_eq!(line_index(more[0].0), 2);
-    core.end_submit("same");
+    core.end_submit("unnamed");
     assert!(core.begin_submit(spec(&[1; 32])).is_ok(), "the same hash");
 }
 

@@ -1,16 +1,51 @@
-//! The worker registry: who registered, who called lately (touched by every lease, heartbeat
-//! and completion), and each worker's accepted and refused results.
+//! The worker registry: the sessions that registered or called lately (touched by every
+//! lease, heartbeat and completion), what each holds and did, the limit of jobs a session may
+//! hold, and revocation.
+//!
+//! A session is known by its public id (`w` and 12 hex digits, see [`crate::session`]); its
+//! secret token is checked at the boundary ([`Core::session`]) and never kept here. The
+//! registry is memory only: a session from before a restart is listed again at its first
+//! call (its token still names it). Sessions silent for three lease durations are pruned by
+//! the lease sweeper ([`Core::prune_workers`]), so the registry stays as large as the fleet
+//! that calls.
+//!
+//! Revocation ([`Core::revoke`]) is stored: revoked names (a worker's identity, or a
+//! credential's name) are refused from then on, across restarts.
 
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use cubefleet_proto::JobState;
+use prost::Message;
 
 use super::state::State;
 use super::Core;
+use crate::credentials::Credential;
+use crate::error::Error;
+use crate::limits::{check_len, check_name, MAX_FINGERPRINT, MAX_THREADS, MAX_WORKER_NAME};
+use crate::record::{batch_seq, JobRecord};
+use crate::session::Session;
 
-/// A registered worker.
+/// Most sessions of one credential the registry lists at once (more registrations are
+/// refused until some fall silent): what one credential can make the coordinator remember.
+pub const MAX_SESSIONS_PER_CREDENTIAL: usize = 4096;
+
+/// Fewest jobs a session may hold per registered thread, whatever the recent search times.
+pub const MIN_HELD_PER_THREAD: u64 = 64;
+
+/// Most jobs a session may hold per registered thread.
+pub const MAX_HELD_PER_THREAD: u64 = 10_000;
+
+/// A registered worker session.
 #[derive(Clone, Debug)]
 pub struct WorkerInfo {
-    /// Its name.
+    /// The worker's name (its `--name`, or host and process id).
     pub name: String,
+    /// The name its answers carry and `revoke` takes (the credential's, when named).
+    pub identity: String,
+    /// The credential it registered with.
+    pub credential: Arc<str>,
     /// Its search threads.
     pub threads: u32,
     /// Its table fingerprint.
@@ -21,53 +56,168 @@ pub struct WorkerInfo {
     pub rejected: u64,
     /// When it last called.
     pub last_seen: Instant,
+    /// Jobs leased to it now.
+    pub held: u64,
+    /// Whether it holds at most [`Core::max_held`] jobs: every session but those of workers
+    /// in the coordinator's own process (`cubefleet run`), which are not held to it.
+    pub capped: bool,
 }
 
+impl WorkerInfo {
+    /// A session just seen, holding nothing.
+    pub fn new(session: &Session, fingerprint: String) -> WorkerInfo {
+        WorkerInfo {
+            name: session.name.clone(),
+            identity: session.identity.clone(),
+            credential: session.credential.clone(),
+            threads: session.threads,
+            fingerprint,
+            completed: 0,
+            rejected: 0,
+            last_seen: Instant::now(),
+            held: 0,
+            capped: true,
+        }
+    }
+}
+
+/// The revoked names as stored (in `meta`, key `revoked`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(super) struct Revoked {
+    /// Worker identities and credential names, refused from now on.
+    #[prost(string, repeated, tag = "1")]
+    pub(super) names: Vec<String>,
+}
+
+/// Key in the store's `meta` of the revoked names.
+pub(super) const REVOKED_KEY: &[u8] = b"revoked";
+
 impl Core {
-    /// Registers a worker.
+    /// Registers a worker session for `credential` (checked: name, threads and fingerprint in
+    /// range, the worker and credential not revoked, the credential below
+    /// [`MAX_SESSIONS_PER_CREDENTIAL`] sessions): the session, its secret token, the lease.
+    pub fn register_session(
+        &self,
+        credential: &Credential,
+        name: &str,
+        threads: u32,
+        fingerprint: String,
+    ) -> Result<(Session, String, Duration), Error> {
+        check_name("name", name, MAX_WORKER_NAME)?;
+        if !(1..=MAX_THREADS).contains(&threads) {
+            return Err(Error::InvalidArgument(format!(
+                "threads is {threads}: give 1 to {MAX_THREADS}"
+            )));
+        }
+        check_len("table_fingerprint", fingerprint.as_bytes(), MAX_FINGERPRINT)?;
+        let (session, token) =
+            self.session_key
+                .issue(&credential.name, credential.named, name, threads);
+        let mut st = self.lock();
+        self.admit(&mut st, &session, fingerprint)?;
+        tracing::info!(worker = %session.id, name, identity = %session.identity,
+            credential = %credential.name, threads, "worker registered");
+        Ok((session, token, self.lease_duration))
+    }
+
+    /// Registers a worker of this process (`cubefleet run`, tests): an unnamed session of the
+    /// anonymous credential, never refused and not held to [`Core::max_held`]. Its public id,
+    /// and the lease duration.
     pub fn register(&self, name: String, threads: u32, fingerprint: String) -> (String, Duration) {
+        let anonymous = Credential::anonymous();
+        let (session, _) =
+            self.session_key
+                .issue(&anonymous.name, false, &name, threads.clamp(1, MAX_THREADS));
+        let info = WorkerInfo {
+            capped: false,
+            ..WorkerInfo::new(&session, fingerprint)
+        };
+        self.lock().workers.insert(session.id.to_string(), info);
+        (session.id.to_string(), self.lease_duration)
+    }
+
+    /// The session the token `token` names for `credential`, listed (again) in the registry:
+    /// refused when the token is not one this coordinator made for this credential, or the
+    /// worker or credential was revoked.
+    pub fn session(&self, credential: &Credential, token: &str) -> Result<Session, Error> {
+        let session = self
+            .session_key
+            .check(token, &credential.name, credential.named)?;
         let mut st = self.lock();
-        st.next_worker += 1;
-        let id = format!("w{}-{:08x}", st.next_worker, rand::random::<u32>());
-        tracing::info!(worker = %id, %name, threads, "worker registered");
+        if let Some(w) = st.workers.get_mut(&*session.id) {
+            w.last_seen = Instant::now();
+            return Ok(session);
+        }
+        self.admit(&mut st, &session, String::new())?;
+        Ok(session)
+    }
+
+    /// Lists `session` in the registry, unless it or its credential is revoked or its
+    /// credential has its most sessions listed.
+    fn admit(&self, st: &mut State, session: &Session, fingerprint: String) -> Result<(), Error> {
+        for name in [session.identity.as_str(), &*session.credential] {
+            if st.revoked.contains(name) {
+                return Err(Error::PermissionDenied(format!("worker {name} is revoked")));
+            }
+        }
+        let of_credential = st
+            .workers
+            .values()
+            .filter(|w| w.credential == session.credential)
+            .count();
+        if of_credential >= MAX_SESSIONS_PER_CREDENTIAL {
+            return Err(Error::Exhausted(format!(
+                "credential {} has {MAX_SESSIONS_PER_CREDENTIAL} live sessions; register \
+                 again once some have stopped",
+                session.credential
+            )));
+        }
         st.workers.insert(
-            id.clone(),
-            WorkerInfo {
-                name,
-                threads,
-                fingerprint,
-                completed: 0,
-                rejected: 0,
-                last_seen: Instant::now(),
-            },
+            session.id.to_string(),
+            WorkerInfo::new(session, fingerprint),
         );
-        (id, self.lease_duration)
+        Ok(())
     }
 
-    /// Notes that `worker` called. A worker this coordinator does not know (registered before
-    /// a restart, or forgotten after a long silence) is listed again under its id.
+    /// Notes that `worker` called (a session not listed is left alone: only
+    /// [`Core::session`] and the registrations list one).
     pub(super) fn touch(&self, st: &mut State, worker: &str) {
-        st.workers
-            .entry(worker.to_string())
-            .or_insert_with(|| WorkerInfo {
-                name: format!("{worker} (not registered here)"),
-                threads: 0,
-                fingerprint: String::new(),
-                completed: 0,
-                rejected: 0,
-                last_seen: Instant::now(),
-            })
-            .last_seen = Instant::now();
+        if let Some(w) = st.workers.get_mut(worker) {
+            w.last_seen = Instant::now();
+        }
     }
 
-    /// Registered workers.
-    ///
-    /// A worker silent for three lease durations is forgotten (all its leases have expired by
-    /// then); if it calls again it is listed again.
-    pub fn workers(&self) -> Vec<(String, WorkerInfo)> {
-        let mut st = self.lock();
+    /// Most jobs a session of `threads` threads may hold: what its threads search within a
+    /// lease period at the mean search time of the results accepted lately (1 s before any),
+    /// at least [`MIN_HELD_PER_THREAD`] and at most [`MAX_HELD_PER_THREAD`] per thread.
+    pub fn max_held(&self, threads: u32) -> u64 {
+        self.max_held_in(&self.lock(), threads)
+    }
+
+    /// [`Core::max_held`] with the state already locked.
+    pub(super) fn max_held_in(&self, st: &State, threads: u32) -> u64 {
+        let per_job = st.solve_times.estimate();
+        let lease = self.lease_duration.as_secs_f64();
+        let per_thread = if per_job > 0.0 {
+            (lease / per_job).ceil().min(MAX_HELD_PER_THREAD as f64) as u64
+        } else {
+            MAX_HELD_PER_THREAD
+        };
+        u64::from(threads.max(1)) * per_thread.clamp(MIN_HELD_PER_THREAD, MAX_HELD_PER_THREAD)
+    }
+
+    /// Forgets the sessions silent for three lease durations (all their leases have expired
+    /// by then); a forgotten session that calls again is listed again. Run by the sweeper.
+    pub fn prune_workers(&self) {
         let gone = 3 * self.lease_duration;
-        st.workers.retain(|_, w| w.last_seen.elapsed() <= gone);
+        self.lock()
+            .workers
+            .retain(|_, w| w.last_seen.elapsed() <= gone);
+    }
+
+    /// Registered workers, by public session id.
+    pub fn workers(&self) -> Vec<(String, WorkerInfo)> {
+        let st = self.lock();
         let mut v: Vec<_> = st
             .workers
             .iter()
@@ -75,5 +225,132 @@ impl Core {
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
+    }
+
+    /// The revoked names stored, read at open.
+    pub(super) fn load_revoked(&self) -> Result<(), Error> {
+        if let Some(bytes) = self.store.meta(REVOKED_KEY)? {
+            let revoked = Revoked::decode(&bytes[..])?;
+            self.lock().revoked = revoked.names.into_iter().collect();
+        }
+        Ok(())
+    }
+
+    /// Revokes the worker `name` (an identity as results show it; when a credential has that
+    /// name, the credential too): stored and flushed before anything else, its sessions
+    /// dropped and their leases returned, then every finished job whose answer rests on its
+    /// unverifiable claims (`claimed`, from its searches or served from the store from them)
+    /// queued again and taken out of the symmetry index. Returns the jobs queued again.
+    pub fn revoke(&self, name: &str) -> Result<u64, Error> {
+        check_name("worker", name, MAX_WORKER_NAME)?;
+        {
+            let _op = self.op()?;
+            let mut st = self.lock();
+            st.revoked.insert(name.to_string());
+            let mut names: Vec<String> = st.revoked.iter().cloned().collect();
+            names.sort();
+            drop(st);
+            self.store
+                .put_meta(REVOKED_KEY, &Revoked { names }.encode_to_vec())?;
+            self.store.flush()?;
+        }
+        // its sessions go, and with them their leases
+        let sessions: HashSet<String> = {
+            let mut st = self.lock();
+            let ids: HashSet<String> = st
+                .workers
+                .iter()
+                .filter(|(_, w)| w.identity == name || &*w.credential == name)
+                .map(|(id, _)| id.clone())
+                .collect();
+            st.workers.retain(|id, _| !ids.contains(id));
+            ids
+        };
+        let held: Vec<u64> = {
+            let st = self.lock();
+            st.leases
+                .iter()
+                .filter(|(_, l)| sessions.contains(&*l.worker))
+                .map(|(&id, _)| id)
+                .collect()
+        };
+        for id in held {
+            self.requeue_from(id, None, "worker revoked")?;
+        }
+        // the answers resting on its claims: found by a pass over the finished jobs
+        let mut tainted = Vec::new();
+        self.store.for_each_job(&mut |id, job: JobRecord| {
+            let r = job.r();
+            if job.state() == JobState::Done && r.claimed && r.worker == name {
+                tainted.push((id, job));
+            }
+        })?;
+        let mut requeued = HashSet::new();
+        for (id, job) in tainted {
+            if self.unanswer(id, &job)? {
+                requeued.insert(id);
+            }
+        }
+        self.store.flush()?;
+        self.index
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .retain(|_, named| !requeued.contains(named));
+        let requeued = requeued.len() as u64;
+        tracing::warn!(worker = name, requeued, "worker revoked");
+        Ok(requeued)
+    }
+
+    /// Whether `name` is revoked.
+    pub fn is_revoked(&self, name: &str) -> bool {
+        self.lock().revoked.contains(name)
+    }
+
+    /// Takes the answer of the finished job `id` (read as `job`) back: its record queued again
+    /// without result or provenance (by compare-and-swap; false when it changed meanwhile),
+    /// its counts and histogram moved back (the caller drops its slot in the symmetry index).
+    fn unanswer(&self, id: u64, job: &JobRecord) -> Result<bool, Error> {
+        let _op = self.op()?;
+        let mut new = job.clone();
+        let was_from_store = job.r().from_store;
+        let r = new.r_mut();
+        let had_length = r.has_length();
+        let length = r.length;
+        r.state = JobState::Queued as i32;
+        r.status.clear();
+        r.solution.clear();
+        r.length = 0;
+        r.optimal = false;
+        r.lower_bound = 0;
+        r.nodes = 0;
+        r.millis = 0.0;
+        r.from_store = false;
+        r.worker.clear();
+        r.session.clear();
+        r.claimed = false;
+        new.bound_session.clear();
+        let mut st = self.lock();
+        if !self.store.cas_job(id, job, &new)? {
+            return Ok(false);
+        }
+        let seq = batch_seq(id);
+        st.count(id, JobState::Done, JobState::Queued);
+        let priority = {
+            let b = st.batch(seq);
+            if had_length {
+                if let Some(n) = b.histogram.get_mut(length as usize) {
+                    *n = n.saturating_sub(1);
+                }
+            }
+            if was_from_store {
+                b.from_store = b.from_store.saturating_sub(1);
+            }
+            b.priority
+        };
+        st.ready.requeue(id, priority);
+        drop(st);
+        Self::bump(&self.queued);
+        Ok(true)
     }
 }

@@ -48,6 +48,12 @@
 //!   when it is next rewritten. Version 3 became 4 so that a cubefleet that cannot read a
 //!   tagged block refuses the store instead of failing on its first block; a version-3 store
 //!   is upgraded in place.
+//! - 5: as 4, and job results may carry provenance (`JobResult` tags 17-19: the worker and
+//!   session that answered, whether the answer rests on an unverifiable claim), job records the session whose bound they hold (`record::JobRecord::bound_session`),
+//!   and `meta` the session key (`session_key`) and the revoked names (`revoked`). Records of
+//!   version 4 read as answers of unknown provenance. Version 4 became 5 so that a cubefleet
+//!   that would drop the provenance when it rewrites a record, and would serve a revoked
+//!   worker's answers, refuses the store instead; a version-4 store is upgraded in place.
 //!
 //! A store with a version newer than [`FORMAT_VERSION`] is refused ([`Error::NewerStore`]).
 
@@ -65,7 +71,7 @@ use block::Block;
 pub(crate) use block::JobTag;
 
 /// The store format this version writes (see the module doc for what each version is).
-pub(crate) const FORMAT_VERSION: u32 = 4;
+pub(crate) const FORMAT_VERSION: u32 = 5;
 
 /// Key in `meta` of the store's format version (a big-endian u32; absent: version 1).
 const VERSION_KEY: &[u8] = b"format_version";
@@ -126,8 +132,8 @@ pub(crate) trait Store: Send + Sync + 'static {
         }
         Ok(out)
     }
-    /// Visits every job, decoded (tests: the oracle of what the tags say).
-    #[cfg(test)]
+    /// Visits every job, decoded (the pass of a revocation; in tests, the oracle of what the
+    /// tags say).
     fn for_each_job(&self, f: &mut dyn FnMut(u64, JobRecord)) -> Result<(), Error> {
         self.scan_jobs(0, u64::MAX, &mut |id, job| {
             f(id, job);
@@ -144,6 +150,10 @@ pub(crate) trait Store: Send + Sync + 'static {
     fn take_summary(&self) -> Result<Option<Vec<u8>>, Error>;
     /// Writes the summary of a clean stop, durably. Nothing may change the jobs after it.
     fn put_summary(&self, summary: &[u8]) -> Result<(), Error>;
+    /// The value under `key` in `meta` (the session key, the revoked names).
+    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>, Error>;
+    /// Writes `value` under `key` in `meta` (durable at the next flush).
+    fn put_meta(&self, key: &[u8], value: &[u8]) -> Result<(), Error>;
 }
 
 /// The sled store: trees `batches`, `job_blocks` (jobs as submitted), `jobs` (jobs changed
@@ -190,9 +200,9 @@ impl SledStore {
                         known: FORMAT_VERSION,
                     });
                 }
-                if found == 2 || found == 3 {
-                    // version 2 holds no summary and version 3 no tagged block: each is a
-                    // store of version 4 as it is
+                if (2..FORMAT_VERSION).contains(&found) {
+                    // version 2 holds no summary, version 3 no tagged block, version 4 no
+                    // provenance: each is a store of this version as it is
                     self.meta
                         .insert(VERSION_KEY, &FORMAT_VERSION.to_be_bytes())?;
                     self.db.flush()?;
@@ -434,6 +444,15 @@ impl Store for SledStore {
     fn put_summary(&self, summary: &[u8]) -> Result<(), Error> {
         self.meta.insert(SUMMARY_KEY, summary)?;
         self.db.flush()?;
+        Ok(())
+    }
+
+    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+        Ok(self.meta.get(key)?.map(|v| v.to_vec()))
+    }
+
+    fn put_meta(&self, key: &[u8], value: &[u8]) -> Result<(), Error> {
+        self.meta.insert(key, value)?;
         Ok(())
     }
 }

@@ -13,6 +13,7 @@ fn record(input: &str, state: JobState) -> JobRecord {
         })),
         canonical: Vec::new(),
         sym: 0,
+        bound_session: String::new(),
     }
 }
 

@@ -1,0 +1,255 @@
+//! The limits of the boundary: every field of every message the coordinator takes is checked
+//! here, by the rules the CLI applies to its flags, whoever sent it (a client, a worker, an
+//! old version, a fuzzer). A value out of range is refused with `INVALID_ARGUMENT` naming the
+//! field; nothing a message says is cut or wrapped into another value.
+//!
+//! | field | accepted |
+//! | --- | --- |
+//! | `Mode.timeout_seconds` | 0 (none) or more than 0 up to [`MAX_SECONDS`] (a year) |
+//! | `TwoPhase.max_length` | any (0 means 20) |
+//! | `DepthLimited.max_depth` | 0 to [`MAX_DEPTH`] |
+//! | `Optimal.metric`, `DepthLimited.metric` | unspecified (HTM), HTM or QTM |
+//! | `BatchSpec.batch_id` | at most [`MAX_BATCH_ID`] bytes |
+//! | `BatchSpec.name` | at most [`MAX_BATCH_NAME`] bytes |
+//! | `BatchSpec.content_hash`, `SubmitEnd.content_hash` | at most [`MAX_CONTENT_HASH`] bytes |
+//! | a submitted line, `LookupRequest.position` | longer lines are invalid jobs / refused ([`crate::MAX_LINE_LEN`]) |
+//! | `RegisterRequest.name` | 1 to [`MAX_WORKER_NAME`] bytes |
+//! | `RegisterRequest.threads` | 1 to [`MAX_THREADS`] |
+//! | `RegisterRequest.table_fingerprint` | at most [`MAX_FINGERPRINT`] bytes |
+//! | `LeaseRequest.max_seconds` | 0 up to [`MAX_SECONDS`] |
+//! | `worker_id` | a session token of at most [`crate::session::MAX_TOKEN_BYTES`] bytes |
+//! | `Completion.status` | `solved`, `timeout`, `over_target`, `none_within`, `cancelled` |
+//! | `Completion.solution` / `.moves` | at most [`MAX_SOLUTION_TEXT`] bytes / [`MAX_SOLUTION_MOVES`] moves |
+//! | `Completion.millis` | 0 up to [`MAX_SECONDS`] in milliseconds |
+//! | `JobProgress.reason` | at most [`MAX_REASON`] bytes |
+//! | jobs named in one heartbeat, release or completion | at most the jobs the session may hold ([`crate::core::Core::max_held`]) |
+//! | `ResultsRequest.status` | "" or a status a result can have |
+//! | `RevokeRequest.worker` | 1 to [`MAX_WORKER_NAME`] bytes |
+//!
+//! Stored texts that a worker's input shapes (rejection reasons) are cut to [`MAX_REASON`]
+//! bytes each.
+
+use cubefleet_proto::{Completion, JobProgress, Mode};
+
+use crate::error::Error;
+
+/// The longest time any field takes, in seconds: a year (the CLI's limit of its time flags).
+pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// The deepest depth-limited search (`--max-depth`'s limit).
+pub const MAX_DEPTH: u32 = 40;
+
+/// Most search threads a worker registers with (`--threads`' limit).
+pub const MAX_THREADS: u32 = 1024;
+
+/// Longest batch id, in bytes.
+pub const MAX_BATCH_ID: usize = 200;
+
+/// Longest batch name, in bytes.
+pub const MAX_BATCH_NAME: usize = 256;
+
+/// Longest worker name (`--name`), in bytes; also of the name `revoke` takes.
+pub const MAX_WORKER_NAME: usize = 128;
+
+/// Longest table fingerprint, in bytes.
+pub const MAX_FINGERPRINT: usize = 256;
+
+/// Longest content hash, in bytes.
+pub const MAX_CONTENT_HASH: usize = 64;
+
+/// Longest solution text, in bytes (a solution of 256 turns written with spaces is 768).
+pub const MAX_SOLUTION_TEXT: usize = 1024;
+
+/// Most turns of a solution sent as moves.
+pub const MAX_SOLUTION_MOVES: usize = 256;
+
+/// Longest reason (a worker's for handing a job back; each stored rejection reason), in bytes.
+pub const MAX_REASON: usize = 256;
+
+/// The statuses a worker may report.
+pub const REPORTED_STATUSES: [&str; 5] = [
+    "solved",
+    "timeout",
+    "over_target",
+    "none_within",
+    "cancelled",
+];
+
+/// The statuses a stored result may have (what `ResultsRequest.status` may ask for).
+pub const RESULT_STATUSES: [&str; 10] = [
+    "solved",
+    "timeout",
+    "over_target",
+    "none_within",
+    "cancelled",
+    "invalid",
+    "skipped",
+    "failed",
+    "queued",
+    "leased",
+];
+
+/// Refuses `value` of `field` when longer than `max` bytes.
+pub fn check_len(field: &str, value: &[u8], max: usize) -> Result<(), Error> {
+    if value.len() > max {
+        return Err(Error::InvalidArgument(format!(
+            "{field} is {} bytes long, more than the {max} allowed",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses an empty `value` of `field`, or one longer than `max` bytes.
+pub fn check_name(field: &str, value: &str, max: usize) -> Result<(), Error> {
+    if value.is_empty() {
+        return Err(Error::InvalidArgument(format!("{field} is empty")));
+    }
+    check_len(field, value.as_bytes(), max)
+}
+
+/// Refuses a time budget (`field`, seconds) that is not 0 or a number in (0, [`MAX_SECONDS`]].
+pub fn check_seconds(field: &str, seconds: f64) -> Result<(), Error> {
+    if seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&seconds) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "{field} is {seconds}: give 0 (none) or a number of seconds up to {MAX_SECONDS} \
+             (a year)"
+        )))
+    }
+}
+
+/// Refuses a metric value other than unspecified (HTM), HTM or QTM.
+pub fn check_metric(field: &str, metric: i32) -> Result<(), Error> {
+    if cubefleet_proto::Metric::try_from(metric).is_ok() {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "{field} is {metric}: give HTM (1) or QTM (2)"
+        )))
+    }
+}
+
+/// Checks every field of a mode (see the module table).
+pub fn check_mode(m: &Mode) -> Result<(), Error> {
+    use cubefleet_proto::mode::Kind;
+    check_seconds("mode.timeout_seconds", m.timeout_seconds)?;
+    match &m.kind {
+        Some(Kind::Optimal(o)) => check_metric("mode.optimal.metric", o.metric),
+        Some(Kind::DepthLimited(d)) => {
+            check_metric("mode.depth_limited.metric", d.metric)?;
+            if d.max_depth > MAX_DEPTH {
+                return Err(Error::InvalidArgument(format!(
+                    "mode.depth_limited.max_depth is {}: give 0 to {MAX_DEPTH}",
+                    d.max_depth
+                )));
+            }
+            Ok(())
+        }
+        Some(Kind::TwoPhase(_)) | None => Ok(()),
+    }
+}
+
+/// Checks what a worker reports of one job (status, solution size, time).
+pub fn check_completion(c: &Completion) -> Result<(), Error> {
+    if !REPORTED_STATUSES.contains(&c.status.as_str()) {
+        return Err(Error::InvalidArgument(format!(
+            "results[job {}].status {:?}: give one of {}",
+            c.job_id,
+            cut(&c.status, 32),
+            REPORTED_STATUSES.join(", ")
+        )));
+    }
+    check_len("results.solution", c.solution.as_bytes(), MAX_SOLUTION_TEXT)?;
+    check_len("results.moves", &c.moves, MAX_SOLUTION_MOVES)?;
+    if !(c.millis.is_finite() && (0.0..=MAX_SECONDS * 1000.0).contains(&c.millis)) {
+        return Err(Error::InvalidArgument(format!(
+            "results[job {}].millis is {}: give a time from 0 to a year",
+            c.job_id, c.millis
+        )));
+    }
+    Ok(())
+}
+
+/// Checks what a worker says of the jobs it holds: their number (at most `max` entries, the
+/// jobs the session may hold) and each reason's length.
+pub fn check_progress(field: &str, jobs: &[JobProgress], max: usize) -> Result<(), Error> {
+    check_count(field, jobs.len(), max)?;
+    for p in jobs {
+        check_len("jobs.reason", p.reason.as_bytes(), MAX_REASON)?;
+    }
+    Ok(())
+}
+
+/// Refuses `count` entries of the repeated `field` when above `max`.
+pub fn check_count(field: &str, count: usize, max: usize) -> Result<(), Error> {
+    if count > max {
+        return Err(Error::InvalidArgument(format!(
+            "{field} names {count} jobs, more than the {max} this session may hold"
+        )));
+    }
+    Ok(())
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), with "..." when cut: how a
+/// text a peer chose is kept or echoed.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max.saturating_sub(3);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cubefleet_proto::{mode::Kind, DepthLimited, Optimal};
+
+    #[test]
+    fn modes_out_of_range_are_refused_naming_the_field() {
+        let with = |kind, timeout_seconds| Mode {
+            kind: Some(kind),
+            timeout_seconds,
+        };
+        let optimal = |metric| Kind::Optimal(Optimal { metric });
+        let depth = |max_depth, metric| Kind::DepthLimited(DepthLimited { max_depth, metric });
+        for (m, field) in [
+            (with(optimal(1), 1e20), "timeout_seconds"),
+            (with(optimal(1), f64::NAN), "timeout_seconds"),
+            (with(optimal(1), f64::INFINITY), "timeout_seconds"),
+            (with(optimal(1), -1.0), "timeout_seconds"),
+            (with(optimal(258), 0.0), "optimal.metric"),
+            (with(optimal(-1), 0.0), "optimal.metric"),
+            (with(depth(41, 1), 0.0), "max_depth"),
+            (with(depth(5, 3), 0.0), "depth_limited.metric"),
+            (with(depth(u32::MAX, 1), 0.0), "max_depth"),
+        ] {
+            let e = check_mode(&m).expect_err(field);
+            assert!(e.to_string().contains(field), "{e}");
+        }
+        for m in [
+            with(optimal(0), 0.0),
+            with(optimal(2), MAX_SECONDS),
+            with(depth(40, 2), 0.5),
+            Mode::default(),
+        ] {
+            check_mode(&m).expect("in range");
+        }
+    }
+
+    #[test]
+    fn texts_are_cut_at_character_boundaries() {
+        assert_eq!(cut("short", 10), "short");
+        assert_eq!(cut("abcdefghij", 8), "abcde...");
+        let cut_wide = cut(&"é".repeat(100), 10);
+        assert!(
+            cut_wide.len() <= 10 && cut_wide.ends_with("..."),
+            "{cut_wide}"
+        );
+    }
+}

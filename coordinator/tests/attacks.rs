@@ -1,0 +1,828 @@
+//! The attacks of issue 35, each played as an attacker would: a client or worker that holds a
+//! credential and speaks raw gRPC to a real coordinator (a real server on `127.0.0.1:0`, a
+//! real sled store), never through `cubefleet`'s own client code. Each test failed on the
+//! code before the fix it names, and holds the promise of the README's threat model.
+//!
+//! Positions are short scrambles, so a correct solution is the scramble undone and no lookup
+//! tables are needed.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+mod common;
+
+use common::{job, optimal, two_phase, undo, Server};
+use cubefleet_coordinator::credentials::{from_flags, Credential, Role};
+use cubefleet_coordinator::Config;
+use cubefleet_proto::client::Client;
+use cubefleet_proto::{
+    mode, submit_request, BatchRef, BatchSpec, CompleteRequest, Completion, DepthLimited,
+    HeartbeatRequest, JobProgress, JobState, LeaseRequest, LeasedJob, LineChunk,
+    ListBatchesRequest, LookupRequest, Metric, Mode, RegisterRequest, ReleaseRequest,
+    ResultsRequest, RevokeRequest, SubmitEnd, SubmitRequest,
+};
+use tempfile::TempDir;
+use tonic::Code;
+
+/// The secret of the client credential `alice`.
+const ALICE: &str = "alice-secret";
+/// The secret of the worker credential `farm` (the honest fleet).
+const FARM: &str = "farm-secret";
+/// The secret of the worker credential `volunteer` (the attacker, in these tests).
+const VOLUNTEER: &str = "volunteer-secret";
+
+/// A coordinator with a client credential `alice`, worker credentials `farm` and `volunteer`
+/// (all named) and leases of `lease`, on a store in a fresh directory.
+async fn start(lease: Duration) -> (TempDir, Server) {
+    let dir = TempDir::new().unwrap();
+    let mut config = Config::new(dir.path());
+    config.lease = lease;
+    config.credentials = from_flags(
+        &[format!("alice:{ALICE}")],
+        &[format!("farm:{FARM}"), format!("volunteer:{VOLUNTEER}")],
+        None,
+    )
+    .unwrap();
+    let server = Server::start(config).await;
+    (dir, server)
+}
+
+/// A raw client presenting `secret`.
+async fn as_(server: &Server, secret: &str) -> Client {
+    Client::connect(&server.url, Some(secret)).await.unwrap()
+}
+
+/// Registers a worker named `name` with `threads`; its session token.
+async fn register(c: &mut Client, name: &str, threads: u32) -> String {
+    c.workers
+        .register(RegisterRequest {
+            name: name.into(),
+            threads,
+            table_fingerprint: "attack".into(),
+            protocol: cubefleet_proto::PROTOCOL,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id
+}
+
+/// Leases up to `max` jobs.
+async fn lease(c: &mut Client, worker: &str, max: u32) -> Vec<LeasedJob> {
+    c.workers
+        .lease(LeaseRequest {
+            worker_id: worker.into(),
+            max_jobs: max,
+            wait_millis: 0,
+            max_seconds: 0.0,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .jobs
+}
+
+/// A submission of `lines` as batch `id` in `mode`, with `hash` as its content hash.
+fn submission(id: &str, mode: Mode, hash: &[u8], lines: &[&str]) -> Vec<SubmitRequest> {
+    vec![
+        SubmitRequest {
+            part: Some(submit_request::Part::Spec(BatchSpec {
+                batch_id: id.into(),
+                mode: Some(mode),
+                content_hash: hash.to_vec(),
+                ..BatchSpec::default()
+            })),
+        },
+        SubmitRequest {
+            part: Some(submit_request::Part::Chunk(LineChunk {
+                lines: lines.iter().map(|s| s.to_string()).collect(),
+            })),
+        },
+    ]
+}
+
+/// Submits; the gRPC outcome.
+async fn submit(c: &mut Client, requests: Vec<SubmitRequest>) -> Result<u64, tonic::Status> {
+    c.batches
+        .submit(tokio_stream::iter(requests))
+        .await
+        .map(|r| r.into_inner().total)
+}
+
+/// Reports `results` as `worker`: (accepted, rejection reasons), or the call's refusal.
+async fn complete(
+    c: &mut Client,
+    worker: &str,
+    results: Vec<Completion>,
+) -> Result<(u32, Vec<String>), tonic::Status> {
+    let r = c
+        .workers
+        .complete(CompleteRequest {
+            worker_id: worker.into(),
+            results,
+        })
+        .await?
+        .into_inner();
+    Ok((
+        r.accepted,
+        r.rejected.into_iter().map(|x| x.reason).collect(),
+    ))
+}
+
+/// A "solved" result of `job_id`, claimed optimal with `lower_bound` when `optimal`.
+fn solved(job_id: u64, solution: &str, optimal: bool, lower_bound: u32) -> Completion {
+    Completion {
+        job_id,
+        status: "solved".into(),
+        solution: solution.into(),
+        optimal,
+        lower_bound,
+        nodes: 1,
+        millis: 1.0,
+        has_solution: true,
+        moves: Vec::new(),
+    }
+}
+
+/// Heartbeats then releases `job_id` with `lower_bound` proven, as a worker that stops.
+async fn claim_and_release(c: &mut Client, worker: &str, job_id: u64, lower_bound: u32) {
+    let p = vec![JobProgress {
+        job_id,
+        lower_bound,
+        nodes: 1000,
+        reason: String::new(),
+    }];
+    c.workers
+        .heartbeat(HeartbeatRequest {
+            worker_id: worker.into(),
+            jobs: p.clone(),
+        })
+        .await
+        .unwrap();
+    c.workers
+        .release(ReleaseRequest {
+            worker_id: worker.into(),
+            jobs: p,
+        })
+        .await
+        .unwrap();
+}
+
+fn depth_limited(max_depth: u32, metric: i32) -> Mode {
+    Mode {
+        kind: Some(mode::Kind::DepthLimited(DepthLimited { max_depth, metric })),
+        timeout_seconds: 0.0,
+    }
+}
+
+#[track_caller]
+fn refused(r: Result<impl std::fmt::Debug, tonic::Status>, code: Code, says: &str) {
+    let e = r.expect_err("refused");
+    assert_eq!(e.code(), code, "{e:?}");
+    assert!(
+        e.message().contains(says),
+        "{:?} lacks {says:?}",
+        e.message()
+    );
+}
+
+/// The resident memory of this process, in bytes (Linux).
+fn resident() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// 1. A mode no worker can run (a timeout of 1e20 s) is refused at the door, naming the field:
+/// before, it was stored, and every worker that leased the job panicked on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_01_a_poison_timeout_is_refused_at_submission() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    for t in [1e20, f64::NAN, f64::INFINITY, -1.0] {
+        let mut m = optimal();
+        m.timeout_seconds = t;
+        refused(
+            submit(&mut alice, submission("p", m, &[], &["R U"])).await,
+            Code::InvalidArgument,
+            "timeout_seconds",
+        );
+    }
+    let list = alice
+        .batches
+        .list_batches(ListBatchesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(list.batches.is_empty(), "{list:?}");
+    server.stop().await;
+}
+
+/// 2. A metric that is neither HTM nor QTM is refused (before, 258 was keyed as QTM and checked
+/// as HTM, so HTM answers were served to QTM batches).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_02_an_unknown_metric_is_refused() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    refused(
+        submit(
+            &mut alice,
+            submission("m", depth_limited(1, 258), &[], &["R2"]),
+        )
+        .await,
+        Code::InvalidArgument,
+        "metric",
+    );
+    let mut m = optimal();
+    if let Some(mode::Kind::Optimal(o)) = &mut m.kind {
+        o.metric = 258;
+    }
+    refused(
+        submit(&mut alice, submission("o", m, &[], &["R2 U2"])).await,
+        Code::InvalidArgument,
+        "metric",
+    );
+    refused(
+        submit(
+            &mut alice,
+            submission("d", depth_limited(41, 1), &[], &["R"]),
+        )
+        .await,
+        Code::InvalidArgument,
+        "max_depth",
+    );
+    // the honest QTM question is asked and answered on its own
+    assert_eq!(
+        submit(
+            &mut alice,
+            submission("q", depth_limited(1, Metric::Qtm as i32), &[], &["R2"])
+        )
+        .await
+        .unwrap(),
+        1
+    );
+    server.stop().await;
+}
+
+/// 3. A lying heartbeat no longer makes an honest worker lie: the bound another session
+/// reported is not where the next search starts, and does not count when it reports.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_03_a_lying_bound_is_nobody_elses_starting_point() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut liar_c = as_(&server, VOLUNTEER).await;
+    let mut farm = as_(&server, FARM).await;
+    let liar = register(&mut liar_c, "liar", 1).await;
+    let honest = register(&mut farm, "honest", 1).await;
+    let scramble = "R U F D";
+    submit(&mut alice, submission("opt", optimal(), &[], &[scramble]))
+        .await
+        .unwrap();
+    let id = lease(&mut liar_c, &liar, 1).await[0].job_id;
+    claim_and_release(&mut liar_c, &liar, id, 4).await;
+    // the liar itself would resume from its claim; the honest worker starts from nothing
+    let again = lease(&mut farm, &honest, 1).await;
+    assert_eq!((again[0].job_id, again[0].lower_bound), (id, 0));
+    // its 4-move answer "optimal" with its own bound of 4 is its own proof
+    let (accepted, _) = complete(
+        &mut farm,
+        &honest,
+        vec![solved(id, &undo(scramble), true, 4)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(accepted, 1);
+    let r = job(&mut alice, id).await;
+    assert!(r.optimal && r.claimed, "{r:?}");
+    assert_eq!(r.worker, "farm", "provenance names the credential: {r:?}");
+
+    // depth-limited: a liar's bound of 4 on a 3-move position is not a "none within 3" start
+    submit(
+        &mut alice,
+        submission("d3", depth_limited(3, 1), &[], &["R U F"]),
+    )
+    .await
+    .unwrap();
+    let d = lease(&mut liar_c, &liar, 1).await[0].job_id;
+    claim_and_release(&mut liar_c, &liar, d, 4).await;
+    let again = lease(&mut farm, &honest, 1).await;
+    assert_eq!((again[0].job_id, again[0].lower_bound), (d, 0));
+    server.stop().await;
+}
+
+/// 4. `optimal` is accepted only with `solved`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_04_optimal_only_with_solved() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut farm = as_(&server, FARM).await;
+    let w = register(&mut farm, "w", 1).await;
+    submit(&mut alice, submission("t", two_phase(1), &[], &["R U"]))
+        .await
+        .unwrap();
+    for status in ["timeout", "over_target"] {
+        let id = lease(&mut farm, &w, 1).await[0].job_id;
+        let six = format!("R L R' L' {}", undo("R U"));
+        let c = Completion {
+            status: status.into(),
+            ..solved(id, &six, true, 2)
+        };
+        let (accepted, reasons) = complete(&mut farm, &w, vec![c]).await.unwrap();
+        assert_eq!(accepted, 0, "{status}");
+        assert!(
+            reasons[0].contains("only a solution can be optimal"),
+            "{reasons:?}"
+        );
+    }
+    server.stop().await;
+}
+
+/// 5. Heartbeats naming jobs that do not exist allocate nothing (before, each unknown batch
+/// number became an entry of the coordinator's memory), and one naming more jobs than the
+/// session may hold is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_05_unknown_jobs_in_heartbeats_grow_nothing() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut farm = as_(&server, FARM).await;
+    let w = register(&mut farm, "w", 1).await;
+    let fake = |round: u64, n: u64| -> Vec<JobProgress> {
+        (0..n)
+            .map(|i| JobProgress {
+                // a different batch number each
+                job_id: ((round * n + i + 1) << 40) | 7,
+                lower_bound: 5,
+                nodes: 1,
+                reason: String::new(),
+            })
+            .collect()
+    };
+    refused(
+        farm.workers
+            .heartbeat(HeartbeatRequest {
+                worker_id: w.clone(),
+                jobs: fake(0, 200_000),
+            })
+            .await,
+        Code::InvalidArgument,
+        "jobs",
+    );
+    let before = resident();
+    for round in 0..100 {
+        let cancel = farm
+            .workers
+            .heartbeat(HeartbeatRequest {
+                worker_id: w.clone(),
+                jobs: fake(round, 10_000),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .cancel;
+        assert_eq!(
+            cancel.len(),
+            10_000,
+            "every job it does not hold is to stop"
+        );
+    }
+    let grown = resident().saturating_sub(before);
+    assert!(
+        grown < 64 << 20,
+        "a million unknown jobs grew memory by {grown} bytes"
+    );
+    server.stop().await;
+}
+
+/// 6. Refusal reasons are bounded: a huge solution is refused at the door, and a job failed
+/// by many refusals keeps a short error that every query still returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_06_refusal_reasons_are_bounded() {
+    let dir = TempDir::new().unwrap();
+    // one credential: its refusals alone fail a job
+    let mut config = Config::new(dir.path());
+    config.token = Some("t".into());
+    let server = Server::start(config).await;
+    let mut c = as_(&server, "t").await;
+    let w = register(&mut c, "w", 1).await;
+    submit(&mut c, submission("big", two_phase(20), &[], &["R U"]))
+        .await
+        .unwrap();
+    let id = lease(&mut c, &w, 1).await[0].job_id;
+    let huge = "U ".repeat(2 << 20);
+    refused(
+        complete(&mut c, &w, vec![solved(id, &huge, false, 0)]).await,
+        Code::InvalidArgument,
+        "solution",
+    );
+    let long = "U R ".repeat(250); // 1000 bytes: within the limit, and wrong
+    for round in 0..cubefleet_coordinator::MAX_REJECTIONS {
+        if round > 0 {
+            assert_eq!(lease(&mut c, &w, 1).await.len(), 1);
+        }
+        let (accepted, reasons) = complete(&mut c, &w, vec![solved(id, &long, false, 0)])
+            .await
+            .unwrap();
+        assert_eq!(accepted, 0);
+        assert!(reasons[0].len() <= cubefleet_coordinator::limits::MAX_REASON);
+    }
+    let r = job(&mut c, id).await;
+    assert_eq!(r.state, JobState::Failed as i32, "{r:?}");
+    assert!(r.error.len() < 2000, "{} bytes of error", r.error.len());
+    let page = c
+        .batches
+        .list_results(ResultsRequest {
+            batch_id: "big".into(),
+            ..ResultsRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(page.results.len(), 1);
+    server.stop().await;
+}
+
+/// 8. A batch id names its contents whatever the source: lines without a hash (stdin) cannot
+/// be added to a batch created with one, and a hash sent after the lines (`SubmitEnd`) names
+/// the batch they made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_08_stdin_lines_cannot_join_another_files_batch() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let lines = ["R U", "F D"];
+    assert_eq!(
+        submit(
+            &mut alice,
+            submission("file", two_phase(20), b"hash-of-a", &lines)
+        )
+        .await
+        .unwrap(),
+        2
+    );
+    // the same lines and more, without a hash: refused, nothing appended
+    refused(
+        submit(
+            &mut alice,
+            submission("file", two_phase(20), &[], &["R U", "F D", "B L"]),
+        )
+        .await,
+        Code::FailedPrecondition,
+        "without a content hash",
+    );
+    let s = alice
+        .batches
+        .get_batch(BatchRef {
+            batch_id: "file".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(s.total, 2);
+    // a stdin submission names its batch by the hash it sends at the end
+    let mut stdin = submission("piped", two_phase(20), &[], &lines);
+    stdin.push(SubmitRequest {
+        part: Some(submit_request::Part::End(SubmitEnd {
+            content_hash: b"hash-of-p".to_vec(),
+        })),
+    });
+    assert_eq!(submit(&mut alice, stdin).await.unwrap(), 2);
+    refused(
+        submit(
+            &mut alice,
+            submission("piped", two_phase(20), b"hash-of-x", &["R U", "F D", "L"]),
+        )
+        .await,
+        Code::FailedPrecondition,
+        "content hash",
+    );
+    assert_eq!(
+        submit(
+            &mut alice,
+            submission("piped", two_phase(20), b"hash-of-p", &lines)
+        )
+        .await
+        .unwrap(),
+        2
+    );
+    server.stop().await;
+}
+
+/// 9. An empty token is refused at start, with how to run without authentication.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_09_an_empty_token_does_not_turn_authentication_off() {
+    let dir = TempDir::new().unwrap();
+    let mut config = Config::new(dir.path());
+    config.token = Some(String::new());
+    let e = config.credentials().expect_err("refused");
+    assert!(e.to_string().contains("without authentication"), "{e}");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let served = tokio::time::timeout(
+        Duration::from_secs(20),
+        cubefleet_coordinator::serve(config, listener, tokio_util::sync::CancellationToken::new()),
+    )
+    .await
+    .expect("refused at once");
+    assert!(served.is_err());
+    assert!(Credential::new("w", true, Role::Worker, "").is_err());
+}
+
+/// 10. A session holds at most what its threads search in a lease period, and one credential
+/// cannot fail a job that another credential's workers could answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_10_leases_are_bounded_and_one_credential_cannot_fail_a_job() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut vol = as_(&server, VOLUNTEER).await;
+    let mut farm = as_(&server, FARM).await;
+    let greedy = register(&mut vol, "greedy", 1).await;
+    let spec = SubmitRequest {
+        part: Some(submit_request::Part::Spec(BatchSpec {
+            batch_id: "range".into(),
+            mode: Some(two_phase(20)),
+            range_start: "1".into(),
+            range_end: "1000000001".into(),
+            ..BatchSpec::default()
+        })),
+    };
+    submit(&mut alice, vec![spec]).await.unwrap();
+    let most = server.core.max_held(1) as usize;
+    let mut held = 0;
+    for _ in 0..5 {
+        held += lease(&mut vol, &greedy, 10_000).await.len();
+    }
+    assert_eq!(held, most, "a one-thread session held {held}");
+    assert!(most <= 10_000);
+
+    // five bad results from one credential leave the job for the others
+    let honest = register(&mut farm, "honest", 1).await;
+    let scramble = "R U F";
+    let prio = SubmitRequest {
+        part: Some(submit_request::Part::Spec(BatchSpec {
+            batch_id: "f2".into(),
+            mode: Some(two_phase(20)),
+            priority: 9,
+            ..BatchSpec::default()
+        })),
+    };
+    let chunk = SubmitRequest {
+        part: Some(submit_request::Part::Chunk(LineChunk {
+            lines: vec![scramble.into()],
+        })),
+    };
+    submit(&mut alice, vec![prio, chunk]).await.unwrap();
+    let bad = register(&mut vol, "bad", 1).await;
+    let id = lease(&mut vol, &bad, 1).await[0].job_id;
+    for round in 0..2 * cubefleet_coordinator::MAX_REJECTIONS {
+        if round > 0 {
+            let again = lease(&mut vol, &bad, 1).await;
+            assert_eq!(again[0].job_id, id, "round {round}");
+        }
+        complete(&mut vol, &bad, vec![solved(id, "U R", false, 0)])
+            .await
+            .unwrap();
+    }
+    let r = job(&mut alice, id).await;
+    assert_eq!(r.state, JobState::Queued as i32, "{r:?}");
+    let got = lease(&mut farm, &honest, 1).await;
+    assert_eq!(got[0].job_id, id);
+    let (accepted, _) = complete(
+        &mut farm,
+        &honest,
+        vec![solved(id, &undo(scramble), false, 0)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(accepted, 1);
+    server.stop().await;
+}
+
+/// 11. Reflection needs a credential; health stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_11_reflection_needs_a_credential() {
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let channel = tonic::transport::Endpoint::from_shared(server.url.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let ask = || {
+        tokio_stream::once(ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::ListServices(String::new())),
+        })
+    };
+    let mut anon = ServerReflectionClient::new(channel.clone());
+    let e = anon.server_reflection_info(ask()).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated);
+    let mut with =
+        ServerReflectionClient::with_interceptor(channel.clone(), |mut r: tonic::Request<()>| {
+            r.metadata_mut()
+                .insert("authorization", format!("Bearer {ALICE}").parse().unwrap());
+            Ok(r)
+        });
+    let mut answers = with
+        .server_reflection_info(ask())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(answers.message().await.unwrap().is_some());
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    health
+        .check(tonic_health::pb::HealthCheckRequest::default())
+        .await
+        .unwrap();
+    server.stop().await;
+}
+
+/// A GET of `path` on the HTTP port `port`: (status code, body).
+fn http_get(port: u16, path: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let code = text[9..12].parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (code, body)
+}
+
+/// 12. Nothing public shows a session's secret, a public id is no key, and a session is only
+/// its own credential's; roles keep clients and workers apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_12_sessions_are_secret_and_roles_apart() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut farm = as_(&server, FARM).await;
+    let mut vol = as_(&server, VOLUNTEER).await;
+    let r = farm
+        .workers
+        .register(RegisterRequest {
+            name: "w".into(),
+            threads: 1,
+            table_fingerprint: String::new(),
+            protocol: cubefleet_proto::PROTOCOL,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let (token, public) = (r.worker_id, r.session);
+    assert!(!public.is_empty() && !token.contains(&public));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let http = tokio::spawn(cubefleet_coordinator::http::serve_http(
+        server.core.clone(),
+        listener,
+        None,
+        stop.clone(),
+    ));
+    let (code, metrics) = tokio::task::spawn_blocking(move || http_get(port, "/metrics"))
+        .await
+        .unwrap();
+    assert_eq!(code, 200);
+    assert!(metrics.contains(&public), "the public id is shown");
+    assert!(!metrics.contains(&token), "the secret is shown");
+    stop.cancel();
+    http.await.unwrap().unwrap();
+    // the public id is no session; another credential cannot use the secret
+    for (c, id, code) in [
+        (&mut farm, public.as_str(), Code::Unauthenticated),
+        (&mut vol, token.as_str(), Code::PermissionDenied),
+    ] {
+        let e = c
+            .workers
+            .lease(LeaseRequest {
+                worker_id: id.into(),
+                max_jobs: 1,
+                ..LeaseRequest::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), code, "{e:?}");
+    }
+    // roles
+    refused(
+        alice
+            .workers
+            .register(RegisterRequest {
+                name: "x".into(),
+                threads: 1,
+                ..RegisterRequest::default()
+            })
+            .await,
+        Code::PermissionDenied,
+        "worker credential",
+    );
+    refused(
+        submit(&mut farm, submission("x", two_phase(20), &[], &["R"])).await,
+        Code::PermissionDenied,
+        "client credential",
+    );
+    refused(
+        farm.batches
+            .lookup(LookupRequest {
+                position: "R".into(),
+            })
+            .await,
+        Code::PermissionDenied,
+        "client credential",
+    );
+    server.stop().await;
+}
+
+/// Revocation: the worker is refused from then on, and every answer resting on its claims,
+/// its own or served from the store from it, is searched again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoking_a_worker_undoes_its_claims() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut vol = as_(&server, VOLUNTEER).await;
+    let liar = register(&mut vol, "liar", 1).await;
+    // facelet lines: no move count shows the lie
+    let faces = |moves: &str| {
+        let cube =
+            cubefleet_tables::parse_position(moves, cubefleet_tables::InputFormat::Auto).unwrap();
+        cubefleet_tables::FaceletCube::from_cubie(&cube).to_string()
+    };
+    let (scramble, copy) = (faces("R U F D"), faces("F U L D"));
+    submit(
+        &mut alice,
+        submission("a", depth_limited(5, 1), &[], &[&scramble]),
+    )
+    .await
+    .unwrap();
+    let id = lease(&mut vol, &liar, 1).await[0].job_id;
+    let none = Completion {
+        job_id: id,
+        status: "none_within".into(),
+        lower_bound: 6,
+        ..Completion::default()
+    };
+    assert_eq!(complete(&mut vol, &liar, vec![none]).await.unwrap().0, 1);
+    // the lie is served to a symmetric copy (turned a quarter about the U axis)
+    submit(
+        &mut alice,
+        submission("b", depth_limited(5, 1), &[], &[&copy]),
+    )
+    .await
+    .unwrap();
+    let copy = job(&mut alice, 2u64 << 40).await;
+    assert_eq!(
+        (copy.status.as_str(), copy.worker.as_str()),
+        ("none_within", "volunteer")
+    );
+    assert!(copy.from_store && copy.claimed, "{copy:?}");
+    let r = alice
+        .batches
+        .revoke(RevokeRequest {
+            worker: "volunteer".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.requeued, 2);
+    assert!(r.credential_revoked);
+    for jid in [id, 2u64 << 40] {
+        let j = job(&mut alice, jid).await;
+        assert_eq!(j.state, JobState::Queued as i32, "{j:?}");
+        assert!(j.worker.is_empty() && !j.claimed);
+    }
+    let found = alice
+        .batches
+        .lookup(LookupRequest {
+            position: scramble.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!found.found, "{found:?}");
+    let e = vol
+        .workers
+        .lease(LeaseRequest {
+            worker_id: liar.clone(),
+            max_jobs: 1,
+            ..LeaseRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    // the queued jobs go to an honest worker
+    let mut farm = as_(&server, FARM).await;
+    let w = register(&mut farm, "w", 1).await;
+    assert_eq!(lease(&mut farm, &w, 10).await.len(), 2);
+    server.stop().await;
+}
