@@ -49,8 +49,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
 LEASE_SECONDS = 8          # the coordinator's --lease in these tests (heartbeats every 5 s)
 WORKERS = 3
-SCRAMBLE_LENGTH = 11       # optimal searches of 11-move scrambles: tens of ms each, so a batch
-LINES = 1500               # of this many lines keeps three 1-thread workers busy ~1-2 min
+SCRAMBLE_LENGTH = 14       # optimal searches of 14-move scrambles: ~60 ms each (0.15 s at most),
+LINES = 1000               # so a batch of this many keeps three 1-thread workers busy ~1 min
 
 
 def log(msg):
@@ -213,7 +213,8 @@ class Fleet:
         print("---- compose ps", flush=True)
         print(self.run_compose("ps", check=False).stdout, flush=True)
         p = self.run_compose("logs", "--no-color", "--tail", "60", check=False)
-        print("---- compose logs (last 60 lines each)\n" + p.stdout + p.stderr, flush=True)
+        text = re.sub(r"\x1b\[[0-9;]*m", "", p.stdout + p.stderr)
+        print("---- compose logs (last 60 lines each)\n" + text, flush=True)
 
     # --- the client container -------------------------------------------------------------
     def client(self, *args, token=None, timeout=300, check=True, url=None):
@@ -239,6 +240,19 @@ class Fleet:
     def results(self, batch):
         p = self.client("results", batch, timeout=600)
         return [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+
+    def requeued_at_open(self):
+        """Jobs the coordinator container queued again when it opened its store (the leases it
+        held when it was killed or replaced), from its log lines `store opened ... requeued=N`."""
+        n = 0
+        for c in self.containers("coordinator"):
+            p = subprocess.run(["docker", "logs", c], capture_output=True, text=True)
+            for line in (p.stdout + p.stderr).splitlines():
+                line = re.sub(r"\x1b\[[0-9;]*m", "", line)
+                if "store opened" in line:
+                    m = re.search(r"requeued=(\d+)", line)
+                    n += int(m.group(1)) if m else 0
+        return n
 
     def done_count(self):
         return metric(self.metrics(), "cubefleet_jobs", 'state="done"')
@@ -325,18 +339,21 @@ class Test:
         verified = verify(self.lines, results, self.before)
         expired = self.fleet.counter("cubefleet_lease_expiries_total")
         rejected = self.fleet.counter("cubefleet_results_rejected_total")
+        requeued = self.fleet.requeued_at_open()
         log(f"{self.name}: ok: {verified} lines answered once and verified by the test; "
-            f"{len(self.before)} seen done before the fault unchanged; leases expired (jobs re-leased): "
-            f"{expired}; results rejected: {rejected}")
+            f"{len(self.before)} seen done before the fault unchanged; jobs re-leased: {expired} after "
+            f"their lease expired, {requeued} queued again by a coordinator start; results rejected: {rejected}")
         return {"test": self.name, "lines": verified, "leases_expired": expired,
-                "results_rejected": rejected, "seen_before": len(self.before)}
+                "requeued_at_restart": requeued, "results_rejected": rejected,
+                "seen_before": len(self.before)}
 
 
 def expiries_after(fleet, start, seconds):
     """Waits at least `seconds` and until the lease expiry counter has risen above `start`."""
     t0 = time.monotonic()
-    wait_for("leases to expire", lambda: fleet.counter("cubefleet_lease_expiries_total") > start
-             and fleet.metrics() is not None and time.monotonic() - t0 >= seconds, LEASE_SECONDS * 6)
+    wait_for("leases to expire", lambda: fleet.metrics() is not None
+             and fleet.counter("cubefleet_lease_expiries_total") > start
+             and time.monotonic() - t0 >= seconds, LEASE_SECONDS * 6)
 
 
 def test_network_cut(fleet, t):
@@ -351,9 +368,15 @@ def test_network_cut(fleet, t):
     log(f"{t.name}: worker {victim[:12]} cut off")
     expiries_after(fleet, start, LEASE_SECONDS + 4)
     subprocess.run(["docker", "network", "connect", fleet.network(), victim], check=True)
+    name = f'name="{victim[:12]}-'
+    before = metric(fleet.metrics(), "cubefleet_worker_completed_total", name)
     log(f"{t.name}: worker {victim[:12]} reconnected after the expiry counter rose to "
         f"{fleet.counter('cubefleet_lease_expiries_total')}")
-    return t.finish()
+    result = t.finish()
+    result["cut_worker_results_after_reconnect"] = int(
+        metric(fleet.metrics(), "cubefleet_worker_completed_total", name) - before)
+    log(f"{t.name}: the cut worker reported {result['cut_worker_results_after_reconnect']} results after it was reconnected")
+    return result
 
 
 def test_coordinator_kill(fleet, t):
@@ -411,7 +434,7 @@ def test_rolling_upgrade(fleet, t, next_image):
             raise Failure(f"expected one new worker on {next_image}, found {len(new)}")
         upgraded.add(new[0])
         wait_for("the new worker registered", lambda: metric(
-            fleet.metrics(), "cubefleet_worker_threads", f'name="{new[0][:12]}"') > 0, 180)
+            fleet.metrics(), "cubefleet_worker_threads", f'name="{new[0][:12]}-') > 0, 180)
         log(f"{t.name}: worker {old[:12]} drained and replaced by {new[0][:12]} on {next_image} "
             f"({int(fleet.done_count())} done)")
     t.snapshot()
