@@ -11,8 +11,11 @@ the round trip in each direction, in order. For each target and round trip, `run
 batch of N random states (`cubefleet scramble --count N --seed S`) submitted while no worker
 runs, then the worker started; throughput is read from the coordinator's `cubefleet_jobs{state=
 "done"}` between 5 % and 95 % of the batch (the steady state: no start, no tail), and the whole
-batch's time from the worker's start is printed too. Prints one line per run and a table of
-medians with the ratio to no delay.
+batch's time from the worker's start is printed too, and the share of that window the search
+threads spent searching (`cubefleet_worker_search_seconds_total`, from the worker's /metrics):
+the machine's other load slows searches in every configuration alike, but only waiting for the
+coordinator lowers that share. Prints one line per run and a table of medians with the ratio
+to no delay.
 """
 import argparse
 import asyncio
@@ -105,9 +108,13 @@ def address_from_log(proc_log, key, timeout=60):
     raise RuntimeError(f"no {key}= in {proc_log}")
 
 
-def done(http):
+def scrape(http, name, labels=""):
     with urllib.request.urlopen(f"http://{http}/metrics", timeout=5) as r:
-        return metric(parse_metrics(r.read().decode()), "cubefleet_jobs", 'state="done"')
+        return metric(parse_metrics(r.read().decode()), name, labels)
+
+
+def done(http):
+    return scrape(http, "cubefleet_jobs", 'state="done"')
 
 
 def one_run(args, lines_file, n, target, rtt_ms, work):
@@ -128,25 +135,28 @@ def one_run(args, lines_file, n, target, rtt_ms, work):
         proxy = DelayProxy(int(grpc.split(":")[1]), rtt_ms / 2000.0)
         start = time.monotonic()
         worker = subprocess.Popen([args.binary, "worker", "--coordinator", f"http://127.0.0.1:{proxy.port}",
-                                   "--tables", args.tables, "--no-build", "--threads", str(args.threads)],
+                                   "--tables", args.tables, "--no-build", "--threads", str(args.threads),
+                                   "--http", "127.0.0.1:0"],
                                   stdout=subprocess.DEVNULL, stderr=open(wlog, "w"), env=env)
+        whttp = address_from_log(wlog, "http")
         marks = {}
         lo, hi = 0.05 * n, 0.95 * n
         while True:
             d = done(http)
             now = time.monotonic()
-            if d >= lo and "lo" not in marks:
-                marks["lo"] = (now, d)
-            if d >= hi and "hi" not in marks:
-                marks["hi"] = (now, d)
+            for mark, at in (("lo", lo), ("hi", hi)):
+                if d >= at and mark not in marks:
+                    marks[mark] = (now, d, scrape(whttp, "cubefleet_worker_search_seconds_total"))
             if d >= n:
                 total = now - start
                 break
             if now - start > 900 or worker.poll() is not None:
                 raise RuntimeError(f"run did not finish: {d} of {n} done; see {wlog}")
             time.sleep(0.05)
-        (t1, d1), (t2, d2) = marks["lo"], marks["hi"]
-        return (d2 - d1) / (t2 - t1), total
+        (t1, d1, s1), (t2, d2, s2) = marks["lo"], marks["hi"]
+        # busy: the share of the window the search threads spent in searches (a thread the
+        # machine preempts mid-search still counts as busy; one waiting for a lease does not)
+        return (d2 - d1) / (t2 - t1), total, (s2 - s1) / ((t2 - t1) * args.threads)
     finally:
         for p in (worker, coord):
             if p and p.poll() is None:
@@ -185,21 +195,22 @@ def main():
         for run in range(args.runs):
             for target in targets:
                 for rtt in (rtts if run % 2 == 0 else rtts[::-1]):
-                    rate, total = one_run(args, lines_file, args.lines, target, rtt, work)
-                    rates.setdefault((target, rtt), []).append((rate, total))
+                    rate, total, busy = one_run(args, lines_file, args.lines, target, rtt, work)
+                    rates.setdefault((target, rtt), []).append((rate, total, busy))
                     print(f"run {run + 1}: target {target}, rtt {rtt} ms: {rate:.0f} lines/s "
-                          f"(5-95 %), whole batch {total:.2f} s", flush=True)
+                          f"(5-95 %), threads busy {100 * busy:.1f} %, whole batch {total:.2f} s", flush=True)
         print(f"\n{args.lines} random states (seed {args.seed}), 1 worker x {args.threads} thread(s), "
               f"{args.runs} runs, medians:")
-        print("| target | round trip | lines/s (5-95 %) | whole batch s | ratio to no delay |")
-        print("| --- | --- | --- | --- | --- |")
+        print("| target | round trip | lines/s (5-95 %) | threads busy | whole batch s | ratio to no delay |")
+        print("| --- | --- | --- | --- | --- | --- |")
         for target in targets:
-            base = statistics.median(r for r, _ in rates[(target, rtts[0])])
+            base = statistics.median(r for r, _, _ in rates[(target, rtts[0])])
             for rtt in rtts:
                 rs = rates[(target, rtt)]
-                med = statistics.median(r for r, _ in rs)
-                tot = statistics.median(t for _, t in rs)
-                print(f"| {target} | {rtt} ms | {med:.0f} | {tot:.2f} | {med / base:.3f} |")
+                med = statistics.median(r for r, _, _ in rs)
+                tot = statistics.median(t for _, t, _ in rs)
+                busy = statistics.median(b for _, _, b in rs)
+                print(f"| {target} | {rtt} ms | {med:.0f} | {100 * busy:.1f} % | {tot:.2f} | {med / base:.3f} |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
