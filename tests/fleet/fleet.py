@@ -342,7 +342,7 @@ class Test:
         requeued = self.fleet.requeued_at_open()
         log(f"{self.name}: ok: {verified} lines answered once and verified by the test; "
             f"{len(self.before)} seen done before the fault unchanged; jobs re-leased: {expired} after "
-            f"their lease expired, {requeued} queued again by a coordinator start; results rejected: {rejected}")
+            f"their lease expired, requeued={requeued} logged by the coordinator at its starts; results rejected: {rejected}")
         return {"test": self.name, "lines": verified, "leases_expired": expired,
                 "requeued_at_restart": requeued, "results_rejected": rejected,
                 "seen_before": len(self.before)}

@@ -45,52 +45,31 @@ impl Distant {
 impl Coordinator for Distant {
     type Error = String;
 
-    fn lease(
-        &self,
-        max: u32,
-        _wait: Duration,
-    ) -> impl std::future::Future<Output = Result<Vec<Job>, String>> + Send {
-        async move {
-            self.call().await;
-            let mut q = self.queue.lock().expect("lock");
-            let n = (max as usize).min(q.len());
-            Ok(q.drain(..n).collect())
-        }
+    async fn lease(&self, max: u32, _wait: Duration) -> Result<Vec<Job>, String> {
+        self.call().await;
+        let mut q = self.queue.lock().expect("lock");
+        let n = (max as usize).min(q.len());
+        Ok(q.drain(..n).collect())
     }
 
-    fn heartbeat(
-        &self,
-        _held: Vec<(u64, Progress)>,
-    ) -> impl std::future::Future<Output = Result<HeartbeatReply, String>> + Send {
-        async move {
-            self.call().await;
-            Ok(HeartbeatReply::default())
-        }
+    async fn heartbeat(&self, _held: Vec<(u64, Progress)>) -> Result<HeartbeatReply, String> {
+        self.call().await;
+        Ok(HeartbeatReply::default())
     }
 
-    fn complete<'a>(
-        &'a self,
-        results: &'a [Finished],
-    ) -> impl std::future::Future<Output = Result<(), String>> + Send + 'a {
-        async move {
-            self.call().await;
-            let mut r = self.reported.lock().expect("lock");
-            for f in results {
-                assert_eq!(f.outcome.status, Status::Solved, "job {}", f.id);
-                r.push(f.id);
-            }
-            Ok(())
+    async fn complete(&self, results: &[Finished]) -> Result<(), String> {
+        self.call().await;
+        let mut r = self.reported.lock().expect("lock");
+        for f in results {
+            assert_eq!(f.outcome.status, Status::Solved, "job {}", f.id);
+            r.push(f.id);
         }
+        Ok(())
     }
 
-    fn release(
-        &self,
-        jobs: Vec<(u64, Progress)>,
-    ) -> impl std::future::Future<Output = Result<(), String>> + Send {
-        async move {
-            assert!(jobs.is_empty(), "nothing to hand back: {jobs:?}");
-            Ok(())
-        }
+    async fn release(&self, jobs: Vec<(u64, Progress)>) -> Result<(), String> {
+        assert!(jobs.is_empty(), "nothing to hand back: {jobs:?}");
+        Ok(())
     }
 }
 
