@@ -498,6 +498,19 @@ def make_tls(directory):
         os.chmod(os.path.join(directory, f), 0o644)   # test keys, read by the image's uid 10001
 
 
+def remove_anonymous_volumes(before):
+    """Removes the anonymous volumes (the image's VOLUMEs that no compose volume covers) that
+    appeared during the run and that no container uses any more: Compose v1 leaves some behind
+    when it recreates a container or removes a one-off client."""
+    now = subprocess.run(["docker", "volume", "ls", "-q", "--filter", "dangling=true"],
+                         capture_output=True, text=True).stdout.split()
+    for v in set(now) - before:
+        labels = subprocess.run(["docker", "volume", "inspect", "-f", "{{len .Labels}}", v],
+                                capture_output=True, text=True).stdout.strip()
+        if labels == "0" and re.fullmatch(r"[0-9a-f]{64}", v):
+            subprocess.run(["docker", "volume", "rm", v], capture_output=True)
+
+
 TESTS = ["network_cut", "coordinator_kill", "pause", "rolling_upgrade", "tls_and_tokens"]
 
 
@@ -520,6 +533,8 @@ def main():
         if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode != 0:
             raise SystemExit(f"image {image} missing: build it with deploy/build-image.sh --tag {image}")
     t0 = time.monotonic()
+    volumes_before = set(subprocess.run(["docker", "volume", "ls", "-q"], capture_output=True,
+                                        text=True).stdout.split())
     passed, failed, summary = [], [], []
     plain = Fleet(seed, args.image)
     tls_dir = tempfile.mkdtemp(prefix="cubefleet-fleet-tls-")
@@ -553,6 +568,7 @@ def main():
             secure.down()
             plain.down()
             shutil.rmtree(tls_dir, ignore_errors=True)
+            remove_anonymous_volumes(volumes_before)
     for s in summary:
         log("summary: " + json.dumps(s))
     log(f"fleet suite: seed {seed}, {time.monotonic() - t0:.0f} s")
