@@ -39,11 +39,8 @@ FLAGS = {
     ("bench",): set(),
 }
 BOOLEAN = {"--no-build", "--huge", "--giant", "--force", "--json", "--wait", "--watch"}
-GRPC_PORT, COORD_HTTP_PORT, WORKER_HTTP_PORT = 7700, 7780, 7781
-HEALTH_SERVICE = "cubefleet.v1.Coordinator"
-WORKER_DRAIN_S = 30
-AUTOSCALE_METRIC = "cubefleet_queued_work_seconds"
-NAMESPACE = "cubefleet"
+from contract import (AUTOSCALE_METRIC, COORD_HTTP_PORT, GRPC_PORT, HEALTH_SERVICE,  # noqa: E402
+                      NAMESPACE, WORKER_DRAIN_S, WORKER_HTTP_PORT)
 
 problems = []
 

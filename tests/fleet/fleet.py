@@ -42,11 +42,13 @@ import time
 import urllib.error
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cube  # noqa: E402
-
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(DEPLOY, "tests"))
+import cube  # noqa: E402
+# the ports, drain time and autoscaling metric the deploy files (and deploy/check.sh) use
+from contract import AUTOSCALE_METRIC, COORD_HTTP_PORT, GRPC_PORT, WORKER_DRAIN_S  # noqa: E402
 LEASE_SECONDS = 8          # the coordinator's --lease in these tests (heartbeats every 5 s)
 WORKERS = 3
 SCRAMBLE_LENGTH = 14       # optimal searches of 14-move scrambles: ~60 ms each (0.15 s at most),
@@ -120,7 +122,7 @@ class Fleet:
         return env
 
     def url(self):
-        return ("https" if self.tls_dir else "http") + "://coordinator:7700"
+        return ("https" if self.tls_dir else "http") + f"://coordinator:{GRPC_PORT}"
 
     def files(self):
         f = ["-f", os.path.join(DEPLOY, "compose.yaml")]
@@ -158,7 +160,7 @@ class Fleet:
         coord = self.containers("coordinator")
         if not coord:
             raise ConnectionError("no coordinator container running")
-        port = subprocess.run(["docker", "port", coord[0], "7780/tcp"], capture_output=True,
+        port = subprocess.run(["docker", "port", coord[0], f"{COORD_HTTP_PORT}/tcp"], capture_output=True,
                               text=True).stdout.split("\n")[0].strip()
         if not port:
             raise ConnectionError("coordinator's HTTP port not published (yet)")
@@ -326,7 +328,12 @@ class Test:
         """Until a random share around `fraction` of the lines is done (the seed picks it)."""
         target = int(len(self.lines) * fraction * self.rng.uniform(0.8, 1.2))
         wait_for(f"{target} lines done", lambda: self.fleet.done_count() >= target, 600)
-        log(f"{self.name}: {int(self.fleet.done_count())} of {len(self.lines)} done")
+        m = self.fleet.metrics()
+        queued, work = metric(m, "cubefleet_jobs", 'state="queued"'), metric(m, AUTOSCALE_METRIC)
+        if queued > 0 and work <= 0:
+            raise Failure(f"{AUTOSCALE_METRIC} is {work} with {queued} jobs queued: the autoscaler would see no work")
+        log(f"{self.name}: {int(self.fleet.done_count())} of {len(self.lines)} done; "
+            f"{AUTOSCALE_METRIC} {work:.1f} with {int(queued)} queued")
 
     def snapshot(self):
         self.before.update(done_lines(self.fleet.results(self.batch)))
@@ -424,7 +431,7 @@ def test_rolling_upgrade(fleet, t, next_image):
     upgraded = set()
     for old in fleet.containers("worker"):
         # SIGTERM: the worker drains (finishes or hands back its jobs) and exits
-        subprocess.run(["docker", "stop", "-t", "45", old], check=True, capture_output=True)
+        subprocess.run(["docker", "stop", "-t", str(WORKER_DRAIN_S + 15), old], check=True, capture_output=True)
         subprocess.run(["docker", "rm", "-v", old], check=True, capture_output=True)
         fleet.run_compose("up", "-d", "--no-deps", "--no-recreate", "--scale", f"worker={WORKERS}",
                           "worker", image=next_image)
@@ -457,7 +464,7 @@ def test_tls_and_tokens(fleet, t):
     p = fleet.client("status", token="not-the-token", check=False, timeout=120)
     if p.returncode == 0:
         raise Failure(f"a client with a wrong token was served: {p.stdout}")
-    p = fleet.client("status", check=False, timeout=120, url="http://coordinator:7700")
+    p = fleet.client("status", check=False, timeout=120, url=f"http://coordinator:{GRPC_PORT}")
     if p.returncode == 0:
         raise Failure(f"a plain-text client was served by the TLS coordinator: {p.stdout}")
     try:
