@@ -25,12 +25,12 @@ import yaml
 
 # --- the binary's contract -------------------------------------------------------------------
 FLAGS = {
-    ("coordinator",): {"--listen", "--data", "--http", "--token", "--tls-cert", "--tls-key"},
+    ("coordinator",): {"--listen", "--data", "--http", "--token", "--tls-cert", "--tls-key", "--lease"},
     ("worker",): {"--coordinator", "--tables", "--threads", "--token", "--no-build", "--http"},
     ("tables", "build"): {"--dir", "--huge", "--giant", "--force"},
     ("tables", "verify"): {"--dir"},
     ("tables", "info"): {"--dir", "--json"},
-    ("submit",): {"--coordinator", "--wait"},
+    ("submit",): {"--coordinator", "--wait", "--optimal", "--max-length"},
     ("status",): {"--coordinator", "--json", "--watch"},
     ("results",): {"--coordinator"},
     ("scramble",): {"--count", "--seed"},
@@ -39,11 +39,8 @@ FLAGS = {
     ("bench",): set(),
 }
 BOOLEAN = {"--no-build", "--huge", "--giant", "--force", "--json", "--wait", "--watch"}
-GRPC_PORT, COORD_HTTP_PORT, WORKER_HTTP_PORT = 7700, 7780, 7781
-HEALTH_SERVICE = "cubefleet.v1.Coordinator"
-WORKER_DRAIN_S = 30
-AUTOSCALE_METRIC = "cubefleet_queued_work_seconds"
-NAMESPACE = "cubefleet"
+from contract import (AUTOSCALE_METRIC, COORD_HTTP_PORT, GRPC_PORT, HEALTH_SERVICE,  # noqa: E402
+                      NAMESPACE, WORKER_DRAIN_S, WORKER_HTTP_PORT)
 
 problems = []
 
@@ -150,6 +147,14 @@ def check_compose(d):
     if not any(str(v).split(":")[0] in c.get("volumes", {}) and str(v).endswith(":/var/lib/cubefleet")
                for v in vols):
         bad("compose coordinator: sled must live in a named volume at /var/lib/cubefleet")
+    # compose.tls.yaml: compose.yaml's coordinator command plus the TLS flags, nothing else
+    tls = yaml.safe_load(open(os.path.join(d, "compose.tls.yaml"), encoding="utf-8"))["services"]
+    tls_cmd = tls["coordinator"]["command"]
+    check_args("compose.tls.yaml coordinator", [re.sub(r"\$\{[^}]*\}", "2", x) for x in tls_cmd])
+    if tls_cmd != svcs["coordinator"]["command"] + ["--tls-cert", "/tls/cert.pem", "--tls-key", "/tls/key.pem"]:
+        bad("compose.tls.yaml: the coordinator's command is not compose.yaml's plus --tls-cert/--tls-key")
+    if set(tls) - {"coordinator", "worker"} or "command" in tls.get("worker", {}):
+        bad("compose.tls.yaml: may only add TLS to the coordinator and environment/volumes to workers")
     grace = svcs["worker"].get("stop_grace_period", "10s")
     if int(grace.rstrip("s")) <= WORKER_DRAIN_S:
         bad(f"compose worker: stop_grace_period {grace} does not cover the {WORKER_DRAIN_S} s drain")
@@ -337,8 +342,10 @@ def check_readme(d):
             for call in cubefleet_calls(words):
                 check_args(f"README `{line}`", call)
             # `docker compose run ... worker ARGS`: ARGS go to the cubefleet entrypoint
-            if words[:3] == ["docker", "compose", "run"] and "worker" in words:
-                check_args(f"README `{line}`", words[words.index("worker") + 1:])
+            # (`docker-compose` as well, and -f FILE options before `run`)
+            compose = 2 if words[:2] == ["docker", "compose"] else 1 if words[:1] == ["docker-compose"] else 0
+            if compose and "run" in words and "worker" in words[words.index("run"):]:
+                check_args(f"README `{line}`", words[words.index("worker", words.index("run")) + 1:])
             # `kubectl run ... --image=...cubefleet... -- ARGS`: ARGS go to the entrypoint
             if words[:1] == ["kubectl"] and "run" in words and "--" in words:
                 check_args(f"README `{line}`", words[words.index("--") + 1:])
@@ -347,7 +354,7 @@ def check_readme(d):
                 if not os.path.isfile(os.path.join(d, "..", path, "kustomization.yaml")):
                     bad(f"README `{line}`: no kustomization at {path}")
     # paths the README tells the operator to create
-    created = ("deploy/.env", "deploy/k8s/overlays/prod")
+    created = ("deploy/.env", "deploy/k8s/overlays/prod", "deploy/tls")
     for ref in re.findall(r"\bdeploy/[\w./@-]+", text):
         ref = ref.rstrip(".")
         if ref.startswith(created):

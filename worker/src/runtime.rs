@@ -11,6 +11,10 @@
 //! - results are reported in groups of half the capacity, smaller ones once the work held is
 //!   less than that (the end of a batch: half of what is held), and at least every
 //!   `report_every`;
+//! - a worker with work in hand never waits for the coordinator: the next lease is fetched, and
+//!   results are reported, by calls in flight beside the searches (at most one lease and one
+//!   report at a time), so a coordinator a round trip away costs no search time; only an idle
+//!   worker waits for its lease (a long poll);
 //! - the search threads wake the runtime only when a group is complete or enough jobs finished
 //!   to lease again, not once per job;
 //! - an empty lease while work is in hand is not repeated before the next report tick;
@@ -24,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cubefleet_tables::Tables;
+use tokio::task::{JoinError, JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use crate::pool::{lock, Finished, Job, JobMap, Pool};
@@ -228,6 +233,9 @@ pub async fn run<C: Coordinator>(
     // the coordinator had nothing to lease at the last try: a worker with work in hand asks
     // again only after the next report tick (not once per finished job)
     let mut drained = false;
+    // the lease and the report in flight while the searches go on (at most one of each)
+    let mut leasing: Option<JoinHandle<Result<Vec<Job>, C::Error>>> = None;
+    let mut reporting: Option<Reporting<C>> = None;
 
     loop {
         // lease when the jobs held fall to half the capacity (or none are held), in one group
@@ -235,26 +243,35 @@ pub async fn run<C: Coordinator>(
         let room = capacity
             .saturating_sub(held.len())
             .min(first_leases(config.threads, stats.leased)) as u32;
-        if (held.is_empty() || (held.len() <= capacity / 2 && !drained)) && !shutdown.is_cancelled()
-        {
-            // an idle worker long-polls; one with work leases without waiting, so that its
-            // results keep flowing
-            let wait = if held.is_empty() {
-                // everything finished is reported before a long poll
+        let lease_now = held.is_empty() || (held.len() <= capacity / 2 && !drained);
+        if lease_now && !held.is_empty() && leasing.is_none() && !shutdown.is_cancelled() {
+            // work in hand: the next lease is fetched while it is searched (taken in below)
+            let c = coordinator.clone();
+            leasing = Some(tokio::spawn(
+                async move { c.lease(room, Duration::ZERO).await },
+            ));
+        } else if held.is_empty() && !shutdown.is_cancelled() {
+            // an idle worker long-polls, after reporting everything finished
+            let wait = {
+                settle(&mut reporting, &mut unreported, &mut stats).await;
                 flush(&*coordinator, &mut unreported, &mut stats).await;
                 if unreported.is_empty() {
                     IDLE_LEASE_WAIT
                 } else {
                     Duration::ZERO // the report failed: do not sit on the results
                 }
-            } else {
-                Duration::ZERO
             };
             let asked = tokio::time::Instant::now();
-            // a shutdown ends a long poll (a job leased in that instant waits for its lease to
-            // expire)
+            // a lease already in flight answers first; a shutdown ends a long poll (a job
+            // leased in that instant waits for its lease to expire)
+            let in_flight = leasing.take();
             let leased = tokio::select! {
-                r = coordinator.lease(room, wait) => Some(r),
+                r = async {
+                    match in_flight {
+                        Some(h) => joined(h.await),
+                        None => coordinator.lease(room, wait).await,
+                    }
+                } => Some(r),
                 _ = shutdown.cancelled() => None,
             };
             let Some(leased) = leased else {
@@ -263,13 +280,8 @@ pub async fn run<C: Coordinator>(
             match leased {
                 Ok(jobs) => {
                     backoff.reset();
-                    let got = jobs.len();
+                    let got = take_in(jobs, &mut held, &pool, &mut stats);
                     drained = got == 0;
-                    for j in jobs {
-                        stats.leased += 1;
-                        held.insert(j.id, j.start_lower_bound);
-                        pool.submit(j);
-                    }
                     if got == 0 && held.is_empty() {
                         // nothing to do: report what is finished; if the coordinator answered
                         // at once (it does not long-poll), wait a little, unless told to stop
@@ -309,13 +321,34 @@ pub async fn run<C: Coordinator>(
             _ = mailbox.wake.notified() => {
                 absorb(mailbox.take(), &mut held, &mut unreported, &mut mean_job);
                 if unreported.len() >= report_group(capacity, held.len()) {
-                    flush(&*coordinator, &mut unreported, &mut stats).await;
+                    start_report(&coordinator, &mut reporting, &mut unreported);
                 }
             }
             _ = report.tick() => {
                 drained = false;
                 absorb(mailbox.take(), &mut held, &mut unreported, &mut mean_job);
-                flush(&*coordinator, &mut unreported, &mut stats).await;
+                start_report(&coordinator, &mut reporting, &mut unreported);
+            }
+            r = async { reporting.as_mut().expect("guarded by is_some").await }, if reporting.is_some() => {
+                reporting = None;
+                reported(r, &mut unreported, &mut stats);
+                if unreported.len() >= report_group(capacity, held.len()) {
+                    start_report(&coordinator, &mut reporting, &mut unreported);
+                }
+            }
+            r = async { leasing.as_mut().expect("guarded by is_some").await }, if leasing.is_some() => {
+                leasing = None;
+                match joined(r) {
+                    Ok(jobs) => {
+                        backoff.reset();
+                        drained = take_in(jobs, &mut held, &pool, &mut stats) == 0;
+                    }
+                    Err(e) => {
+                        // asked again after the next report tick; the idle path backs off
+                        tracing::warn!(error = %e, "lease failed; retrying");
+                        drained = true;
+                    }
+                }
             }
             _ = heartbeat.tick() => {
                 let progress = pool.progress();
@@ -355,7 +388,15 @@ pub async fn run<C: Coordinator>(
             break;
         }
     }
+    settle(&mut reporting, &mut unreported, &mut stats).await;
     flush(&*coordinator, &mut unreported, &mut stats).await;
+    // a lease in flight at the shutdown: its jobs were never started, and go back at once
+    if let Some(h) = leasing.take() {
+        if let Ok(jobs) = joined(h.await) {
+            stats.leased += jobs.len() as u64;
+            held.extend(jobs.iter().map(|j| (j.id, j.start_lower_bound)));
+        }
+    }
     if !held.is_empty() {
         let progress = pool.progress();
         pool.cancel_all();
@@ -422,6 +463,80 @@ fn absorb(
         *mean_job = Some(mean_job.map_or(secs, |m| 0.9 * m + 0.1 * secs));
         held.remove(&f.id);
         unreported.push(f);
+    }
+}
+
+/// Takes a lease's jobs in: held, counted and handed to the search pool. Returns how many.
+fn take_in(jobs: Vec<Job>, held: &mut JobMap<u32>, pool: &Pool, stats: &mut WorkerStats) -> usize {
+    let got = jobs.len();
+    for j in jobs {
+        stats.leased += 1;
+        held.insert(j.id, j.start_lower_bound);
+        pool.submit(j);
+    }
+    got
+}
+
+/// A lease that ran as a task of its own. A task that panicked leased nothing the worker
+/// knows of (whatever it leased expires at the coordinator): an empty lease.
+fn joined<E>(r: Result<Result<Vec<Job>, E>, JoinError>) -> Result<Vec<Job>, E> {
+    r.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "lease task failed");
+        Ok(Vec::new())
+    })
+}
+
+/// A report in flight: the task gives the results back with the answer, so that a failed
+/// report keeps them for the next try.
+type Report<E> = JoinHandle<(Vec<Finished>, Result<(), E>)>;
+
+/// A report in flight to the coordinator `C`.
+type Reporting<C> = Report<<C as Coordinator>::Error>;
+
+/// Starts reporting the results waiting, as a task beside the searches; when a report is
+/// already in flight they wait for the next one.
+fn start_report<C: Coordinator>(
+    c: &Arc<C>,
+    reporting: &mut Option<Reporting<C>>,
+    unreported: &mut Vec<Finished>,
+) {
+    if reporting.is_some() || unreported.is_empty() {
+        return;
+    }
+    let group = std::mem::take(unreported);
+    let c = c.clone();
+    *reporting = Some(tokio::spawn(async move {
+        let r = c.complete(&group).await;
+        (group, r)
+    }));
+}
+
+/// Takes a report's answer in: counted when acknowledged, else back in front of the results
+/// waiting (a task that panicked lost its results: their leases expire and they are searched
+/// again).
+fn reported<E: std::fmt::Display>(
+    r: Result<(Vec<Finished>, Result<(), E>), JoinError>,
+    unreported: &mut Vec<Finished>,
+    stats: &mut WorkerStats,
+) {
+    match r {
+        Ok((group, Ok(()))) => stats.completed += group.len() as u64,
+        Ok((group, Err(e))) => {
+            tracing::warn!(error = %e, results = group.len(), "reporting results failed; will retry");
+            unreported.splice(0..0, group);
+        }
+        Err(e) => tracing::error!(error = %e, "report task failed"),
+    }
+}
+
+/// Waits for the report in flight, if any, and takes its answer in.
+async fn settle<E: std::fmt::Display>(
+    reporting: &mut Option<Report<E>>,
+    unreported: &mut Vec<Finished>,
+    stats: &mut WorkerStats,
+) {
+    if let Some(h) = reporting.take() {
+        reported(h.await, unreported, stats);
     }
 }
 
