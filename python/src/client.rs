@@ -81,9 +81,8 @@ fn status_dict<'py>(py: Python<'py>, s: &BatchStatus) -> PyResult<Bound<'py, PyD
             "all"
         },
     )?;
-    let finished = s.queued == 0
-        && s.leased == 0
-        && (s.made >= s.total || s.kind == "file" || s.kind.is_empty());
+    // a range or sample batch counts the lines not made yet as queued
+    let finished = s.queued == 0 && s.leased == 0;
     d.set_item("finished", finished)?;
     Ok(d)
 }

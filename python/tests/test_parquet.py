@@ -18,7 +18,8 @@ def json_rows(text: bytes):
 
 def parquet_rows(path):
     table = pq.read_table(path)
-    assert table.schema.field("status").type == pa.dictionary(pa.int8(), pa.string())
+    status = table.schema.field("status").type
+    assert pa.types.is_dictionary(status) and status.value_type == pa.string()
     assert table.schema.field("length").type == pa.uint32()
     rows = table.to_pylist()
     # the JSON line leaves out the optional fields it does not know
@@ -80,7 +81,12 @@ def test_a_histogram_batch_writes_its_histogram(cli, tmp_path):
 def test_the_python_table_and_the_cli_file_share_a_schema(cli, tmp_path):
     path = tmp_path / "s.parquet"
     path.write_bytes(cli("solve", "--format", "parquet", "R U").stdout)
-    assert pq.read_schema(path).remove_metadata() == cubefleet.solve_many(["R U"]).schema.remove_metadata()
+    def plain(schema):
+        # pyarrow reads a dictionary column back with int32 keys whatever they were written as
+        return [(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type, f.nullable)
+                for f in schema]
+
+    assert plain(pq.read_schema(path)) == plain(cubefleet.solve_many(["R U"]).schema)
 
 
 def test_the_example_files_solve_from_python_as_from_the_cli():

@@ -94,7 +94,7 @@ def test_a_refused_position_raises_invalid_position_with_the_reason():
     with pytest.raises(cubefleet.InvalidPosition):
         cubefleet.solve("R4")
     with pytest.raises(ValueError):  # InvalidPosition is a ValueError
-        cubefleet.index("UUUU")
+        cubefleet.index("UUUUUUUUUUUU")  # a facelet string of 12 stickers
 
 
 def test_solve_many_names_the_first_refused_line_and_searches_nothing():
