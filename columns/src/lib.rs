@@ -311,15 +311,19 @@ mod tests {
         Row {
             index: i,
             input: "R U",
-            status: if i % 3 == 0 { "invalid" } else { "solved" },
-            solution: if i % 3 == 0 { "" } else { "U' R'" },
-            length: (i % 3 != 0).then_some(2),
-            optimal: i % 2 == 0,
-            lower_bound: (i % 5 == 0).then_some(2),
+            status: if i.is_multiple_of(3) {
+                "invalid"
+            } else {
+                "solved"
+            },
+            solution: if i.is_multiple_of(3) { "" } else { "U' R'" },
+            length: (!i.is_multiple_of(3)).then_some(2),
+            optimal: i.is_multiple_of(2),
+            lower_bound: (i.is_multiple_of(5)).then_some(2),
             millis: i as f64 / 4.0,
-            nodes: (i % 7 != 0).then_some(i * 10),
+            nodes: (!i.is_multiple_of(7)).then_some(i * 10),
             state_index: None,
-            error: (i % 3 == 0).then_some("one corner is twisted"),
+            error: (i.is_multiple_of(3)).then_some("one corner is twisted"),
         }
     }
 

@@ -216,9 +216,7 @@ fn answer(
     req: &Request,
     threads: usize,
     cancel: &Arc<AtomicBool>,
-    index: u64,
-    input: &str,
-    parsed: &Parsed,
+    (index, input, parsed): (u64, &str, &Parsed),
 ) -> SolveResult {
     let start = Instant::now();
     let mut r = SolveResult {
@@ -349,9 +347,7 @@ fn solve_lines(
                             &req,
                             1,
                             &cancel,
-                            i as u64,
-                            line,
-                            &parsed[i],
+                            (i as u64, line, &parsed[i]),
                         ));
                     }
                     done.lock().unwrap_or_else(|e| e.into_inner()).extend(mine);
@@ -401,9 +397,7 @@ pub(crate) fn solve(
             &req,
             threads,
             &cancel,
-            0,
-            position,
-            &parsed,
+            (0, position, &parsed),
         )
     })
 }
