@@ -37,7 +37,20 @@ fn status_err(s: tonic::Status) -> PyErr {
     }
 }
 
-/// A connection to a coordinator.
+/// A connection to a cubefleet coordinator (`cubefleet coordinator --listen ADDR`), over the
+/// same gRPC service and client code as the CLI's `submit`, `status`, `results`, `cancel` and
+/// `lookup`.
+///
+/// `Client(url, token=None, tls_ca=None)`: `url` is `http://host:port`, or `https://` for a
+/// coordinator with a certificate (the system's roots are trusted, and `tls_ca`, a PEM file,
+/// when given); `token` the coordinator's `--token`. Calls release the GIL.
+///
+/// ```python
+/// c = cubefleet.Client("http://127.0.0.1:7700")
+/// batch = c.submit(path="scrambles.txt")        # or lines=[...], range=(a, b), sample=(n, seed)
+/// c.wait(batch)                                 # the batch's status once finished
+/// df = c.results(batch).read_all().to_pandas()  # or iterate: pyarrow.RecordBatch by batch
+/// ```
 #[pyclass(module = "cubefleet")]
 pub(crate) struct Client {
     runtime: Arc<tokio::runtime::Runtime>,
@@ -151,7 +164,13 @@ impl Client {
         format!("Client({:?})", self.url)
     }
 
-    /// Submits a batch (see `cubefleet.Client.submit`); returns its id.
+    /// Submits a batch; returns its id. Exactly one of `lines` (a list of positions, one per
+    /// line), `path` (a file, read as the CLI reads it), `range=(start, end)` (state indexes
+    /// `start, start + step, ...` below `end`) or `sample=(count, seed)` (uniformly random
+    /// states). The search: two-phase to `max_length` (default), `optimal=True`, or
+    /// `max_depth=N` (with `metric`, "htm" or "qtm"); `timeout` seconds per position.
+    /// `keep="histogram"` (range and sample batches) stores only the length histogram.
+    /// `batch_id` continues or names a batch; `priority` orders batches (higher first).
     #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=20, optimal=false, max_depth=None, metric=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
@@ -244,7 +263,9 @@ impl Client {
         Ok(r.batch_id)
     }
 
-    /// A batch's progress as a dict; every batch's (a list) when `batch` is `None`.
+    /// A batch's progress as a dict (`total`, `queued`, `leased`, `done`, `invalid`,
+    /// `cancelled`, `failed`, `rate`, `eta_seconds`, `length_histogram`, `finished`, ...);
+    /// every batch's (a list) when `batch` is `None`.
     #[pyo3(signature = (batch=None))]
     fn status(&self, py: Python<'_>, batch: Option<String>) -> PyResult<Py<PyAny>> {
         let mut batches = self.grpc.batches.clone();
