@@ -9,6 +9,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -47,16 +48,20 @@ class Coordinator:
              "--token", token],
             stderr=subprocess.PIPE,
             text=True,
+            env={**os.environ, "NO_COLOR": "1"},
         )
         self.url = None
         deadline = time.monotonic() + 60
         for line in self.proc.stderr:
+            line = re.sub(r"\x1b\[[0-9;]*m", "", line)  # colours, if any
             m = re.search(r"listen=(\S+)", line)
             if m:
                 self.url = f"http://{m.group(1)}"
                 break
             if time.monotonic() > deadline:
                 break
+        # the rest of its log is read and dropped, so that a full pipe never blocks it
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()
         if self.url is None:
             self.stop()
             pytest.fail("the coordinator did not say where it listens")
