@@ -30,6 +30,7 @@ pub(crate) fn keep_freed_memory() {
 mod cmd;
 mod lines;
 mod output;
+mod parquet;
 mod progress;
 
 /// Solve Rubik's Cube positions in bulk: near-optimal (two-phase) or proven optimal.

@@ -28,14 +28,17 @@ struct Shown {
 /// Every command line of the README's code blocks.
 fn commands(readme: &str) -> Vec<Shown> {
     let mut inside = false;
+    let mut shell = true;
     let mut out = Vec::new();
     for (i, l) in readme.lines().enumerate() {
-        if l.trim_start().starts_with("```") {
+        if let Some(fence) = l.trim_start().strip_prefix("```") {
             inside = !inside;
+            // a block of another language (```python) holds no shell commands
+            shell = fence.is_empty() || fence == "sh";
             continue;
         }
         let t = l.trim();
-        if !inside || t.is_empty() || t.starts_with('#') {
+        if !inside || !shell || t.is_empty() || t.starts_with('#') {
             continue;
         }
         let (command, comment) = match t.find("  #") {
@@ -78,7 +81,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn the_parser_reads_commands_comments_and_quotes() {
     let shown = commands(
         "x\n```sh\n# a comment line\ncargo run --release -- solve \"R U\"  # note, exit code 1\n\
-         cargo test   # long\n```\n`not code`\n",
+         cargo test   # long\n```\n`not code`\n```python\nimport cubefleet\n```\n",
     );
     assert_eq!(shown.len(), 2);
     assert_eq!(shown[0].command, "cargo run --release -- solve \"R U\"");

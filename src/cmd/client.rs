@@ -170,6 +170,9 @@ pub(crate) enum ResultsFormat {
     Jsonl,
     /// Comma-separated values with a header line.
     Csv,
+    /// Apache Parquet: the fields as typed columns (`status` a dictionary), row groups of
+    /// 65,536 rows; best with `--out FILE`.
+    Parquet,
 }
 
 #[derive(clap::Args, Debug)]
@@ -181,6 +184,9 @@ pub(crate) struct ResultsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     format: ResultsFormat,
+    /// Write the results to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
     /// Only results with this status (solved, timeout, over_target, none_within, invalid,
     /// cancelled, skipped, failed).
     #[arg(long)]
@@ -449,6 +455,9 @@ impl ChunkCounts {
                     self.over_target
                 )?;
             }
+            ResultsFormat::Parquet => {
+                anyhow::bail!("--chunks writes jsonl or csv; parquet is for the results")
+            }
         }
         Ok(())
     }
@@ -679,6 +688,9 @@ enum Sink<W: Write> {
     /// each record; the encoder buffers and writes whole chunks (boxed: it holds its buffer
     /// state inline, and a writer is made once per export).
     Csv(Box<csv::Writer<W>>),
+    /// Parquet ([`crate::parquet`]): rows gathered into row groups, each written when full,
+    /// the footer at [`ResultsWriter::finish`].
+    Parquet(Box<cubefleet_columns::ParquetWriter<W>>),
 }
 
 impl<W: Write> ResultsWriter<W> {
@@ -695,6 +707,9 @@ impl<W: Write> ResultsWriter<W> {
                     .from_writer(out);
                 csv.write_record(CSV_HEADER)?;
                 Sink::Csv(Box::new(csv))
+            }
+            ResultsFormat::Parquet => {
+                Sink::Parquet(Box::new(cubefleet_columns::ParquetWriter::new(out)?))
             }
         };
         Ok(ResultsWriter { sink, written: 0 })
@@ -720,6 +735,7 @@ impl<W: Write> ResultsWriter<W> {
                 line.error.as_deref().unwrap_or(""),
                 line.state_index.as_deref().unwrap_or(""),
             ])?,
+            Sink::Parquet(p) => p.write(&crate::parquet::row(&line))?,
         }
         self.written += 1;
         Ok(())
@@ -735,12 +751,20 @@ impl<W: Write> ResultsWriter<W> {
         match &mut self.sink {
             Sink::Jsonl { out, .. } => out.flush()?,
             Sink::Csv(csv) => csv.flush()?,
+            // nothing of a Parquet file is readable before its footer: row groups go out
+            // when full, not in small pieces whenever an export waits
+            Sink::Parquet(_) => {}
         }
         Ok(())
     }
 
-    /// Flushes the output; returns the number of results written.
+    /// Flushes the output (a Parquet file: its last row group and footer); returns the number
+    /// of results written.
     pub(crate) fn finish(mut self) -> anyhow::Result<u64> {
+        if let Sink::Parquet(p) = self.sink {
+            p.finish()?;
+            return Ok(self.written);
+        }
         self.flush()?;
         Ok(self.written)
     }
@@ -865,7 +889,11 @@ pub(crate) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
 pub(crate) fn results(args: ResultsArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async move {
         let client = args.connect.connect().await?;
-        let mut out = std::io::BufWriter::new(crate::output::Stdout::new());
+        let mut out: std::io::BufWriter<Box<dyn Write>> =
+            std::io::BufWriter::new(match &args.out {
+                Some(p) => Box::new(std::fs::File::create(p)?),
+                None => Box::new(crate::output::Stdout::new()),
+            });
         if args.chunks {
             export_chunks(&client, &args.batch, args.format, &mut out).await?;
         } else {

@@ -68,6 +68,7 @@ fn answer_each(
                 out.flush()?;
                 eprintln!("error: `{input}`: {e}");
             }
+            (Format::Parquet, _) => anyhow::bail!("index and position write text or json"),
             (Format::Json, got) => {
                 let mut o = serde_json::Map::new();
                 o.insert(input_key.into(), input.as_str().into());

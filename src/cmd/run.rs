@@ -45,7 +45,8 @@ pub(crate) struct Args {
     /// Time budget per position, in seconds (more than 0; default: none).
     #[arg(long, value_parser = super::flags::timeout)]
     timeout: Option<f64>,
-    /// Write the results (JSON lines) here instead of stdout.
+    /// Write the results (JSON lines) here instead of stdout; a file named `*.parquet` gets
+    /// them as Parquet (with `--keep histogram`, the length histogram).
     #[arg(long)]
     out: Option<PathBuf>,
     #[command(flatten)]
@@ -245,6 +246,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             // with --keep histogram, no result lines: the histogram at the end
             if histogram_only { 0 } else { lines },
             out,
+            if args
+                .out
+                .as_deref()
+                .is_some_and(crate::parquet::is_parquet_path)
+            {
+                super::client::ResultsFormat::Parquet
+            } else {
+                super::client::ResultsFormat::Jsonl
+            },
             all_finished.clone(),
             Limits::RUN,
         ));
@@ -276,7 +286,19 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             let (core, id) = (core.clone(), id.clone());
             tokio::task::spawn_blocking(move || core.status(&id)).await??
         };
-        if histogram_only {
+        if histogram_only
+            && args
+                .out
+                .as_deref()
+                .is_some_and(crate::parquet::is_parquet_path)
+        {
+            if let Some(p) = &args.out {
+                cubefleet_columns::write_histogram(
+                    std::fs::File::create(p)?,
+                    &final_status.length_histogram,
+                )?;
+            }
+        } else if histogram_only {
             let mut out: Box<dyn Write + Send> = match &args.out {
                 Some(p) => Box::new(std::fs::File::create(p)?),
                 None => Box::new(crate::output::Stdout::new()),

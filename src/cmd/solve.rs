@@ -45,6 +45,9 @@ pub(crate) enum Format {
     Text,
     /// One JSON object per input line.
     Json,
+    /// Apache Parquet on stdout (redirect it to a file): the JSON lines' fields as typed
+    /// columns (`solve` only).
+    Parquet,
 }
 
 #[derive(clap::Args, Debug)]
@@ -210,6 +213,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut pending = BTreeMap::new();
         let (mut printed, mut received) = (0, 0);
         let mut out = std::io::BufWriter::new(crate::output::Stdout::new());
+        let mut parquet = match args.format {
+            Format::Parquet => Some(cubefleet_columns::ParquetWriter::new(
+                std::io::BufWriter::new(crate::output::Stdout::new()),
+            )?),
+            _ => None,
+        };
         while let Ok((pos, line)) = rx.recv() {
             pending.insert(pos, line);
             received += 1;
@@ -225,10 +234,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 match args.format {
                     Format::Text => writeln!(out, "{}", line.text())?,
                     Format::Json => writeln!(out, "{}", serde_json::to_string(&line)?)?,
+                    Format::Parquet => {
+                        if let Some(p) = &mut parquet {
+                            p.write(&crate::parquet::row(&line))?;
+                        }
+                    }
                 }
                 printed += 1;
             }
             out.flush()?;
+        }
+        if let Some(p) = parquet {
+            p.finish()?;
         }
         Ok(())
     })?;

@@ -89,7 +89,7 @@ impl Waiting {
     }
 }
 
-/// Writes every result of the batch as JSON lines in line order while the batch runs, as they
+/// Writes every result of the batch (JSON lines, or `format`) in line order while the batch runs, as they
 /// finish (without the facelets, which the lines do not show). Returns the number written once
 /// all `total` are.
 ///
@@ -109,6 +109,7 @@ pub(super) async fn export_following(
     batch: String,
     total: u64,
     out: Box<dyn Write + Send>,
+    format: ResultsFormat,
     all_finished: CancellationToken,
     limits: Limits,
 ) -> anyhow::Result<u64> {
@@ -126,7 +127,7 @@ pub(super) async fn export_following(
     let mut feed = core.follow(&batch, limits.queued)?;
     // true until the core stops sending
     let mut fed = true;
-    let mut w = ResultsWriter::new(ResultsFormat::Jsonl, out)?;
+    let mut w = ResultsWriter::new(format, out)?;
     // the results taken from the feed at once (those already there, up to a page's worth)
     let mut received = Vec::with_capacity(page_size.min(RECEIVED));
     // lines go out in order, so the next to write is line `w.written()`
@@ -281,6 +282,7 @@ mod tests {
             "slow".into(),
             lines.len() as u64,
             Box::new(out.clone()),
+            ResultsFormat::Jsonl,
             // never cancelled: the export finishes by itself
             CancellationToken::new(),
             limits,

@@ -1,0 +1,234 @@
+"""Solve Rubik's Cube positions in bulk from Python, with cubefleet's searches.
+
+Every answer is checked by applying it to the position before it is returned.
+
+    >>> import cubefleet
+    >>> cubefleet.solve("R U R' U'").solution
+    "U R U' R'"
+    >>> table = cubefleet.solve_many(cubefleet.scramble(1000, seed=1))  # all cores
+    >>> table.to_pandas()["length"].value_counts()
+
+Positions are read exactly as the ``cubefleet`` CLI reads them: move sequences (``R U2 F'``,
+wide turns, slices, rotations), 54-letter facelet strings in URFDLB order in any six colour
+letters, or the 9-line colour net (``input="net"``). A line no real cube can reach is refused
+with the CLI's reason, raised as :class:`InvalidPosition`.
+
+The lookup tables (about 1 GB) are found as the CLI finds them: ``$CUBEFLEET_TABLES``, else
+``~/.cache/cubefleet/tables``; missing ones are built on first use (10-60 s), or by
+:func:`build_tables`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable, List, Optional, Sequence, Union
+
+from . import _native
+from ._native import Client, SolveResult
+
+__all__ = [
+    "InvalidPosition",
+    "SolveResult",
+    "Client",
+    "solve",
+    "optimal",
+    "solve_many",
+    "solve_file",
+    "index",
+    "position",
+    "scramble",
+    "build_tables",
+    "tables_dir",
+    "N_STATES",
+    "MAX_LINE_BYTES",
+]
+
+#: The number of positions of the cube; every one has a state index below it.
+N_STATES = 43_252_003_274_489_856_000
+
+#: The longest line read, in bytes (as the CLI and the coordinator read lines).
+MAX_LINE_BYTES: int = _native.MAX_LINE_BYTES
+
+
+class InvalidPosition(ValueError):
+    """A position no real cube can reach, or text that is no position.
+
+    ``reason`` is the CLI's reason ("one corner is twisted", "unknown turn `R4`", ...),
+    ``line`` the 0-based index of the line among the positions given (``None`` for a single
+    position) and ``input`` the text as given.
+    """
+
+    def __init__(self, reason: str, line: Optional[int], input: str):
+        self.reason = reason
+        self.line = line
+        self.input = input
+        where = f"line {line}: " if line is not None else ""
+        super().__init__(f"{where}{input!r}: {reason}")
+
+
+def solve(
+    position: str,
+    max_length: int = 20,
+    timeout: Optional[float] = None,
+    *,
+    threads: int = 1,
+    input: str = "auto",
+) -> SolveResult:
+    """Solve one position with the two-phase search; at most ``max_length`` turns.
+
+    ``position``: a move sequence, a facelet string or (``input="net"``) a colour net.
+    ``timeout``: seconds; the best solution found is returned with status ``timeout`` when
+    the time runs out (default: no limit). ``threads``: threads searching this one position.
+
+    Returns a :class:`SolveResult` (``solution``, ``length``, ``status``, ``optimal``,
+    ``millis``, ``nodes``). Status ``solved``, or ``over_target`` when the search ended
+    without a solution within ``max_length`` (the shortest found is given).
+
+    Raises :class:`InvalidPosition` when the position is refused.
+    """
+    return _native.solve(position, max_length, timeout, threads=threads, input=input)
+
+
+def optimal(
+    position: str,
+    *,
+    metric: str = "htm",
+    max_depth: Optional[int] = None,
+    timeout: Optional[float] = None,
+    threads: int = 1,
+    input: str = "auto",
+) -> SolveResult:
+    """Find a proven shortest solution of one position (IDA*).
+
+    ``metric``: ``"htm"`` (every face turn counts 1) or ``"qtm"`` (a half turn counts 2).
+    ``max_depth``: search only up to this length; status ``none_within`` proves there is none.
+    Random states take seconds to minutes each (much faster with the huge or giant table:
+    ``cubefleet tables build --giant``). ``lower_bound`` says no solution is shorter.
+
+    Raises :class:`InvalidPosition` when the position is refused.
+    """
+    return _native.solve(
+        position,
+        20,
+        timeout,
+        optimal=max_depth is None,
+        max_depth=max_depth,
+        metric=metric,
+        threads=threads,
+        input=input,
+    )
+
+
+def solve_many(
+    positions: Iterable[str],
+    max_length: int = 20,
+    threads: Optional[int] = None,
+    *,
+    timeout: Optional[float] = None,
+    optimal: bool = False,
+    max_depth: Optional[int] = None,
+    metric: Optional[str] = None,
+    input: str = "auto",
+    invalid: str = "raise",
+    output: str = "arrow",
+):
+    """Solve many positions on every core (``threads``), the GIL released; input order.
+
+    Returns a ``pyarrow.Table`` with one row per position and the columns of
+    ``cubefleet results --format parquet``: ``index`` (uint64), ``input``, ``status``
+    (dictionary: a pandas categorical), ``solution``, ``length`` (uint32, null without a
+    solution), ``optimal`` (bool), ``lower_bound`` (uint32, null for two-phase),
+    ``millis`` (float64), ``nodes`` (uint64), ``state_index`` (null here), ``error``
+    (the reason for a refused line). ``output="list"`` gives :class:`SolveResult` objects.
+
+    Blank lines and ``#`` comments are answered with status ``skipped``. A refused line raises
+    :class:`InvalidPosition` naming it before anything is searched; with ``invalid="keep"``
+    it is answered with status ``invalid`` and its reason in ``error`` instead, as the CLI
+    does. ``optimal=True`` / ``max_depth=N`` (with ``metric``) ask for the optimal or
+    depth-limited search instead of the two-phase one. Ctrl-C stops the searches.
+    """
+    return _native.solve_many(
+        positions,
+        max_length,
+        threads,
+        timeout=timeout,
+        optimal=optimal,
+        max_depth=max_depth,
+        metric=metric,
+        input=input,
+        invalid=invalid,
+        output=output,
+    )
+
+
+def solve_file(
+    path: Union[str, "os.PathLike[str]"],
+    max_length: int = 20,
+    threads: Optional[int] = None,
+    *,
+    timeout: Optional[float] = None,
+    optimal: bool = False,
+    max_depth: Optional[int] = None,
+    metric: Optional[str] = None,
+    input: str = "auto",
+    invalid: str = "raise",
+    output: str = "arrow",
+):
+    """Solve every line of a file, read as ``cubefleet run`` reads it (``index`` is the
+    0-based line; blank and ``#`` lines are ``skipped``). Otherwise as :func:`solve_many`.
+    """
+    return _native.solve_file(
+        os.fspath(path),
+        max_length,
+        threads,
+        timeout=timeout,
+        optimal=optimal,
+        max_depth=max_depth,
+        metric=metric,
+        input=input,
+        invalid=invalid,
+        output=output,
+    )
+
+
+def index(position: str) -> int:
+    """The state index of a position: 0 for solved, below :data:`N_STATES`.
+
+    Consecutive numbers are states one small change apart (the order is documented in the
+    repository's ``tables/src/index.rs``). Raises :class:`InvalidPosition`.
+    """
+    return _native.index(position)
+
+
+def position(index: int) -> str:
+    """The position with state index ``index``, as a 54-letter facelet string (URFDLB).
+
+    Raises ``ValueError`` for a number that is not below :data:`N_STATES`.
+    """
+    return _native.position(index)
+
+
+def scramble(count: int, seed: Optional[int] = None, max_length: int = 21) -> List[str]:
+    """``count`` random-state scrambles, as the WCA makes them (a uniformly random state,
+    solved, the solution inverted). The same ``seed`` gives the same scrambles as
+    ``cubefleet scramble --count N --seed S``.
+    """
+    return _native.scramble(count, seed, max_length)
+
+
+def build_tables(
+    dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    progress: Optional[Callable[[str, int, int], None]] = None,
+    force: bool = False,
+) -> List[str]:
+    """Build the missing two-phase tables (about 1 GB, 10-60 s) in ``dir`` (default:
+    :func:`tables_dir`). ``progress(name, done, total)`` is called about every percent of
+    each table. Returns the names of the tables built (``[]`` when none was missing).
+    """
+    return _native.build_tables(None if dir is None else os.fspath(dir), progress, force)
+
+
+def tables_dir() -> str:
+    """The tables directory the searches use: ``$CUBEFLEET_TABLES``, else
+    ``~/.cache/cubefleet/tables`` (as the CLI)."""
+    return os.fspath(_native.tables_dir())

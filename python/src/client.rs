@@ -1,0 +1,475 @@
+//! `cubefleet.Client`: a client of a coordinator over the same gRPC service the CLI uses
+//! (`cubefleet_proto::client::Client`, the bearer token on every call, TLS with the system's
+//! roots and an optional private CA). Calls run on a small tokio runtime of the client's own,
+//! without the GIL.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cubefleet_columns::{Columns, Row};
+use cubefleet_proto::client::Client as Grpc;
+use cubefleet_proto::{
+    submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, Keep, LineChunk,
+    ListBatchesRequest, LookupRequest, ResultsRequest, SubmitRequest,
+};
+use pyo3::exceptions::{PyConnectionError, PyRuntimeError, PyStopIteration, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tokio_stream::StreamExt;
+
+use crate::solve::SolveResult;
+
+/// Lines per submission chunk (the CLI starts with 250 and grows; a fixed middle size here).
+const CHUNK_LINES: usize = 2000;
+
+/// Results per record batch of [`Client::results`].
+const RESULTS_PER_BATCH: usize = 8192;
+
+/// A gRPC failure as a Python exception (`ConnectionError` when the coordinator could not be
+/// reached, `RuntimeError` with the coordinator's message otherwise).
+fn status_err(s: tonic::Status) -> PyErr {
+    match s.code() {
+        tonic::Code::Unavailable => PyConnectionError::new_err(s.message().to_string()),
+        tonic::Code::InvalidArgument | tonic::Code::NotFound => {
+            PyValueError::new_err(s.message().to_string())
+        }
+        _ => PyRuntimeError::new_err(format!("{:?}: {}", s.code(), s.message())),
+    }
+}
+
+/// A connection to a cubefleet coordinator (`cubefleet coordinator --listen ADDR`), over the
+/// same gRPC service and client code as the CLI's `submit`, `status`, `results`, `cancel` and
+/// `lookup`.
+///
+/// `Client(url, token=None, tls_ca=None)`: `url` is `http://host:port`, or `https://` for a
+/// coordinator with a certificate (the system's roots are trusted, and `tls_ca`, a PEM file,
+/// when given); `token` the coordinator's `--token`. Calls release the GIL.
+///
+/// ```python
+/// c = cubefleet.Client("http://127.0.0.1:7700")
+/// batch = c.submit(path="scrambles.txt")        # or lines=[...], range=(a, b), sample=(n, seed)
+/// c.wait(batch)                                 # the batch's status once finished
+/// df = c.results(batch).read_all().to_pandas()  # or iterate: pyarrow.RecordBatch by batch
+/// ```
+#[pyclass(module = "cubefleet")]
+pub(crate) struct Client {
+    runtime: Arc<tokio::runtime::Runtime>,
+    grpc: Grpc,
+    url: String,
+}
+
+impl Client {
+    /// Runs `f` on the client's runtime without the GIL.
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl std::future::Future<Output = Result<T, tonic::Status>> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| self.runtime.block_on(f)).map_err(status_err)
+    }
+}
+
+/// A batch's status as a dict (the fields of `cubefleet status --json`'s counts).
+fn status_dict<'py>(py: Python<'py>, s: &BatchStatus) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("batch", &s.batch_id)?;
+    d.set_item("name", &s.name)?;
+    d.set_item("kind", &s.kind)?;
+    d.set_item("total", s.total)?;
+    d.set_item("queued", s.queued)?;
+    d.set_item("leased", s.leased)?;
+    d.set_item("done", s.done)?;
+    d.set_item("invalid", s.invalid)?;
+    d.set_item("cancelled", s.cancelled)?;
+    d.set_item("failed", s.failed)?;
+    d.set_item("rate", s.rate)?;
+    d.set_item("eta_seconds", s.eta_seconds)?;
+    d.set_item("length_histogram", s.length_histogram.clone())?;
+    d.set_item("cancelled_batch", s.cancelled_batch)?;
+    d.set_item(
+        "keep",
+        if s.keep == Keep::Histogram as i32 {
+            "histogram"
+        } else {
+            "all"
+        },
+    )?;
+    // a range or sample batch counts the lines not made yet as queued
+    let finished = s.queued == 0 && s.leased == 0;
+    d.set_item("finished", finished)?;
+    Ok(d)
+}
+
+/// A stored result as a row of the shared columns (the CLI's `result_line`, typed).
+fn row(r: &JobResult) -> Row<'_> {
+    let status = if r.status.is_empty() {
+        match cubefleet_proto::JobState::try_from(r.state) {
+            Ok(cubefleet_proto::JobState::Leased) => "leased",
+            _ => "queued",
+        }
+    } else {
+        &r.status
+    };
+    Row {
+        index: r.index,
+        input: &r.input,
+        status,
+        solution: &r.solution,
+        length: r.has_length().then_some(r.length),
+        optimal: r.optimal,
+        lower_bound: (r.lower_bound > 0).then_some(r.lower_bound),
+        millis: r.millis,
+        nodes: (r.nodes > 0).then_some(r.nodes),
+        state_index: (!r.state_index.is_empty()).then_some(r.state_index.as_str()),
+        error: (!r.error.is_empty()).then_some(r.error.as_str()),
+    }
+}
+
+#[pymethods]
+impl Client {
+    /// Connects to the coordinator at `url` (see `cubefleet.Client`).
+    #[new]
+    #[pyo3(signature = (url, token=None, tls_ca=None))]
+    fn new(
+        py: Python<'_>,
+        url: &str,
+        token: Option<&str>,
+        tls_ca: Option<std::path::PathBuf>,
+    ) -> PyResult<Client> {
+        let ca = match &tls_ca {
+            Some(p) => Some(std::fs::read(p).map_err(|e| {
+                pyo3::exceptions::PyOSError::new_err(format!("tls_ca {}: {e}", p.display()))
+            })?),
+            None => None,
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let grpc = py
+            .detach(|| runtime.block_on(Grpc::connect_with_ca(url, token, ca.as_deref())))
+            .map_err(|e| match e {
+                cubefleet_proto::client::ConnectError::Invalid(m) => PyValueError::new_err(m),
+                e => PyConnectionError::new_err(e.to_string()),
+            })?;
+        Ok(Client {
+            runtime: Arc::new(runtime),
+            grpc,
+            url: url.to_string(),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Client({:?})", self.url)
+    }
+
+    /// Submits a batch; returns its id. Exactly one of `lines` (a list of positions, one per
+    /// line), `path` (a file, read as the CLI reads it), `range=(start, end)` (state indexes
+    /// `start, start + step, ...` below `end`) or `sample=(count, seed)` (uniformly random
+    /// states). The search: two-phase to `max_length` (default), `optimal=True`, or
+    /// `max_depth=N` (with `metric`, "htm" or "qtm"); `timeout` seconds per position.
+    /// `keep="histogram"` (range and sample batches) stores only the length histogram.
+    /// `batch_id` continues or names a batch; `priority` orders batches (higher first).
+    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=20, optimal=false, max_depth=None, metric=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
+    #[allow(clippy::too_many_arguments)]
+    fn submit(
+        &self,
+        py: Python<'_>,
+        lines: Option<Vec<String>>,
+        path: Option<std::path::PathBuf>,
+        range: Option<(u128, u128)>,
+        step: u64,
+        sample: Option<(u64, u64)>,
+        max_length: u32,
+        optimal: bool,
+        max_depth: Option<u32>,
+        metric: Option<&str>,
+        timeout: Option<f64>,
+        name: Option<String>,
+        priority: i32,
+        batch_id: Option<String>,
+        keep: &str,
+    ) -> PyResult<String> {
+        let given = [
+            lines.is_some(),
+            path.is_some(),
+            range.is_some(),
+            sample.is_some(),
+        ];
+        if given.iter().filter(|g| **g).count() != 1 {
+            return Err(PyValueError::new_err(
+                "give exactly one of lines, path, range and sample",
+            ));
+        }
+        let mode = crate::solve::mode(max_length, optimal, max_depth, metric)?;
+        let timeout = crate::solve::timeout(timeout)?.map(Duration::from_secs_f64);
+        let keep = match keep {
+            "all" => Keep::All,
+            "histogram" if range.is_some() || sample.is_some() => Keep::Histogram,
+            "histogram" => {
+                return Err(PyValueError::new_err(
+                    "keep=\"histogram\" is for range and sample batches; lines keep all",
+                ))
+            }
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "keep must be \"all\" or \"histogram\", not {other:?}"
+                )))
+            }
+        };
+        let mut spec = BatchSpec {
+            batch_id: batch_id.unwrap_or_default(),
+            name: name.unwrap_or_else(|| match &path {
+                Some(p) => p.display().to_string(),
+                None => "python".into(),
+            }),
+            mode: Some(cubefleet_worker::remote::mode_to_proto(&mode, timeout)),
+            priority,
+            keep: keep as i32,
+            ..BatchSpec::default()
+        };
+        if let Some((start, end)) = range {
+            spec.range_start = start.to_string();
+            spec.range_end = end.to_string();
+            spec.range_step = step.max(1);
+        }
+        if let Some((count, seed)) = sample {
+            spec.sample_count = count;
+            spec.sample_seed = seed;
+        }
+        let lines = match (lines, path) {
+            (Some(l), _) => l,
+            (None, Some(p)) => crate::solve::read_lines(&p)?,
+            (None, None) => Vec::new(),
+        };
+        let mut requests = vec![SubmitRequest {
+            part: Some(submit_request::Part::Spec(spec)),
+        }];
+        for chunk in lines.chunks(CHUNK_LINES) {
+            requests.push(SubmitRequest {
+                part: Some(submit_request::Part::Chunk(LineChunk {
+                    lines: chunk.to_vec(),
+                })),
+            });
+        }
+        let mut batches = self.grpc.batches.clone();
+        let r = self.run(py, async move {
+            Ok(batches
+                .submit(tokio_stream::iter(requests))
+                .await?
+                .into_inner())
+        })?;
+        Ok(r.batch_id)
+    }
+
+    /// A batch's progress as a dict (`total`, `queued`, `leased`, `done`, `invalid`,
+    /// `cancelled`, `failed`, `rate`, `eta_seconds`, `length_histogram`, `finished`, ...);
+    /// every batch's (a list) when `batch` is `None`.
+    #[pyo3(signature = (batch=None))]
+    fn status(&self, py: Python<'_>, batch: Option<String>) -> PyResult<Py<PyAny>> {
+        let mut batches = self.grpc.batches.clone();
+        match batch {
+            Some(b) => {
+                let s = self.run(py, async move {
+                    Ok(batches
+                        .get_batch(BatchRef { batch_id: b })
+                        .await?
+                        .into_inner())
+                })?;
+                Ok(status_dict(py, &s)?.into_any().unbind())
+            }
+            None => {
+                let all = self.run(py, async move {
+                    Ok(batches
+                        .list_batches(ListBatchesRequest {})
+                        .await?
+                        .into_inner()
+                        .batches)
+                })?;
+                let list: Vec<_> = all
+                    .iter()
+                    .map(|s| status_dict(py, s))
+                    .collect::<PyResult<_>>()?;
+                Ok(pyo3::types::PyList::new(py, list)?.into_any().unbind())
+            }
+        }
+    }
+
+    /// Waits until the batch is finished (or `timeout` seconds passed); returns its status.
+    #[pyo3(signature = (batch, timeout=None))]
+    fn wait(&self, py: Python<'_>, batch: String, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
+        let mut batches = self.grpc.batches.clone();
+        let deadline = timeout.map(|t| std::time::Instant::now() + Duration::from_secs_f64(t));
+        let b = batch.clone();
+        let last = self.run(py, async move {
+            let mut watch = batches
+                .watch_batch(BatchRef { batch_id: b })
+                .await?
+                .into_inner();
+            let mut last = None;
+            loop {
+                let next = match deadline {
+                    Some(d) => match tokio::time::timeout_at(d.into(), watch.next()).await {
+                        Ok(n) => n,
+                        Err(_) => break,
+                    },
+                    None => watch.next().await,
+                };
+                match next {
+                    Some(s) => last = Some(s?),
+                    None => break,
+                }
+            }
+            Ok(last)
+        })?;
+        let s = match last {
+            Some(s) => s,
+            None => {
+                let mut batches = self.grpc.batches.clone();
+                self.run(py, async move {
+                    Ok(batches
+                        .get_batch(BatchRef { batch_id: batch })
+                        .await?
+                        .into_inner())
+                })?
+            }
+        };
+        Ok(status_dict(py, &s)?.into_any().unbind())
+    }
+
+    /// The batch's results in line order, as an iterator of `pyarrow.RecordBatch`es (only
+    /// those of `status` when given).
+    #[pyo3(signature = (batch, status=None))]
+    fn results(&self, py: Python<'_>, batch: String, status: Option<String>) -> PyResult<Results> {
+        let mut batches = self.grpc.batches.clone();
+        let stream = self.run(py, async move {
+            let request = ResultsRequest {
+                batch_id: batch,
+                status: status.unwrap_or_default(),
+                ..ResultsRequest::default()
+            };
+            Ok(batches.stream_results(request).await?.into_inner())
+        })?;
+        Ok(Results {
+            runtime: self.runtime.clone(),
+            stream: Mutex::new(Some(stream)),
+        })
+    }
+
+    /// Cancels a batch; returns its status.
+    fn cancel(&self, py: Python<'_>, batch: String) -> PyResult<Py<PyAny>> {
+        let mut batches = self.grpc.batches.clone();
+        let s = self.run(py, async move {
+            Ok(batches
+                .cancel_batch(BatchRef { batch_id: batch })
+                .await?
+                .into_inner())
+        })?;
+        Ok(status_dict(py, &s)?.into_any().unbind())
+    }
+
+    /// A stored result for `position` from any batch (up to symmetry and inversion, mapped
+    /// back to the position asked about), or `None`.
+    fn lookup(&self, py: Python<'_>, position: String) -> PyResult<Option<SolveResult>> {
+        let mut batches = self.grpc.batches.clone();
+        let asked = position.clone();
+        let r = self.run(py, async move {
+            Ok(batches
+                .lookup(LookupRequest { position })
+                .await?
+                .into_inner())
+        })?;
+        Ok(r.result.filter(|_| r.found).map(|res| {
+            let row = row(&res);
+            SolveResult {
+                index: 0,
+                input: asked,
+                status: row.status.to_string(),
+                solution: row.solution.to_string(),
+                length: row.length,
+                optimal: row.optimal,
+                lower_bound: row.lower_bound,
+                millis: row.millis,
+                nodes: row.nodes,
+                error: row.error.map(str::to_string),
+            }
+        }))
+    }
+}
+
+/// A batch's results as they stream in, a record batch at a time.
+#[pyclass(module = "cubefleet")]
+pub(crate) struct Results {
+    runtime: Arc<tokio::runtime::Runtime>,
+    /// `None` once the stream ended.
+    stream: Mutex<Option<tonic::Streaming<JobResult>>>,
+}
+
+#[pymethods]
+impl Results {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let batch = py.detach(|| {
+            let mut guard = self.stream.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(stream) = guard.as_mut() else {
+                return Ok(None);
+            };
+            let mut columns = Columns::new();
+            let ended = self.runtime.block_on(async {
+                while columns.len() < RESULTS_PER_BATCH {
+                    match stream.next().await {
+                        Some(r) => columns.push(&row(&r?)),
+                        None => return Ok::<_, tonic::Status>(true),
+                    }
+                }
+                Ok(false)
+            });
+            match ended {
+                Err(e) => {
+                    *guard = None;
+                    Err(status_err(e))
+                }
+                Ok(ended) => {
+                    if ended {
+                        *guard = None;
+                    }
+                    if columns.is_empty() {
+                        return Ok(None);
+                    }
+                    columns
+                        .finish()
+                        .map(Some)
+                        .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+                }
+            }
+        })?;
+        match batch {
+            Some(b) => crate::arrow::record_batch(py, &b),
+            None => Err(PyStopIteration::new_err(())),
+        }
+    }
+
+    /// Every remaining result as one `pyarrow.Table`.
+    fn read_all(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let list = pyo3::types::PyList::empty(py);
+        loop {
+            match self.__next__(py) {
+                Ok(b) => list.append(b)?,
+                Err(e) if e.is_instance_of::<PyStopIteration>(py) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        let pa = py.import("pyarrow")?;
+        if list.is_empty() {
+            return crate::arrow::table(py, &[]);
+        }
+        Ok(pa
+            .getattr("Table")?
+            .call_method1("from_batches", (list,))?
+            .unbind())
+    }
+}

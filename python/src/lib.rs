@@ -1,0 +1,54 @@
+//! The extension module `cubefleet._native`, wrapped by the pure-Python package `cubefleet`
+//! (`python/cubefleet/__init__.py`, which holds the docstrings users read and the
+//! `InvalidPosition` exception). Thin glue over the library crates:
+//!
+//! - [`tables`]: where the tables are (as the CLI finds them), loading them once per process,
+//!   building missing ones with a progress callback;
+//! - [`solve`]: one position or many (all cores, the GIL released), answers as
+//!   [`solve::SolveResult`] objects or as `pyarrow.Table`s ([`arrow`]);
+//! - [`cube`]: the state index, positions by index, random-state scrambles;
+//! - [`client`]: a client of a coordinator over the same gRPC service the CLI uses.
+
+use pyo3::prelude::*;
+
+mod arrow;
+mod client;
+mod cube;
+mod solve;
+mod tables;
+
+/// The module's contents (names without a leading `_` are re-exported by `cubefleet`).
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<solve::SolveResult>()?;
+    m.add_class::<client::Client>()?;
+    m.add_class::<client::Results>()?;
+    m.add_function(wrap_pyfunction!(solve::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(solve::solve_many, m)?)?;
+    m.add_function(wrap_pyfunction!(solve::solve_file, m)?)?;
+    m.add_function(wrap_pyfunction!(cube::index, m)?)?;
+    m.add_function(wrap_pyfunction!(cube::position, m)?)?;
+    m.add_function(wrap_pyfunction!(cube::scramble, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::build_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::tables_dir, m)?)?;
+    m.add("MAX_LINE_BYTES", cubefleet_tables::MAX_LINE_BYTES)?;
+    Ok(())
+}
+
+/// Raises `cubefleet.InvalidPosition(reason, line, input)` (defined in Python, so that it
+/// carries those three as attributes).
+pub(crate) fn invalid_position(
+    py: Python<'_>,
+    reason: &str,
+    line: Option<u64>,
+    input: &str,
+) -> PyErr {
+    let made = py
+        .import("cubefleet")
+        .and_then(|m| m.getattr("InvalidPosition"))
+        .and_then(|cls| cls.call1((reason, line, input)));
+    match made {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
