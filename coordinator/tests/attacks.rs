@@ -13,15 +13,15 @@ use std::time::Duration;
 
 mod common;
 
-use common::{job, optimal, two_phase, undo, Server};
+use common::{job, lease, optimal, resident, two_phase, undo, Server};
 use cubefleet_coordinator::credentials::{from_flags, Credential, Role};
 use cubefleet_coordinator::Config;
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     mode, submit_request, BatchRef, BatchSpec, CompleteRequest, Completion, DepthLimited,
-    HeartbeatRequest, JobProgress, JobState, LeaseRequest, LeasedJob, LineChunk,
-    ListBatchesRequest, LookupRequest, Metric, Mode, RegisterRequest, ReleaseRequest,
-    ResultsRequest, RevokeRequest, SubmitEnd, SubmitRequest,
+    HeartbeatRequest, JobProgress, JobState, LeaseRequest, LineChunk, ListBatchesRequest,
+    LookupRequest, Metric, Mode, RegisterRequest, ReleaseRequest, ResultsRequest, RevokeRequest,
+    SubmitEnd, SubmitRequest,
 };
 use tempfile::TempDir;
 use tonic::Code;
@@ -67,21 +67,6 @@ async fn register(c: &mut Client, name: &str, threads: u32) -> String {
         .unwrap()
         .into_inner()
         .worker_id
-}
-
-/// Leases up to `max` jobs.
-async fn lease(c: &mut Client, worker: &str, max: u32) -> Vec<LeasedJob> {
-    c.workers
-        .lease(LeaseRequest {
-            worker_id: worker.into(),
-            max_jobs: max,
-            wait_millis: 0,
-            max_seconds: 0.0,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .jobs
 }
 
 /// A submission of `lines` as batch `id` in `mode`, with `hash` as its content hash.
@@ -186,18 +171,6 @@ fn refused(r: Result<impl std::fmt::Debug, tonic::Status>, code: Code, says: &st
         "{:?} lacks {says:?}",
         e.message()
     );
-}
-
-/// The resident memory of this process, in bytes (Linux).
-fn resident() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap();
-    kb * 1024
 }
 
 /// 1. A mode no worker can run (a timeout of 1e20 s) is refused at the door, naming the field:

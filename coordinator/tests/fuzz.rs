@@ -10,7 +10,7 @@ use std::time::Duration;
 
 mod common;
 
-use common::{optimal, two_phase, undo, Server};
+use common::{optimal, resident, two_phase, undo, Server};
 use cubefleet_coordinator::credentials::from_flags;
 use cubefleet_coordinator::Config;
 use cubefleet_proto::client::Client;
@@ -178,18 +178,6 @@ async fn answers(c: &mut Client) -> Vec<JobResult> {
         all.extend(page.results);
     }
     all
-}
-
-/// The resident memory of this process, in bytes (Linux).
-fn resident() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap()
-        * 1024
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -509,7 +509,7 @@ async fn lease_complete_verify_and_reject() {
         .core
         .workers()
         .into_iter()
-        .find(|(wid, _)| wid == &w)
+        .find(|(_, info)| info.name == "worker-1")
         .unwrap()
         .1;
     assert_eq!((worker.completed, worker.rejected), (2, 1));
@@ -673,11 +673,12 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
     assert_eq!(heartbeat(&mut c, &w, &[(id, 3)]).await, vec![id]);
     assert_eq!(job(&mut c, id).await.lower_bound, 2);
 
-    // the next lease resumes from the bound
+    // the next lease, by another session, starts from nothing: a bound is its session's own
+    // claim, never the start of another's proof (issue 35); the record keeps it as progress
     let w2 = register(&mut c, "fresh").await;
     let jobs = lease_exactly(&mut c, &w2, 10, 1).await;
     assert_eq!(jobs[0].job_id, id);
-    assert_eq!(jobs[0].lower_bound, 2);
+    assert_eq!(jobs[0].lower_bound, 0);
 
     // the late worker's wrong answer or give-up does not take the job from its new holder
     let (accepted, rejected) = complete(&mut c, &w, vec![solved(id, "R")]).await;
@@ -797,7 +798,8 @@ async fn higher_priority_first_and_released_jobs_keep_their_progress() {
         assert_eq!(j.lower_bound, expected, "{j:?}");
     }
     // a job not held is not released
-    let released = release(&mut c, "someone-else", &[(again[0].job_id, 0)], 0).await;
+    let other = register(&mut c, "someone-else").await;
+    let released = release(&mut c, &other, &[(again[0].job_id, 0)], 0).await;
     assert_eq!(released, 0);
     assert_eq!(status(&mut c, "high").await.leased, 2);
     server.stop().await;
@@ -967,8 +969,16 @@ async fn a_restart_requeues_leases_and_keeps_results() {
     // calls (its old leases are gone, so the heartbeat names nothing to stop)
     assert!(server.core.workers().is_empty());
     assert!(heartbeat(&mut c, &old_worker, &[]).await.is_empty());
-    let listed: Vec<String> = server.core.workers().into_iter().map(|w| w.0).collect();
-    assert_eq!(listed, vec![old_worker]);
+    // listed by its public id, never by the secret it sends
+    let listed: Vec<(String, String)> = server
+        .core
+        .workers()
+        .into_iter()
+        .map(|(id, w)| (id, w.name))
+        .collect();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].1, "w");
+    assert!(!old_worker.contains(&listed[0].0));
 
     // every unfinished job can be leased and finished
     let w = register(&mut c, "w-after").await;

@@ -391,7 +391,7 @@ mod tests {
             for &timeout_seconds in &timeouts {
                 for bound in [0, 20, 40, 41, u32::MAX] {
                     let mode = cubefleet_proto::Mode {
-                        kind: kind.clone(),
+                        kind: *kind,
                         timeout_seconds,
                     };
                     match leased_job(1, CubieCube::default(), &mode, bound) {

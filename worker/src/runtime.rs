@@ -331,8 +331,10 @@ pub async fn run<C: Coordinator>(
             }
             r = async { reporting.as_mut().expect("guarded by is_some").await }, if reporting.is_some() => {
                 reporting = None;
-                reported(r, &mut unreported, &mut stats);
-                if unreported.len() >= report_group(capacity, held.len()) {
+                // a failed report is tried again at the next report tick, not at once: an
+                // unreachable coordinator refuses at once, and would be asked in a busy loop
+                let acknowledged = reported(r, &mut unreported, &mut stats);
+                if acknowledged && unreported.len() >= report_group(capacity, held.len()) {
                     start_report(&coordinator, &mut reporting, &mut unreported);
                 }
             }
@@ -513,19 +515,26 @@ fn start_report<C: Coordinator>(
 
 /// Takes a report's answer in: counted when acknowledged, else back in front of the results
 /// waiting (a task that panicked lost its results: their leases expire and they are searched
-/// again).
+/// again). True when the report was acknowledged.
 fn reported<E: std::fmt::Display>(
     r: Result<(Vec<Finished>, Result<(), E>), JoinError>,
     unreported: &mut Vec<Finished>,
     stats: &mut WorkerStats,
-) {
+) -> bool {
     match r {
-        Ok((group, Ok(()))) => stats.completed += group.len() as u64,
+        Ok((group, Ok(()))) => {
+            stats.completed += group.len() as u64;
+            true
+        }
         Ok((group, Err(e))) => {
             tracing::warn!(error = %e, results = group.len(), "reporting results failed; will retry");
             unreported.splice(0..0, group);
+            false
         }
-        Err(e) => tracing::error!(error = %e, "report task failed"),
+        Err(e) => {
+            tracing::error!(error = %e, "report task failed");
+            false
+        }
     }
 }
 

@@ -146,3 +146,15 @@ pub(crate) fn optimal() -> Mode {
         timeout_seconds: 0.0,
     }
 }
+
+/// The resident memory of this process, in bytes (Linux's `VmRSS`).
+pub(crate) fn resident() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap()
+        * 1024
+}
