@@ -13,6 +13,7 @@
 //! | `cubefleet_results_verified_total` | counter | worker results that passed verification |
 //! | `cubefleet_results_rejected_total` | counter | worker results refused by verification |
 //! | `cubefleet_lease_expiries_total` | counter | leases that expired (the job went back to the queue) |
+//! | `cubefleet_confirm_disagreements_total` | counter | claims of batches with `confirm` 2 that two workers disagreed on |
 //! | `cubefleet_queue_depth` | gauge | jobs queued (not leased) |
 //! | `cubefleet_solve_mean_seconds` | gauge | mean search time of the last results (a default before any) |
 //! | `cubefleet_queued_work_seconds` | gauge | queue depth x mean search time: thread-seconds of work queued, the autoscaling signal |
@@ -243,7 +244,7 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
         sample(&mut batches, &labels, MetricType::Gauge, Value::Count(n))?;
     }
 
-    let counters: [(&str, &str, u64); 6] = [
+    let counters: [(&str, &str, u64); 7] = [
         (
             "cubefleet_jobs_submitted",
             "Lines submitted since start.",
@@ -273,6 +274,11 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
             "cubefleet_lease_expiries",
             "Leases that expired since start (the job went back to the queue).",
             c.lease_expiries,
+        ),
+        (
+            "cubefleet_confirm_disagreements",
+            "Claims of batches with confirm 2 that two workers disagreed on since start.",
+            c.disagreements,
         ),
     ];
     for (name, help, v) in counters {

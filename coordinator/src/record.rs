@@ -115,6 +115,10 @@ pub(crate) struct BatchRecord {
     /// What is kept of each result ([`Keep`]: all, the default, or the length only).
     #[prost(enumeration = "Keep", tag = "16")]
     pub(crate) keep: i32,
+    /// How many credentials must agree on an unverifiable claim (`BatchSpec.confirm`: 0 or 1
+    /// is one, 2 is two).
+    #[prost(uint32, tag = "17")]
+    pub(crate) confirm: u32,
 }
 
 impl BatchRecord {

@@ -799,3 +799,81 @@ async fn revoking_a_worker_undoes_its_claims() {
     assert_eq!(lease(&mut farm, &w, 10).await.len(), 2);
     server.stop().await;
 }
+
+/// Confirmation (`confirm` 2): an optimal answer is final only when workers of two credentials
+/// claim the same; a credential cannot confirm itself, and a disagreement waits for a third.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confirmation_needs_two_credentials_to_agree() {
+    let dir = TempDir::new().unwrap();
+    let mut config = Config::new(dir.path());
+    config.credentials = from_flags(
+        &[format!("alice:{ALICE}")],
+        &[
+            format!("farm:{FARM}"),
+            format!("volunteer:{VOLUNTEER}"),
+            "third:third-secret".into(),
+        ],
+        None,
+    )
+    .unwrap();
+    let server = Server::start(config).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut vol = as_(&server, VOLUNTEER).await;
+    let mut farm = as_(&server, FARM).await;
+    let mut third = as_(&server, "third-secret").await;
+    let (liar, honest, judge) = (
+        register(&mut vol, "liar", 1).await,
+        register(&mut farm, "honest", 1).await,
+        register(&mut third, "judge", 1).await,
+    );
+    // a facelet line: no move count bounds what may be claimed
+    let cube =
+        cubefleet_tables::parse_position("R U", cubefleet_tables::InputFormat::Auto).unwrap();
+    let faces = cubefleet_tables::FaceletCube::from_cubie(&cube).to_string();
+    let mut spec = submission("c", optimal(), &[], &[&faces]);
+    if let Some(submit_request::Part::Spec(s)) = &mut spec[0].part {
+        s.confirm = 2;
+    }
+    submit(&mut alice, spec).await.unwrap();
+    // a 6-move "optimal" answer from the volunteer is held, not stored
+    let id = lease(&mut vol, &liar, 1).await[0].job_id;
+    let six = format!("R L R' L' {}", undo("R U"));
+    assert_eq!(
+        complete(&mut vol, &liar, vec![solved(id, &six, true, 6)])
+            .await
+            .unwrap()
+            .0,
+        1
+    );
+    let r = job(&mut alice, id).await;
+    assert_eq!(r.state, JobState::Queued as i32, "{r:?}");
+    assert!(
+        lease(&mut vol, &liar, 1).await.is_empty(),
+        "it confirms itself"
+    );
+    // the farm disagrees (the truth, 2 moves): a disagreement, still not final
+    assert_eq!(lease(&mut farm, &honest, 1).await[0].job_id, id);
+    complete(&mut farm, &honest, vec![solved(id, &undo("R U"), true, 2)])
+        .await
+        .unwrap();
+    assert_eq!(job(&mut alice, id).await.state, JobState::Queued as i32);
+    let s = alice
+        .batches
+        .get_batch(BatchRef {
+            batch_id: "c".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((s.confirm, s.disagreements), (2, 1));
+    // a third credential settles it
+    assert_eq!(lease(&mut third, &judge, 1).await[0].job_id, id);
+    complete(&mut third, &judge, vec![solved(id, &undo("R U"), true, 2)])
+        .await
+        .unwrap();
+    let r = job(&mut alice, id).await;
+    assert_eq!(r.state, JobState::Done as i32, "{r:?}");
+    assert_eq!((r.length, r.optimal), (2, true));
+    assert_eq!(r.confirmed_by, vec!["farm".to_string(), "third".into()]);
+    server.stop().await;
+}

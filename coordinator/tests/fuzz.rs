@@ -326,6 +326,7 @@ async fn arbitrary_messages_to_every_rpc_change_nothing_stored() {
                             sample_count: if g.0.random_bool(0.2) { g.u64() } else { 0 },
                             sample_seed: g.u64(),
                             keep: g.i32(),
+                            confirm: g.u32() % 4,
                         })),
                     }];
                     for _ in 0..g.0.random_range(0..3) {

@@ -141,6 +141,11 @@ pub(crate) struct SubmitArgs {
     /// Higher runs first (negative values allowed: `--priority -1`).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     priority: i32,
+    /// How many workers of different credentials must agree before an `optimal` or
+    /// `none_within` answer is final: 1 (one is enough) or 2 (for fleets whose workers are not
+    /// all trusted; a disagreement is settled by a third credential's search).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    confirm: u32,
     /// Time budget per position, in seconds (more than 0; default: none).
     #[arg(long, value_parser = super::flags::timeout)]
     timeout: Option<f64>,
@@ -795,6 +800,7 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             },
             mode: Some(mode_to_proto(&args.mode.mode(), timeout)),
             priority: args.priority,
+            confirm: args.confirm,
             ..BatchSpec::default()
         })?;
         let r = match &args.input.file {

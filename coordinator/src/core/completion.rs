@@ -9,7 +9,7 @@ use cubefleet_tables::CubieCube;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::state::FastMap;
+use super::state::{Claim, FastMap};
 use super::{view, Core};
 use crate::error::Error;
 use crate::limits::{cut, MAX_REASON};
@@ -61,9 +61,17 @@ struct Verified {
     worker: String,
     /// The session's public id.
     session: String,
+    /// Of a batch with `confirm` 2: the workers whose equal claims made it final.
+    confirmed_by: Vec<String>,
 }
 
 impl Verified {
+    /// Whether the answer rests on a claim the coordinator cannot check (what `confirm` 2
+    /// holds until a second credential agrees).
+    fn claims(&self) -> bool {
+        self.optimal || self.status == "none_within"
+    }
+
     /// The record `job` with this result: done, with the lower bound [`verify`] proved (the
     /// stored one taken into account, clamped, never above the solution's length).
     fn apply(self, mut job: JobRecord) -> JobRecord {
@@ -79,6 +87,7 @@ impl Verified {
         r.claimed = self.optimal || r.status == "none_within" || self.lower_bound > 0;
         r.worker = self.worker;
         r.session = self.session;
+        r.confirmed_by = self.confirmed_by;
         job.bound_session.clear();
         job
     }
@@ -101,13 +110,14 @@ impl Core {
         // the modes of the batches concerned, read under the lock once (and which of them
         // keep only the lengths of their results), and the positions the jobs' leases made
         // (a job's position never changes: see `Lease::cube`)
-        let (modes, histogram_only, leased, identity) = {
+        let (modes, histogram_only, leased, identity, confirm) = {
             let st = self.lock();
             let identity = st
                 .workers
                 .get(worker)
                 .map_or_else(|| worker.to_string(), |w| w.identity.clone());
             let (mut modes, mut keeps) = (FastMap::default(), FastMap::default());
+            let mut confirm = FastMap::default();
             let mut leased: FastMap<u64, CubieCube> = FastMap::default();
             leased.reserve(results.len());
             for c in results {
@@ -116,11 +126,14 @@ impl Core {
                 keeps
                     .entry(seq)
                     .or_insert_with(|| st.batches.get(&seq).is_some_and(|b| b.keep_histogram));
+                confirm
+                    .entry(seq)
+                    .or_insert_with(|| st.batches.get(&seq).is_some_and(|b| b.confirm >= 2));
                 if let Some(cube) = st.leases.get(&c.job_id).and_then(|l| l.cube) {
                     leased.insert(c.job_id, cube);
                 }
             }
-            (modes, keeps, leased, identity)
+            (modes, keeps, leased, identity, confirm)
         };
         for _attempt in 0..8 {
             if pending.is_empty() {
@@ -155,6 +168,16 @@ impl Core {
                 match self.complete_one(worker, &identity, c, old, leased.get(&c.job_id), mode)? {
                     // a verified result always has the record it was checked against
                     Completed::Verified(mut v) => {
+                        if confirm[&batch_seq(c.job_id)] && v.claims() {
+                            match self.confirm(worker, c.job_id, &v)? {
+                                Some(names) => v.confirmed_by = names,
+                                None => {
+                                    // held until a worker of another credential agrees
+                                    accepted += 1;
+                                    continue;
+                                }
+                            }
+                        }
                         if histogram_only[&batch_seq(c.job_id)] {
                             // verified above; the batch keeps the length only
                             v.solution.clear();
@@ -287,8 +310,48 @@ impl Core {
                 millis: c.millis,
                 worker: identity.to_string(),
                 session: worker.to_string(),
+                confirmed_by: Vec::new(),
             })),
         }
+    }
+
+    /// Holds the claim `v` of `worker` on job `id` (of a batch with `confirm` 2) until a
+    /// worker of another credential makes the same claim (status and length): then the names
+    /// of the two workers, and the answer is final. Until then the job goes back to the queue,
+    /// for a credential that has not claimed it yet ([`Core::lease`] passes it over for the
+    /// others); two claims that differ are a disagreement, settled by a third credential's.
+    fn confirm(&self, worker: &str, id: u64, v: &Verified) -> Result<Option<Vec<String>>, Error> {
+        {
+            let mut st = self.lock();
+            let (credential, identity) = match st.workers.get(worker) {
+                Some(w) => (w.credential.clone(), w.identity.clone()),
+                None => (Arc::from("anonymous"), worker.to_string()),
+            };
+            let claims = st.pending.entry(id).or_default();
+            if !claims.iter().any(|c| c.credential == credential) {
+                let same = claims
+                    .iter()
+                    .find(|c| c.status == v.status && c.length == v.length);
+                if let Some(first) = same {
+                    let names = vec![first.identity.clone(), identity];
+                    st.pending.remove(&id);
+                    return Ok(Some(names));
+                }
+                let disagrees = !claims.is_empty();
+                claims.push(Claim {
+                    credential,
+                    identity,
+                    status: v.status.clone(),
+                    length: v.length,
+                });
+                if disagrees {
+                    st.counters.disagreements += 1;
+                    st.batch(batch_seq(id)).disagreements += 1;
+                }
+            }
+        }
+        self.requeue_from(id, Some(worker), "claim waiting for confirmation")?;
+        Ok(None)
     }
 
     /// Counts a refused result of job `id` from `worker` (or a job it handed back as not

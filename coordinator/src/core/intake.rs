@@ -63,6 +63,12 @@ impl Core {
         limits::check_len("name", spec.name.as_bytes(), limits::MAX_BATCH_NAME)?;
         limits::check_len("batch_id", spec.batch_id.as_bytes(), limits::MAX_BATCH_ID)?;
         limits::check_len("content_hash", &spec.content_hash, limits::MAX_CONTENT_HASH)?;
+        if spec.confirm > 2 {
+            return Err(Error::InvalidArgument(format!(
+                "confirm is {}: give 0 or 1 (one worker's claim is enough) or 2",
+                spec.confirm
+            )));
+        }
         let states = States::from_spec(&spec)?;
         let keep = Keep::try_from(spec.keep).map_err(|_| {
             Error::InvalidArgument(format!(
@@ -97,6 +103,7 @@ impl Core {
             priority: spec.priority,
             content_hash: spec.content_hash,
             keep: keep as i32,
+            confirm: spec.confirm.max(1),
             ..BatchRecord::default()
         };
         match states {
@@ -129,6 +136,12 @@ impl Core {
             if b.mode != new.mode {
                 return Err(Error::InvalidArgument(format!(
                     "batch {id} exists with another mode"
+                )));
+            }
+            if b.confirm.max(1) != new.confirm {
+                return Err(Error::InvalidArgument(format!(
+                    "batch {id} exists with confirm {}",
+                    b.confirm.max(1)
                 )));
             }
             if b.states() != new.states() || b.keep != new.keep {

@@ -89,13 +89,17 @@ impl Core {
                     "unknown worker session: register again".into(),
                 ));
             };
-            if w.capped {
+            let max = if w.capped {
                 let room = self.max_held_in(&st, w.threads).saturating_sub(w.held);
                 u64::from(max).min(room) as u32
             } else {
                 max
-            }
+            };
+            (max, w.credential.clone())
         };
+        let (max, credential) = max;
+        // jobs whose claim this credential made already wait for another's: passed over
+        let mut passed = Vec::new();
         let owner: Arc<str> = worker.into();
         let mut out = Vec::new();
         while out.len() < max as usize {
@@ -127,6 +131,11 @@ impl Core {
                 let Some(job) = job.filter(|j| j.state() == JobState::Queued) else {
                     continue; // finished
                 };
+                let claimed = st.pending.get(&id);
+                if claimed.is_some_and(|c| c.iter().any(|c| c.credential == credential)) {
+                    passed.push(id);
+                    continue;
+                }
                 st.count(id, JobState::Queued, JobState::Leased);
                 let cube = job.cube();
                 st.lease(
@@ -148,6 +157,13 @@ impl Core {
                         mode,
                     });
                 }
+            }
+        }
+        if !passed.is_empty() {
+            let mut st = self.lock();
+            for id in passed {
+                let priority = st.batch(batch_seq(id)).priority;
+                st.ready.requeue(id, priority);
             }
         }
         Ok(out)

@@ -82,6 +82,8 @@ impl Core {
             sample_seed,
             made: if states.is_some() { made } else { b.total },
             keep: b.keep,
+            confirm: b.confirm,
+            disagreements: m.disagreements,
             rate,
             eta_seconds: if rate > 0.0 { left as f64 / rate } else { 0.0 },
             length_histogram: m.histogram.clone(),

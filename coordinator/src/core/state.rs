@@ -55,6 +55,10 @@ pub(super) struct BatchMem {
     pub(super) made: u64,
     /// Whether the batch keeps only the lengths of its results (no solution text).
     pub(super) keep_histogram: bool,
+    /// How many credentials must agree on a claim (as its record's `confirm`).
+    pub(super) confirm: u32,
+    /// Claims that two workers disagreed on since start.
+    pub(super) disagreements: u64,
 }
 
 impl BatchMem {
@@ -68,6 +72,7 @@ impl BatchMem {
         self.states = b.states();
         self.made = b.made;
         self.keep_histogram = b.keeps_histogram();
+        self.confirm = b.confirm;
     }
 
     /// Lines of a range or sample batch not made into jobs yet (and never to be made once it
@@ -97,6 +102,8 @@ pub struct Counters {
     pub rejected: u64,
     /// Leases that expired.
     pub lease_expiries: u64,
+    /// Claims (of batches with `confirm` 2) that two workers disagreed on.
+    pub disagreements: u64,
     /// Lines answered from the store at submission.
     pub from_store: u64,
 }
@@ -126,6 +133,23 @@ pub(super) struct State {
     pub(super) solve_times: crate::solve_times::SolveTimes,
     /// Revoked worker identities and credential names (as stored, see `workers`).
     pub(super) revoked: std::collections::HashSet<String>,
+    /// The claims waiting for confirmation, per job of a batch with `confirm` 2 (memory
+    /// only: after a restart such a job is searched again).
+    pub(super) pending: FastMap<u64, Vec<Claim>>,
+}
+
+/// An unverifiable answer (optimal, none within) waiting for a worker of another credential
+/// to make the same claim.
+#[derive(Clone, Debug)]
+pub(super) struct Claim {
+    /// The credential of the worker that made it.
+    pub(super) credential: Arc<str>,
+    /// The worker's identity (what `confirmed_by` names).
+    pub(super) identity: String,
+    /// Its status (`solved`, `none_within`).
+    pub(super) status: String,
+    /// Its solution's length (0 without one).
+    pub(super) length: u32,
 }
 
 impl State {

@@ -264,6 +264,10 @@ impl Core {
                 .map(|(id, _)| id.clone())
                 .collect();
             st.workers.retain(|id, _| !ids.contains(id));
+            // its claims waiting for confirmation confirm nothing
+            for claims in st.pending.values_mut() {
+                claims.retain(|c| c.identity != name && &*c.credential != name);
+            }
             ids
         };
         let held: Vec<u64> = {
@@ -329,6 +333,7 @@ impl Core {
         r.worker.clear();
         r.session.clear();
         r.claimed = false;
+        r.confirmed_by.clear();
         new.bound_session.clear();
         let mut st = self.lock();
         if !self.store.cas_job(id, job, &new)? {
