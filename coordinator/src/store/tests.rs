@@ -37,7 +37,7 @@ fn input(j: &Option<JobRecord>) -> Option<&str> {
 /// Lines 0..150 of batch 1 (three blocks) and lines 0..10 of batch 2.
 fn filled() -> (tempfile::TempDir, SledStore) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = SledStore::open(dir.path()).expect("open");
+    let store = open_retrying(dir.path(), "open");
     let first: Vec<_> = (0..150)
         .map(|i| (job_id(1, i), record(&format!("a{i}"), JobState::Queued)))
         .collect();
@@ -123,7 +123,7 @@ fn a_changed_job_reads_as_changed_everywhere_and_swaps_are_exclusive() {
     assert!(store.cas_job(id, &done, &other).expect("cas"));
     store.flush().expect("flush");
     drop(store);
-    let store = SledStore::open(dir.path()).expect("reopen");
+    let store = open_retrying(dir.path(), "reopen");
     assert_eq!(
         state(&store.job(id).expect("read")),
         Some(JobState::Cancelled)
@@ -277,6 +277,22 @@ fn batch(id: &str) -> BatchRecord {
     }
 }
 
+/// The store in `dir`, opened as soon as a store just dropped there has released its lock
+/// (sled's flusher thread may hold it a moment longer); `what` names the open in a failure.
+fn open_retrying(dir: &Path, what: &str) -> SledStore {
+    let mut tries = 0;
+    loop {
+        match SledStore::open(dir) {
+            Ok(store) => return store,
+            Err(e) if tries < 50 && e.to_string().contains("lock") => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(e) => panic!("{what}: {e}"),
+        }
+    }
+}
+
 /// The store's format version key, read with sled directly.
 fn version_in(dir: &Path) -> Option<u32> {
     // a store just dropped may hold its lock a moment longer (sled's flusher thread)
@@ -334,7 +350,7 @@ fn batch_numbers_are_dense_across_reopens() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut seqs = Vec::new();
     for round in 0..30 {
-        let store = SledStore::open(dir.path()).expect("open");
+        let store = open_retrying(dir.path(), "open");
         for k in 0..2 {
             let b = store
                 .create_batch(&batch(&format!("r{round} {k}")))
@@ -351,7 +367,7 @@ fn batch_numbers_are_dense_across_reopens() {
 #[test]
 fn a_batch_past_the_last_number_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = SledStore::open(dir.path()).expect("open");
+    let store = open_retrying(dir.path(), "open");
     store
         .meta
         .insert(NEXT_SEQ_KEY, &(MAX_BATCH_SEQ - 1).to_be_bytes())
@@ -378,7 +394,7 @@ fn a_batch_past_the_last_number_is_refused() {
 fn an_earlier_store_with_safe_numbers_is_migrated() {
     let dir = old_store(&[1, 1_000_002, 2_000_003]);
     assert_eq!(version_in(dir.path()), None);
-    let store = SledStore::open(dir.path()).expect("migrated");
+    let store = open_retrying(dir.path(), "migrated");
     let b = store.create_batch(&batch("new")).expect("create");
     assert_eq!(b.seq, 2_000_004);
     assert_eq!(
@@ -388,7 +404,7 @@ fn an_earlier_store_with_safe_numbers_is_migrated() {
     drop(store);
     assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
     // reopened, it is a store of this version: numbers go on from the counter
-    let store = SledStore::open(dir.path()).expect("reopen");
+    let store = open_retrying(dir.path(), "reopen");
     assert_eq!(
         store.create_batch(&batch("newer")).expect("create").seq,
         2_000_005
@@ -421,7 +437,7 @@ fn an_earlier_store_whose_numbers_overflowed_is_refused() {
 #[test]
 fn a_store_of_a_newer_format_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
-    drop(SledStore::open(dir.path()).expect("new store"));
+    drop(open_retrying(dir.path(), "new store"));
     {
         let db = sled::open(dir.path()).expect("open");
         let meta = db.open_tree("meta").expect("tree");
@@ -458,7 +474,7 @@ fn stores_of_versions_2_to_4_are_upgraded_and_a_summary_is_taken_once() {
                 .expect("insert");
             db.flush().expect("flush");
         }
-        let store = SledStore::open(dir.path()).expect("upgraded");
+        let store = open_retrying(dir.path(), "upgraded");
         let job = store.job(job_id(1, 0)).expect("read").expect("kept");
         assert_eq!(job.r().input, "R U");
         assert_eq!(tags(&store), tags_of_records(&store));
