@@ -36,7 +36,11 @@ struct Shown {
 
 /// The reason a marker line gives, when `line` is one.
 fn marker_reason(line: &str) -> Option<String> {
-    let reason = line.trim().strip_prefix(NOT_RUN)?.strip_suffix("-->")?.trim();
+    let reason = line
+        .trim()
+        .strip_prefix(NOT_RUN)?
+        .strip_suffix("-->")?
+        .trim();
     assert!(!reason.is_empty(), "a `{NOT_RUN}` marker gives no reason");
     Some(reason.to_string())
 }
@@ -80,7 +84,10 @@ fn commands(readme: &str) -> Vec<Shown> {
             not_run: block_not_run.clone(),
         });
     }
-    assert!(marked.is_none(), "the README ends with a `{NOT_RUN}` marker");
+    assert!(
+        marked.is_none(),
+        "the README ends with a `{NOT_RUN}` marker"
+    );
     out
 }
 
