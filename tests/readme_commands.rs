@@ -1,8 +1,12 @@
 //! Keeps the README's commands true: every command line of its code blocks is run (with the
 //! built binary in place of `cargo run --release --`), in a scratch directory holding a copy of
 //! `examples/`, and must exit as its comment says (`exit code N`; 0 when it says nothing).
-//! A line whose comment ends with `# long` is skipped (the whole test suite, say); any other
-//! command this test cannot run fails it, so a new README command is either run here or marked.
+//!
+//! A block this test cannot run (the whole test suite, servers that run until stopped) is
+//! marked by the line right before its opening fence, outside what a reader copies:
+//! `<!-- not run by tests/readme_commands.rs: REASON -->` (REASON not empty). A marker that is
+//! not followed by a fence fails the test, and so does any unmarked command this test cannot
+//! run: a new README command is either run here or marked.
 
 #![allow(clippy::unwrap_used)]
 
@@ -17,28 +21,56 @@ const README: &str = include_str!("../README.md");
 /// What the binary is called in the README's commands.
 const CARGO_RUN: &str = "cargo run --release -- ";
 
-/// One command line of a code block: the command, its comment, where it is.
+/// The marker line that keeps the code block right after it from being run.
+const NOT_RUN: &str = "<!-- not run by tests/readme_commands.rs:";
+
+/// One command line of a code block: the command, its comment, where it is, and why it is
+/// not run (the reason of its block's marker), if it is not.
 #[derive(Debug)]
 struct Shown {
     line: usize,
     command: String,
     comment: String,
+    not_run: Option<String>,
+}
+
+/// The reason a marker line gives, when `line` is one.
+fn marker_reason(line: &str) -> Option<String> {
+    let reason = line
+        .trim()
+        .strip_prefix(NOT_RUN)?
+        .strip_suffix("-->")?
+        .trim();
+    assert!(!reason.is_empty(), "a `{NOT_RUN}` marker gives no reason");
+    Some(reason.to_string())
 }
 
 /// Every command line of the README's code blocks.
 fn commands(readme: &str) -> Vec<Shown> {
     let mut inside = false;
     let mut shell = true;
+    // the reason of the marker on the line before, then of the block it marks
+    let mut marked: Option<String> = None;
+    let mut block_not_run: Option<String> = None;
     let mut out = Vec::new();
     for (i, l) in readme.lines().enumerate() {
+        let pending = marked.take();
         if let Some(fence) = l.trim_start().strip_prefix("```") {
             inside = !inside;
             // a block of another language (```python) holds no shell commands
             shell = fence.is_empty() || fence == "sh";
+            block_not_run = if inside { pending } else { None };
+            continue;
+        }
+        if let Some(p) = pending {
+            panic!("README line {i}: the marker `{p}` is not right before a code block");
+        }
+        if !inside {
+            marked = marker_reason(l);
             continue;
         }
         let t = l.trim();
-        if !inside || !shell || t.is_empty() || t.starts_with('#') {
+        if !shell || t.is_empty() || t.starts_with('#') {
             continue;
         }
         let (command, comment) = match t.find("  #") {
@@ -49,8 +81,13 @@ fn commands(readme: &str) -> Vec<Shown> {
             line: i + 1,
             command: command.to_string(),
             comment: comment.to_string(),
+            not_run: block_not_run.clone(),
         });
     }
+    assert!(
+        marked.is_none(),
+        "the README ends with a `{NOT_RUN}` marker"
+    );
     out
 }
 
@@ -83,16 +120,31 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 #[test]
-fn the_parser_reads_commands_comments_and_quotes() {
+fn the_parser_reads_commands_comments_quotes_and_markers() {
     let shown = commands(
         "x\n```sh\n# a comment line\ncargo run --release -- solve \"R U\"  # note, exit code 1\n\
-         cargo test   # long\n```\n`not code`\n```python\nimport cubefleet\n```\n",
+         ```\n<!-- not run by tests/readme_commands.rs: the whole suite -->\n```sh\n\
+         cargo test   # the tests\n```\n`not code`\n```python\nimport cubefleet\n```\n",
     );
     assert_eq!(shown.len(), 2);
     assert_eq!(shown[0].command, "cargo run --release -- solve \"R U\"");
     assert_eq!(expected_exit(&shown[0].comment), 1);
-    assert!(shown[1].comment.ends_with("# long"));
+    assert_eq!(shown[0].not_run, None);
+    assert_eq!(shown[1].command, "cargo test");
+    assert_eq!(shown[1].not_run.as_deref(), Some("the whole suite"));
     assert_eq!(words("solve \"R U\" 'F B' x"), ["solve", "R U", "F B", "x"]);
+}
+
+#[test]
+#[should_panic(expected = "not right before a code block")]
+fn a_marker_away_from_a_code_block_fails() {
+    commands("<!-- not run by tests/readme_commands.rs: stale -->\ntext\n```sh\ncargo test\n```\n");
+}
+
+#[test]
+#[should_panic(expected = "gives no reason")]
+fn a_marker_without_a_reason_fails() {
+    commands("<!-- not run by tests/readme_commands.rs: -->\n```sh\ncargo test\n```\n");
 }
 
 #[test]
@@ -102,13 +154,13 @@ fn every_readme_command_runs_as_the_readme_says() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut ran = 0;
     for s in &shown {
-        if s.comment.ends_with("# long") {
-            eprintln!("README line {}: skipped (long): {}", s.line, s.command);
+        if let Some(reason) = &s.not_run {
+            eprintln!("README line {}: not run ({reason}): {}", s.line, s.command);
             continue;
         }
         let args = s.command.strip_prefix(CARGO_RUN).unwrap_or_else(|| {
             panic!(
-                "README line {}: `{}` is neither `{CARGO_RUN}...` nor marked `# long`",
+                "README line {}: `{}` is not `{CARGO_RUN}...` and its block has no `{NOT_RUN} ... -->` marker",
                 s.line, s.command
             )
         });
@@ -158,5 +210,5 @@ fn every_readme_command_runs_as_the_readme_says() {
         }
         ran += 1;
     }
-    assert!(ran > 0, "every README command is marked long");
+    assert!(ran > 0, "every README command is marked not run");
 }
