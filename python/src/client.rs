@@ -240,7 +240,7 @@ impl Client {
         }
         let lines = match (lines, path) {
             (Some(l), _) => l,
-            (None, Some(p)) => crate::solve::read_lines(&p)?,
+            (None, Some(p)) => crate::lines::read_lines(&p)?,
             (None, None) => Vec::new(),
         };
         let mut requests = vec![SubmitRequest {
