@@ -7,7 +7,7 @@
 //!   building missing ones with a progress callback;
 //! - [`solve`]: one position or many (all cores, the GIL released), answers as
 //!   [`solve::SolveResult`] objects or as `pyarrow.Table`s ([`arrow`]);
-//! - [`lines`]: a file's lines as every command reads them;
+//! - [`lines`]: a file's lines as every command reads them, and their content hash;
 //! - [`cube`]: the state index, positions by index, random-state scrambles;
 //! - [`client`]: a client of a coordinator over the same gRPC service the CLI uses.
 

@@ -1,7 +1,11 @@
-//! The lines of a file as every command reads them ([`read_lines`]).
+//! The lines of a file as every command reads them ([`read_lines`]), and the content hash a
+//! submission names its lines by ([`content_hash`]: `BatchSpec.content_hash`, computed as
+//! `cubefleet submit FILE` computes it), so that a batch is checked on resubmission the same
+//! way whether the CLI or Python submitted it.
 
 use cubefleet_tables::input::cut_line;
 use pyo3::prelude::*;
+use sha2::{Digest, Sha256};
 
 /// The lines of a file as every command reads them: without the end of line (`\n` or
 /// `\r\n`), trimmed, a line over the length limit cut just past it (so it is refused for its
@@ -26,4 +30,16 @@ pub(crate) fn read_lines(path: &std::path::Path) -> PyResult<Vec<String>> {
         lines.pop();
     }
     Ok(lines)
+}
+
+/// The content hash of the lines a submission sends: SHA-256 over them, each followed by a
+/// newline. Over a file's lines as [`read_lines`] reads them (the CLI's reader gives the same
+/// lines) it is the hash `cubefleet submit FILE` sends; same lines, same hash.
+pub(crate) fn content_hash(lines: &[String]) -> Vec<u8> {
+    let mut h = Sha256::new();
+    for line in lines {
+        h.update(line.as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().to_vec()
 }
