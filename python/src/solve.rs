@@ -1,6 +1,6 @@
 //! Solving from Python: one position ([`solve`]), many on every core with the GIL released
-//! ([`solve_many`]: given, or a file's lines), answers checked by applying them to the position before
-//! they are handed back, exactly as `cubefleet solve` does.
+//! ([`solve_many`]: positions given, or a file's lines), answers checked by applying them to
+//! the position before they are handed back, exactly as `cubefleet solve` does.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
