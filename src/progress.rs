@@ -46,7 +46,8 @@ impl TableBuildBar {
 }
 
 /// Loads the two-phase tables from `dir`, building missing ones with a progress bar, and the
-/// optimal searches' bound table (giant or huge, never built here) when `optimal_bound`.
+/// optimal searches' bound table (the first built of the colossal, giant and huge tables, in
+/// that order; never built here) when `optimal_bound`.
 pub(crate) fn load_tables(
     dir: &std::path::Path,
     build: bool,

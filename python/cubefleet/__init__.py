@@ -18,13 +18,38 @@ The lookup tables (about 1 GB) are found as the CLI finds them: ``$CUBEFLEET_TAB
 :func:`build_tables`.
 """
 
+# This module is the package's one statement of its functions: their signatures and types
+# (what type checkers read) and their docstrings (what help() shows). The classes written in
+# Rust (SolveResult, Client, Results) are typed in _native.pyi.
+
 from __future__ import annotations
 
+import inspect
 import os
-from typing import Callable, Iterable, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Literal, Optional, TypeVar, Union
+from typing import overload
 
 from . import _native
 from ._native import Client, SolveResult
+
+_Path = Union[str, "os.PathLike[str]"]
+_Input = Literal["auto", "moves", "facelets", "net"]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+if TYPE_CHECKING:
+    import pyarrow
+    from typing_extensions import TypedDict, Unpack
+
+    class _BatchOptions(TypedDict, total=False):
+        """The keyword arguments of :func:`solve_many` and :func:`solve_file` but ``output``
+        (which decides what they return)."""
+
+        timeout: Optional[float]
+        optimal: bool
+        max_depth: Optional[int]
+        metric: Optional[Literal["htm", "qtm"]]
+        input: _Input
+        invalid: Literal["raise", "keep"]
 
 __all__ = [
     "InvalidPosition",
@@ -44,7 +69,7 @@ __all__ = [
 ]
 
 #: The number of positions of the cube; every one has a state index below it.
-N_STATES = 43_252_003_274_489_856_000
+N_STATES: int = 43_252_003_274_489_856_000
 
 #: The longest line read, in bytes (as the CLI and the coordinator read lines).
 MAX_LINE_BYTES: int = _native.MAX_LINE_BYTES
@@ -66,13 +91,29 @@ class InvalidPosition(ValueError):
         super().__init__(f"{where}{input!r}: {reason}")
 
 
+def _parameters_of(model: Callable[..., Any]) -> Callable[[_F], _F]:
+    """Shows the decorated ``f(first, *args, **options)``, which hands ``args`` and ``options``
+    on as ``model`` takes them, with ``model``'s parameters after its own first one (in
+    ``help()`` and ``inspect.signature``), so that they are written once."""
+
+    def show(f: _F) -> _F:
+        own = inspect.signature(f)
+        model_sig = inspect.signature(model)
+        first = next(iter(own.parameters.values()))
+        rest = list(model_sig.parameters.values())[1:]
+        f.__signature__ = model_sig.replace(parameters=[first, *rest])  # type: ignore[attr-defined]
+        return f
+
+    return show
+
+
 def solve(
     position: str,
     max_length: int = 20,
     timeout: Optional[float] = None,
     *,
     threads: int = 1,
-    input: str = "auto",
+    input: _Input = "auto",
 ) -> SolveResult:
     """Solve one position with the two-phase search; at most ``max_length`` turns.
 
@@ -92,18 +133,18 @@ def solve(
 def optimal(
     position: str,
     *,
-    metric: str = "htm",
+    metric: Literal["htm", "qtm"] = "htm",
     max_depth: Optional[int] = None,
     timeout: Optional[float] = None,
     threads: int = 1,
-    input: str = "auto",
+    input: _Input = "auto",
 ) -> SolveResult:
     """Find a proven shortest solution of one position (IDA*).
 
     ``metric``: ``"htm"`` (every face turn counts 1) or ``"qtm"`` (a half turn counts 2).
     ``max_depth``: search only up to this length; status ``none_within`` proves there is none.
-    Random states take seconds to minutes each (much faster with the huge or giant table:
-    ``cubefleet tables build --giant``). ``lower_bound`` says no solution is shorter.
+    Random states take seconds to minutes each (much faster with the huge, giant or colossal
+    table: ``cubefleet tables build --giant``). ``lower_bound`` says no solution is shorter.
 
     Raises :class:`InvalidPosition` when the position is refused.
     """
@@ -119,6 +160,16 @@ def optimal(
     )
 
 
+@overload
+def solve_many(
+    positions: Iterable[str], max_length: int = ..., threads: Optional[int] = ...,
+    *, output: Literal["arrow"] = ..., **options: Unpack[_BatchOptions],
+) -> pyarrow.Table: ...
+@overload
+def solve_many(
+    positions: Iterable[str], max_length: int = ..., threads: Optional[int] = ...,
+    *, output: Literal["list"], **options: Unpack[_BatchOptions],
+) -> List[SolveResult]: ...
 def solve_many(
     positions: Iterable[str],
     max_length: int = 20,
@@ -127,11 +178,11 @@ def solve_many(
     timeout: Optional[float] = None,
     optimal: bool = False,
     max_depth: Optional[int] = None,
-    metric: Optional[str] = None,
-    input: str = "auto",
-    invalid: str = "raise",
-    output: str = "arrow",
-):
+    metric: Optional[Literal["htm", "qtm"]] = None,
+    input: _Input = "auto",
+    invalid: Literal["raise", "keep"] = "raise",
+    output: Literal["arrow", "list"] = "arrow",
+) -> Union[pyarrow.Table, List[SolveResult]]:
     """Solve many positions on every core (``threads``), the GIL released; input order.
 
     Returns a ``pyarrow.Table`` with one row per position and the columns of
@@ -161,34 +212,22 @@ def solve_many(
     )
 
 
+@overload
 def solve_file(
-    path: Union[str, "os.PathLike[str]"],
-    max_length: int = 20,
-    threads: Optional[int] = None,
-    *,
-    timeout: Optional[float] = None,
-    optimal: bool = False,
-    max_depth: Optional[int] = None,
-    metric: Optional[str] = None,
-    input: str = "auto",
-    invalid: str = "raise",
-    output: str = "arrow",
-):
+    path: _Path, max_length: int = ..., threads: Optional[int] = ...,
+    *, output: Literal["arrow"] = ..., **options: Unpack[_BatchOptions],
+) -> pyarrow.Table: ...
+@overload
+def solve_file(
+    path: _Path, max_length: int = ..., threads: Optional[int] = ...,
+    *, output: Literal["list"], **options: Unpack[_BatchOptions],
+) -> List[SolveResult]: ...
+@_parameters_of(solve_many)
+def solve_file(path: _Path, *args: Any, **options: Any) -> Union[pyarrow.Table, List[SolveResult]]:
     """Solve every line of a file, read as ``cubefleet run`` reads it (``index`` is the
     0-based line; blank and ``#`` lines are ``skipped``). Otherwise as :func:`solve_many`.
     """
-    return _native.solve_file(
-        os.fspath(path),
-        max_length,
-        threads,
-        timeout=timeout,
-        optimal=optimal,
-        max_depth=max_depth,
-        metric=metric,
-        input=input,
-        invalid=invalid,
-        output=output,
-    )
+    return _native.solve_many(os.fspath(path), *args, from_file=True, **options)
 
 
 def index(position: str) -> int:
@@ -217,7 +256,7 @@ def scramble(count: int, seed: Optional[int] = None, max_length: int = 21) -> Li
 
 
 def build_tables(
-    dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    dir: Optional[_Path] = None,
     progress: Optional[Callable[[str, int, int], None]] = None,
     force: bool = False,
 ) -> List[str]:

@@ -170,7 +170,10 @@ impl Client {
     /// states). The search: two-phase to `max_length` (default), `optimal=True`, or
     /// `max_depth=N` (with `metric`, "htm" or "qtm"); `timeout` seconds per position.
     /// `keep="histogram"` (range and sample batches) stores only the length histogram.
-    /// `batch_id` continues or names a batch; `priority` orders batches (higher first).
+    /// `batch_id` continues or names a batch; `priority` orders batches (higher first). The
+    /// lines are named by their content hash (for a file, the one `cubefleet submit FILE`
+    /// sends), so a resubmission under a batch id is refused when its lines are not the
+    /// batch's.
     #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=20, optimal=false, max_depth=None, metric=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
@@ -218,15 +221,26 @@ impl Client {
                 )))
             }
         };
+        let name = name.unwrap_or_else(|| match &path {
+            Some(p) => p.display().to_string(),
+            None => "python".into(),
+        });
+        let lines = match (lines, path) {
+            (Some(l), _) => Some(l),
+            (None, Some(p)) => Some(crate::lines::read_lines(&p)?),
+            (None, None) => None,
+        };
         let mut spec = BatchSpec {
             batch_id: batch_id.unwrap_or_default(),
-            name: name.unwrap_or_else(|| match &path {
-                Some(p) => p.display().to_string(),
-                None => "python".into(),
-            }),
+            name,
             mode: Some(cubefleet_worker::remote::mode_to_proto(&mode, timeout)),
             priority,
             keep: keep as i32,
+            // the lines are known beforehand: named by their hash, as the CLI names a file's,
+            // so a later submission under this batch id with other lines is refused
+            content_hash: lines
+                .as_deref()
+                .map_or_else(Vec::new, crate::lines::content_hash),
             ..BatchSpec::default()
         };
         if let Some((start, end)) = range {
@@ -238,11 +252,7 @@ impl Client {
             spec.sample_count = count;
             spec.sample_seed = seed;
         }
-        let lines = match (lines, path) {
-            (Some(l), _) => l,
-            (None, Some(p)) => crate::solve::read_lines(&p)?,
-            (None, None) => Vec::new(),
-        };
+        let lines = lines.unwrap_or_default();
         let mut requests = vec![SubmitRequest {
             part: Some(submit_request::Part::Spec(spec)),
         }];

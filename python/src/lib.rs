@@ -1,11 +1,13 @@
 //! The extension module `cubefleet._native`, wrapped by the pure-Python package `cubefleet`
-//! (`python/cubefleet/__init__.py`, which holds the docstrings users read and the
-//! `InvalidPosition` exception). Thin glue over the library crates:
+//! (`python/cubefleet/__init__.py`, which holds the public functions' signatures, types and
+//! docstrings and the `InvalidPosition` exception; `_native.pyi` types this module's classes
+//! for type checkers). Thin glue over the library crates:
 //!
 //! - [`tables`]: where the tables are (as the CLI finds them), loading them once per process,
 //!   building missing ones with a progress callback;
 //! - [`solve`]: one position or many (all cores, the GIL released), answers as
 //!   [`solve::SolveResult`] objects or as `pyarrow.Table`s ([`arrow`]);
+//! - [`lines`]: a file's lines as every command reads them, and their content hash;
 //! - [`cube`]: the state index, positions by index, random-state scrambles;
 //! - [`client`]: a client of a coordinator over the same gRPC service the CLI uses.
 
@@ -14,10 +16,12 @@ use pyo3::prelude::*;
 mod arrow;
 mod client;
 mod cube;
+mod lines;
 mod solve;
 mod tables;
 
-/// The module's contents (names without a leading `_` are re-exported by `cubefleet`).
+/// The module's contents (`cubefleet` re-exports `SolveResult` and `Client` and wraps the
+/// functions).
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<solve::SolveResult>()?;
@@ -25,7 +29,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::Results>()?;
     m.add_function(wrap_pyfunction!(solve::solve, m)?)?;
     m.add_function(wrap_pyfunction!(solve::solve_many, m)?)?;
-    m.add_function(wrap_pyfunction!(solve::solve_file, m)?)?;
     m.add_function(wrap_pyfunction!(cube::index, m)?)?;
     m.add_function(wrap_pyfunction!(cube::position, m)?)?;
     m.add_function(wrap_pyfunction!(cube::scramble, m)?)?;

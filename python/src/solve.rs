@@ -1,18 +1,19 @@
 //! Solving from Python: one position ([`solve`]), many on every core with the GIL released
-//! ([`solve_many`], [`solve_file`]), answers checked by applying them to the position before
-//! they are handed back, exactly as `cubefleet solve` does.
+//! ([`solve_many`]: positions given, or a file's lines), answers checked by applying them to
+//! the position before they are handed back, exactly as `cubefleet solve` does.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cubefleet_columns::{Columns, Row};
-use cubefleet_tables::input::cut_line;
 use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat, Tables};
 use cubefleet_worker::search::optimal::Metric;
 use cubefleet_worker::search::{solve_parallel, Budget, Mode, Solver};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+
+use crate::lines::read_lines;
 
 /// One answer, as `solve`'s JSON line has it.
 #[pyclass(frozen, get_all, skip_from_py_object, module = "cubefleet")]
@@ -402,16 +403,35 @@ pub(crate) fn solve(
     })
 }
 
-/// Solves many positions on every core; a `pyarrow.Table` or a list of results (see
-/// `cubefleet.solve_many`).
+/// The lines [`solve_many`] solves: the positions `source` gives (an iterable of strings; one
+/// string is one position, not a sequence of letters), or with `from_file` the lines of the
+/// file at `source` ([`read_lines`]).
+fn lines_of(source: &Bound<'_, PyAny>, from_file: bool) -> PyResult<Vec<String>> {
+    if from_file {
+        read_lines(&source.extract::<std::path::PathBuf>()?)
+    } else if let Ok(s) = source.cast::<pyo3::types::PyString>() {
+        Ok(vec![s.extract::<String>()?])
+    } else {
+        source
+            .try_iter()?
+            .map(|p| p.and_then(|p| p.extract::<String>()))
+            .collect()
+    }
+}
+
+/// Solves many positions on every core: the lines of `source`, an iterable of positions (one
+/// string is one position), or with `from_file` those of the file at `source`, read as
+/// `cubefleet run` reads it ([`read_lines`]). A `pyarrow.Table` or a list of results (see
+/// `cubefleet.solve_many` and `cubefleet.solve_file`).
 #[pyfunction]
-#[pyo3(signature = (positions, max_length=20, threads=None, *, timeout=None, optimal=false, max_depth=None, metric=None, input="auto", invalid="raise", output="arrow"))]
+#[pyo3(signature = (source, max_length=20, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, input="auto", invalid="raise", output="arrow"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_many(
     py: Python<'_>,
-    positions: &Bound<'_, PyAny>,
+    source: &Bound<'_, PyAny>,
     max_length: u32,
     threads: Option<usize>,
+    from_file: bool,
     timeout: Option<f64>,
     optimal: bool,
     max_depth: Option<u32>,
@@ -420,69 +440,7 @@ pub(crate) fn solve_many(
     invalid: &str,
     output: &str,
 ) -> PyResult<Py<PyAny>> {
-    let lines: Vec<String> = if let Ok(s) = positions.cast::<pyo3::types::PyString>() {
-        // one string is one position, not a sequence of letters
-        vec![s.extract::<String>()?]
-    } else {
-        positions
-            .try_iter()?
-            .map(|p| p.and_then(|p| p.extract::<String>()))
-            .collect::<PyResult<_>>()?
-    };
-    run_many(
-        py,
-        lines,
-        (max_length, optimal, max_depth, metric),
-        threads,
-        timeout,
-        input,
-        invalid,
-        output,
-    )
-}
-
-/// Solves every line of a file as `cubefleet run` reads it (see `cubefleet.solve_file`).
-#[pyfunction]
-#[pyo3(signature = (path, max_length=20, threads=None, *, timeout=None, optimal=false, max_depth=None, metric=None, input="auto", invalid="raise", output="arrow"))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn solve_file(
-    py: Python<'_>,
-    path: std::path::PathBuf,
-    max_length: u32,
-    threads: Option<usize>,
-    timeout: Option<f64>,
-    optimal: bool,
-    max_depth: Option<u32>,
-    metric: Option<&str>,
-    input: &str,
-    invalid: &str,
-    output: &str,
-) -> PyResult<Py<PyAny>> {
-    let lines = read_lines(&path)?;
-    run_many(
-        py,
-        lines,
-        (max_length, optimal, max_depth, metric),
-        threads,
-        timeout,
-        input,
-        invalid,
-        output,
-    )
-}
-
-/// What `solve_many` and `solve_file` share once they have the lines.
-#[allow(clippy::too_many_arguments)]
-fn run_many(
-    py: Python<'_>,
-    lines: Vec<String>,
-    (max_length, optimal, max_depth, metric): (u32, bool, Option<u32>, Option<&str>),
-    threads: Option<usize>,
-    timeout: Option<f64>,
-    input: &str,
-    invalid: &str,
-    output: &str,
-) -> PyResult<Py<PyAny>> {
+    let lines = lines_of(source, from_file)?;
     let keep_invalid = match invalid {
         "raise" => false,
         "keep" => true,
@@ -516,29 +474,4 @@ fn run_many(
     });
     let batch = batch.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     crate::arrow::table(py, &[batch])
-}
-
-/// The lines of a file as every command reads them: without the end of line (`\n` or
-/// `\r\n`), trimmed, a line over the length limit cut just past it (so it is refused for its
-/// length), bytes that are not UTF-8 as U+FFFD.
-pub(crate) fn read_lines(path: &std::path::Path) -> PyResult<Vec<String>> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))?;
-    let text = String::from_utf8_lossy(&bytes);
-    let mut lines: Vec<String> = text
-        .split('\n')
-        .map(|l| {
-            let l = l.strip_suffix('\r').unwrap_or(l);
-            if l.len() > cubefleet_tables::MAX_LINE_BYTES {
-                cut_line(l.to_string())
-            } else {
-                l.trim().to_string()
-            }
-        })
-        .collect();
-    // the end of the last line is no line of its own
-    if text.ends_with('\n') || text.is_empty() {
-        lines.pop();
-    }
-    Ok(lines)
 }

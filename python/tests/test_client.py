@@ -63,3 +63,31 @@ def test_a_wrong_token_or_address_is_an_error(coordinator):
         cubefleet.Client(coordinator.url, token="wrong").status()
     with pytest.raises(ValueError):
         cubefleet.Client("not a url")
+
+
+def test_a_file_is_named_by_the_clis_content_hash(coordinator, cli, tmp_path):
+    c = cubefleet.Client(coordinator.url, token=coordinator.token)
+    flags = ("--coordinator", coordinator.url, "--token", coordinator.token)
+    # lines the reader trims, a CRLF, a blank line and a comment: hashed as read
+    first = tmp_path / "first.txt"
+    first.write_bytes(b" R U \r\nF2\n\n# a note\nU'")
+    longer = tmp_path / "longer.txt"
+    longer.write_bytes(first.read_bytes() + b"\nD\n")  # the same lines and one more
+    # a batch the CLI made from the file takes the file again from Python: the same hash
+    cli("submit", str(first), "--batch-id", "by-cli", *flags)
+    assert c.submit(path=first, batch_id="by-cli") == "by-cli"
+    # another file under that id is refused by its hash, though every line the batch holds
+    # is the same
+    with pytest.raises(RuntimeError, match="content hash is not the one it was created with"):
+        c.submit(path=longer, batch_id="by-cli")
+    assert c.status("by-cli")["total"] == 5
+    # the other way round: the CLI checks its file against the hash Python sent
+    c.submit(path=longer, batch_id="by-python")
+    cli("submit", str(longer), "--batch-id", "by-python", *flags)
+    refused = cli("submit", str(first), "--batch-id", "by-python", *flags, check=False)
+    assert refused.returncode != 0
+    assert b"content hash is not the one it was created with" in refused.stderr
+    # lines given as a list are named by the same hash as the file they came from
+    assert c.submit(lines=["R U", "F2", "", "# a note", "U'"], batch_id="by-cli") == "by-cli"
+    with pytest.raises(RuntimeError, match="content hash is not the one it was created with"):
+        c.submit(lines=["R U", "F2", "", "# a note"], batch_id="by-cli")

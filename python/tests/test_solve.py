@@ -185,6 +185,24 @@ def test_help_is_enough():
     assert cubefleet.Client.__doc__
 
 
+def test_solve_file_takes_solve_manys_arguments(tmp_path):
+    import inspect
+
+    many = inspect.signature(cubefleet.solve_many).parameters
+    file = inspect.signature(cubefleet.solve_file).parameters
+    assert list(file) == ["path", *list(many)[1:]]
+    assert [(p.kind, p.default) for p in file.values()][1:] == [
+        (p.kind, p.default) for p in many.values()
+    ][1:]
+    path = tmp_path / "two.txt"
+    path.write_text("R U\nF2\n")
+    by_position = cubefleet.solve_file(str(path), 20, 1, output="list")
+    by_name = cubefleet.solve_file(path=path, max_length=20, threads=1, output="list")
+    assert [r.solution for r in by_position] == [r.solution for r in by_name] == ["U' R'", "F2"]
+    with pytest.raises(TypeError):
+        cubefleet.solve_file(path, 20, 1, None)  # timeout is keyword-only, as in solve_many
+
+
 def cubefleet_examples():
     from conftest import REPO
 

@@ -7,11 +7,16 @@
 //! solved: the last move of any solution is a turn of one face, which lies in the goal of that
 //! face's axis, so the position before it is in some axis goal and every axis goal is at least
 //! `min` away (when all three are equal and non-zero this is the "+1" of Michiel de Bondt). When
-//! a mod-3 table is present it replaces the phase-1 table: the giant table (goal: phase 1's with
-//! the D-layer corners in the D layer) or else the huge table (slice edges home in order,
-//! everything oriented). Both goals are inside phase 1's, contain every turn of their axis's U
-//! and D faces, and are left alone by those turns multiplied on the left, so the arguments here
-//! and below hold for either.
+//! a mod-3 table is present it replaces the phase-1 table, the first built of: the colossal
+//! table (goal: every corner oriented with the D-layer corners in the D layer, the slice edges
+//! home in order, the other eight edges oriented), the giant table (goal: phase 1's with the
+//! D-layer corners in the D layer) and the huge table (slice edges home in order, everything
+//! oriented). Each goal contains every turn of its axis's U and D faces and is left alone by
+//! those turns multiplied on the left, so the arguments here and below hold for each. The giant
+//! and huge goals are inside phase 1's, so the phase-1 depth is a floor of theirs; the colossal
+//! goal is not (it leaves the slice edges' orientation out), and its table carries floors of its
+//! own instead (the least depth of each row and of each group of 8 entries,
+//! [`Rows`](cubefleet_tables::colossal::Rows)), read wherever a floor is needed below.
 //!
 //! The inverse of a position has the same optimal length, so the bound of the inverse (on its
 //! three axes, combined the same way) bounds the position too. The node at path `p` from cube
@@ -19,8 +24,9 @@
 //! coordinate move tables cannot follow, so each node carries the inverse of each axis's
 //! position at the cubie level (`m^-1 * y`, 20 lookups per axis) and the coordinates are read
 //! from it. The mod-3 tables' 2-bit entries need a neighbour's exact depth, which the inverse
-//! does not have; the phase-1 table gives the exact depth `p` of a larger goal, and the table's
-//! depth is the least number `>= p` with the right residue mod 3 (a lower bound in every case).
+//! does not have; the floor gives a depth `p` the table's is at least (the phase-1 table's exact
+//! depth of a larger goal, or the colossal table's floor), and the least number `>= p` with the
+//! right residue mod 3 is a lower bound of the table's depth.
 //! The inverse is read only for children whose own bound is within one of what is left: it
 //! halves the nodes of 16-move searches. It also bars moves: a U or D turn `g` (a move of the
 //! axis's goal) multiplied on the left changes none of an axis's coordinates, so when the
@@ -34,7 +40,7 @@
 //! inverse `q` by `m` makes `q m`, whose inverse is `m^-1` times the position, so the move joins
 //! the end of the solution (inverted) instead of its continuation. The two sides swap roles
 //! (the one stepped by the move tables, and the one held at the cubie level); after a swap the
-//! stepped side's depths start from the phase-1-and-residue bound, which is at most the table
+//! stepped side's depths start from the floor-and-residue bound, which is at most the table
 //! depth and congruent to it modulo 3, and the mod-3 steps keep both properties (the depths
 //! stay lower bounds, short by a multiple of 3 where the start was). About 9 % fewer nodes on
 //! 16-18-move positions. A goal move of an axis leaves the inverse's coordinates on that axis as
