@@ -5,6 +5,7 @@ import pyarrow
 
 N_STATES: int
 MAX_LINE_BYTES: int
+DEFAULT_MAX_LENGTH: int
 
 _Path = Union[str, "os.PathLike[str]"]
 _Input = Literal["auto", "moves", "facelets", "net"]
@@ -45,7 +46,7 @@ class Client:
         range: Optional[Tuple[int, int]] = None,
         step: int = 1,
         sample: Optional[Tuple[int, int]] = None,
-        max_length: int = 20,
+        max_length: int = ...,
         optimal: bool = False,
         max_depth: Optional[int] = None,
         metric: Optional[Literal["htm", "qtm"]] = None,
@@ -66,7 +67,7 @@ class Client:
 
 def solve(
     position: str,
-    max_length: int = 20,
+    max_length: int = ...,
     timeout: Optional[float] = None,
     *,
     threads: int = 1,
@@ -84,7 +85,7 @@ def optimal(
 @overload
 def solve_many(
     positions: Iterable[str],
-    max_length: int = 20,
+    max_length: int = ...,
     threads: Optional[int] = None,
     *,
     timeout: Optional[float] = None,
@@ -98,7 +99,7 @@ def solve_many(
 @overload
 def solve_many(
     positions: Iterable[str],
-    max_length: int = 20,
+    max_length: int = ...,
     threads: Optional[int] = None,
     *,
     timeout: Optional[float] = None,
@@ -112,7 +113,7 @@ def solve_many(
 @overload
 def solve_file(
     path: _Path,
-    max_length: int = 20,
+    max_length: int = ...,
     threads: Optional[int] = None,
     *,
     timeout: Optional[float] = None,
@@ -126,7 +127,7 @@ def solve_file(
 @overload
 def solve_file(
     path: _Path,
-    max_length: int = 20,
+    max_length: int = ...,
     threads: Optional[int] = None,
     *,
     timeout: Optional[float] = None,

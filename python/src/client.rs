@@ -171,7 +171,7 @@ impl Client {
     /// `max_depth=N` (with `metric`, "htm" or "qtm"); `timeout` seconds per position.
     /// `keep="histogram"` (range and sample batches) stores only the length histogram.
     /// `batch_id` continues or names a batch; `priority` orders batches (higher first).
-    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=20, optimal=false, max_depth=None, metric=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
+    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
