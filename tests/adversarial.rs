@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 
 use common::{
-    assert_solves, client, client_output, coordinator, count, cubefleet, free_port,
+    assert_solves, client, client_output, coordinator, coordinator_at, count, cubefleet,
     short_scrambles, status, wait_for, worker, Proc,
 };
 
@@ -100,15 +100,21 @@ fn coordinator_killed_at_random_moments_loses_nothing_acknowledged() {
             (format!("adv-{k}"), file, lines)
         })
         .collect();
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
+    // the first coordinator picks a port; each next one listens where the last one did
+    let mut url = String::new();
     // one worker for the whole test: it outlives every coordinator and reconnects
     let mut w = None;
     let mut acknowledged = vec![false; BATCHES];
     let mut done_seen = vec![0u64; BATCHES];
     let mut next = 0;
     for kill in 0..KILLS {
-        let coord = coordinator(port, &data);
+        let coord = if kill == 0 {
+            let (coord, first) = coordinator(&data);
+            url = first;
+            coord
+        } else {
+            coordinator_at(&url, &data)
+        };
         wait_up(&url);
         // what was acknowledged or seen done before is still there
         for (k, (id, _, lines)) in batches.iter().enumerate() {
@@ -155,7 +161,7 @@ fn coordinator_killed_at_random_moments_loses_nothing_acknowledged() {
         eprintln!("kill {kill}: acknowledged {acknowledged:?}, seen done {done_seen:?}");
     }
     // a last coordinator: the batches not acknowledged yet are resumed to the end
-    let coord = coordinator(port, &data);
+    let coord = coordinator_at(&url, &data);
     wait_up(&url);
     for (id, file, lines) in &batches[next..] {
         let out = submit(&url, file, id, &[]).output().expect("runs");
@@ -206,9 +212,7 @@ fn worker_killed_mid_optimal_search_loses_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("optimal.txt");
     std::fs::write(&file, lines.join("\n") + "\n").expect("write");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let coord = coordinator(port, &dir.path().join("store"));
+    let (coord, url) = coordinator(&dir.path().join("store"));
     wait_up(&url);
     let out = submit(&url, &file, "opt", &["--optimal"])
         .output()

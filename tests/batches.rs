@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use common::{assert_solves, coordinator, cubefleet, free_port, wait_for};
+use common::{assert_solves, coordinator, cubefleet, wait_for};
 
 /// A pseudo-random sequence of `n` face turns from the xorshift state `x`.
 fn turns(x: &mut u64, n: usize) -> String {
@@ -121,9 +121,7 @@ fn files_with_the_same_crc32_get_their_own_answers() {
 #[test]
 fn submit_to_an_existing_batch_id_with_other_lines_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let _coordinator = coordinator(port, &dir.path().join("data"));
+    let (_coordinator, url) = coordinator(&dir.path().join("data"));
     let (first, other) = (dir.path().join("first.txt"), dir.path().join("other.txt"));
     std::fs::write(&first, "R U\nF D2\n").expect("write");
     std::fs::write(&other, "R U\nF D'\n").expect("write");

@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    assert_solves, client, client_output, coordinator, count, cubefleet, free_port,
-    short_scrambles, status, wait_for, worker, Proc,
+    assert_solves, client, client_output, coordinator, coordinator_at, count, cubefleet,
+    refusing_port, short_scrambles, status, wait_for, worker, Proc,
 };
 
 /// Lines that are no position, each with a word its reason must contain.
@@ -89,10 +89,7 @@ fn cluster_survives_sigkill_of_a_worker_and_the_coordinator() {
     let file = dir.path().join("batch.txt");
     let lines = batch_lines();
     std::fs::write(&file, lines.join("\n") + "\n").expect("write");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-
-    let coord = coordinator(port, &data);
+    let (coord, url) = coordinator(&data);
     wait_for("the coordinator", Duration::from_secs(30), || {
         client_output(&url, &["status", "--json"]).ok()
     });
@@ -145,8 +142,8 @@ fn cluster_survives_sigkill_of_a_worker_and_the_coordinator() {
     drop(submitting);
     eprintln!("coordinator killed at {} done", done(&before));
 
-    // restarted on the same store: nothing acknowledged is lost
-    let coord = coordinator(port, &data);
+    // restarted on the same store and address: nothing acknowledged is lost
+    let coord = coordinator_at(&url, &data);
     let after = wait_for("the restarted coordinator", Duration::from_secs(30), || {
         status(&url, &batch)
     });
@@ -238,9 +235,7 @@ fn cancel_stops_queued_jobs() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("batch.txt");
     std::fs::write(&file, "R U\nF2 D'\nL B R2\n").expect("write");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let coord = coordinator(port, &dir.path().join("store"));
+    let (coord, url) = coordinator(&dir.path().join("store"));
     wait_for("the coordinator", Duration::from_secs(30), || {
         client_output(&url, &["status", "--json"]).ok()
     });
@@ -316,7 +311,9 @@ fn run_resumes_after_sigkill() {
 /// A client command against a coordinator that is not there fails with a message saying so.
 #[test]
 fn client_reports_an_unreachable_coordinator() {
-    let url = format!("http://127.0.0.1:{}", free_port());
+    // a port held by a socket that does not listen: connections are refused
+    let (_held, port) = refusing_port();
+    let url = format!("http://127.0.0.1:{port}");
     let out = Command::new(env!("CARGO_BIN_EXE_cubefleet"))
         .args(["status", "--coordinator", &url])
         .output()

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{coordinator, cubefleet, free_port, wait_for};
+use common::{coordinator, cubefleet, wait_for};
 
 const SOLVED: &str = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB";
 
@@ -119,9 +119,7 @@ fn run_answers_each_line_of_the_file_at_its_index() {
 #[test]
 fn a_submission_of_long_lines_over_grpc_records_them_invalid_and_keeps_the_rest() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let _coordinator = coordinator(port, &dir.path().join("data"));
+    let (_coordinator, url) = coordinator(&dir.path().join("data"));
     // the lines above, then a thousand lines of 10 kB (10 MB: more than gRPC takes in one
     // message), every tenth a position
     let mut expected = lines();

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{client, client_output, coordinator, count, cubefleet, free_port, status, wait_for};
-use common::{worker, Proc};
+use common::worker;
+use common::{client, client_output, coordinator, count, cubefleet, status, wait_for};
 use cubefleet_tables::index::state_at;
 use cubefleet_tables::MoveSeq;
 
@@ -40,9 +40,7 @@ fn by_index(out: &str) -> BTreeMap<u64, serde_json::Value> {
 #[test]
 fn a_range_is_answered_once_per_state_while_a_worker_is_killed() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let _coord = coordinator(port, &dir.path().join("store"));
+    let (_coord, url) = coordinator(&dir.path().join("store"));
     wait_for("the coordinator", Duration::from_secs(30), || {
         client_output(&url, &["status", "--json"]).ok()
     });
@@ -186,9 +184,7 @@ fn dir_bytes(dir: &Path) -> u64 {
 fn a_range_of_10_18_states_keeps_memory_and_store_flat_and_cancels() {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("store");
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let coord: Proc = coordinator(port, &data);
+    let (coord, url) = coordinator(&data);
     wait_for("the coordinator", Duration::from_secs(30), || {
         client_output(&url, &["status", "--json"]).ok()
     });

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{free_port, wait_for, Proc};
+use common::{addr_file, read_addr_file, wait_for, Proc};
 
 const TOKEN: &str = "status-page-test-token";
 
@@ -104,7 +104,6 @@ fn submit(grpc: u16, file: &Path, name: &str) -> String {
 #[test]
 fn metrics_and_status_page_with_a_batch_in_progress() {
     let dir = tempfile::tempdir().unwrap();
-    let (grpc, http, worker_http) = (free_port(), free_port(), free_port());
 
     // 40 scrambles and one bad line: batch 1 is the first 20, batch 2 all of them
     let mut c = cubefleet();
@@ -117,13 +116,18 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     let all = dir.path().join("all.txt");
     std::fs::write(&all, scrambles.clone() + "R U Q2\n").unwrap();
 
+    // both ports chosen by the coordinator (port 0), read from its address file
+    let file = addr_file();
     let mut c = cubefleet();
     c.arg("coordinator")
-        .args(["--listen", &format!("127.0.0.1:{grpc}")])
-        .args(["--http", &format!("127.0.0.1:{http}")])
+        .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
         .arg("--data")
-        .arg(dir.path().join("data"));
-    let coordinator = Proc::spawn("coordinator", c);
+        .arg(dir.path().join("data"))
+        .arg("--addr-file")
+        .arg(&file);
+    let mut coordinator = Proc::spawn("coordinator", c);
+    let addrs = read_addr_file(&mut coordinator, &file, Duration::from_secs(30));
+    let (grpc, http) = (addrs.get("grpc").port(), addrs.get("http").port());
     wait_for(
         "the coordinator's HTTP port",
         Duration::from_secs(30),
@@ -148,8 +152,12 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     c.arg("worker")
         .args(["--coordinator", &format!("http://127.0.0.1:{grpc}")])
         .args(["--threads", "1", "--no-build", "--name", "page-worker"])
-        .args(["--http", &format!("127.0.0.1:{worker_http}")]);
-    let worker = Proc::spawn("worker", c);
+        .args(["--http", "127.0.0.1:0", "--addr-file"])
+        .arg(&file);
+    let mut worker = Proc::spawn("worker", c);
+    let worker_http = read_addr_file(&mut worker, &file, Duration::from_secs(30))
+        .get("http")
+        .port();
     let mut depths = Vec::new();
     let m = wait_for("batch 1 to be solved", Duration::from_secs(120), || {
         let m = metrics(http);

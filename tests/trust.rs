@@ -11,15 +11,13 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{client, client_output, coordinator, cubefleet, free_port, status, wait_for};
+use common::{client, client_output, coordinator, cubefleet, status, wait_for};
 
 #[test]
 fn an_acknowledged_range_or_sample_survives_a_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     for round in 0..4 {
-        let port = free_port();
-        let url = format!("http://127.0.0.1:{port}");
-        let coord = coordinator(port, dir.path());
+        let (coord, url) = coordinator(dir.path());
         wait_for("coordinator", Duration::from_secs(30), || {
             client_output(&url, &["status"]).ok()
         });
@@ -34,9 +32,7 @@ fn an_acknowledged_range_or_sample_survives_a_sigkill() {
         // acknowledged (exit 0), then killed at once
         client(&url, &args);
         coord.kill();
-        let port = free_port();
-        let url = format!("http://127.0.0.1:{port}");
-        let coord = coordinator(port, dir.path());
+        let (coord, url) = coordinator(dir.path());
         let s = wait_for("the batch after the kill", Duration::from_secs(30), || {
             status(&url, &id)
         });
@@ -62,9 +58,7 @@ fn an_empty_token_is_refused_at_start() {
 #[test]
 fn lines_from_stdin_never_join_another_files_batch() {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let coord = coordinator(port, &dir.path().join("data"));
+    let (coord, url) = coordinator(&dir.path().join("data"));
     wait_for("coordinator", Duration::from_secs(30), || {
         client_output(&url, &["status"]).ok()
     });

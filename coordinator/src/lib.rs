@@ -26,7 +26,6 @@ pub mod session;
 pub mod snapshot;
 pub mod solve_times;
 mod store;
-pub mod stream;
 mod verify;
 
 use std::path::PathBuf;
@@ -58,20 +57,28 @@ pub struct Config {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// How long a lease lasts without a heartbeat.
     pub lease: Duration,
-    /// Largest gRPC message accepted, in bytes.
+    /// Largest gRPC message accepted, in bytes (default
+    /// [`cubefleet_proto::MAX_REQUEST_BYTES`]). Answers are limited to
+    /// [`cubefleet_proto::MAX_RESPONSE_BYTES`], what the clients accept.
     pub max_message_bytes: usize,
 }
 
+/// How long a lease lasts without a heartbeat by default (`--lease`'s default): a worker
+/// heartbeats four times per lease, so a few lost heartbeats cost no lease, and a worker that
+/// died holds its jobs at most this long.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
 impl Config {
-    /// Defaults for a store in `data_dir`: no token, no TLS, 30 s leases, 16 MiB messages.
+    /// Defaults for a store in `data_dir`: no token, no TLS, [`DEFAULT_LEASE`] leases,
+    /// messages of up to [`cubefleet_proto::MAX_REQUEST_BYTES`].
     pub fn new(data_dir: impl Into<PathBuf>) -> Config {
         Config {
             data_dir: data_dir.into(),
             token: None,
             credentials: Vec::new(),
             tls: None,
-            lease: Duration::from_secs(30),
-            max_message_bytes: 16 << 20,
+            lease: DEFAULT_LEASE,
+            max_message_bytes: cubefleet_proto::MAX_REQUEST_BYTES,
         }
     }
 }

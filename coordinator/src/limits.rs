@@ -6,7 +6,7 @@
 //! | field | accepted |
 //! | --- | --- |
 //! | `Mode.timeout_seconds` | 0 (none) or more than 0 up to [`MAX_SECONDS`] (a year) |
-//! | `TwoPhase.max_length` | any (0 means 20) |
+//! | `TwoPhase.max_length` | any (0 means [`cubefleet_proto::DEFAULT_MAX_LENGTH`]) |
 //! | `DepthLimited.max_depth` | 0 to [`MAX_DEPTH`] |
 //! | `Optimal.metric`, `DepthLimited.metric` | unspecified (HTM), HTM or QTM |
 //! | `BatchSpec.batch_id` | at most [`MAX_BATCH_ID`] bytes |

@@ -2,17 +2,21 @@
 //! key naming which results answer the same question, and the metric lengths are counted in.
 //! Read by the core (intake, dedup, leases, completion) and by [`crate::verify`].
 
-use cubefleet_proto::{mode, Metric, Mode, TwoPhase};
+use cubefleet_proto::{mode, Metric, Mode, TwoPhase, DEFAULT_MAX_LENGTH};
 
 use crate::error::Error;
 
-/// Fills defaults (two-phase with 20 moves) and refuses any field out of its range
+/// Fills defaults (two-phase with [`DEFAULT_MAX_LENGTH`] moves) and refuses any field out of its range
 /// ([`crate::limits::check_mode`]).
 pub(crate) fn normalize_mode(mut m: Mode) -> Result<Mode, Error> {
     crate::limits::check_mode(&m)?;
     match &mut m.kind {
-        None => m.kind = Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
-        Some(mode::Kind::TwoPhase(t)) if t.max_length == 0 => t.max_length = 20,
+        None => {
+            m.kind = Some(mode::Kind::TwoPhase(TwoPhase {
+                max_length: DEFAULT_MAX_LENGTH,
+            }))
+        }
+        Some(mode::Kind::TwoPhase(t)) if t.max_length == 0 => t.max_length = DEFAULT_MAX_LENGTH,
         _ => {}
     }
     Ok(m)

@@ -25,11 +25,11 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::core::Core;
+use crate::core::{blocking, EndHash};
 use crate::credentials::{Credential, Credentials, Role};
 use crate::error::Error;
 use crate::limits;
 use crate::session::Session;
-use crate::stream::{self, blocking};
 use crate::Config;
 
 /// Both services share the coordinator.
@@ -85,7 +85,7 @@ impl Batches for Svc {
         };
         // the rest of the stream: its chunks' lines, then perhaps its end (with the hash of
         // lines the client did not know beforehand); nothing may follow the end
-        let end: stream::EndHash = Arc::default();
+        let end: EndHash = Arc::default();
         let seen_end = end.clone();
         let chunks = requests.filter_map(move |m| {
             let ended = seen_end.lock().unwrap_or_else(|e| e.into_inner()).is_some();
@@ -116,7 +116,7 @@ impl Batches for Svc {
             }
         });
         Ok(Response::new(
-            stream::submit_with_end(self.core.clone(), spec, chunks, end).await?,
+            self.core.submit_with_end(spec, chunks, end).await?,
         ))
     }
 
@@ -153,7 +153,7 @@ impl Batches for Svc {
     ) -> Result<Response<Self::WatchBatchStream>, Status> {
         let id = request.into_inner().batch_id;
         Ok(Response::new(
-            stream::watch(self.core.clone(), id, self.shutdown.clone()).await?,
+            self.core.watch(id, self.shutdown.clone()).await?,
         ))
     }
 
@@ -470,18 +470,21 @@ where
         core: core.clone(),
         needs,
     };
-    let limit = config.max_message_bytes;
+    let (request, answer) = (
+        config.max_message_bytes,
+        cubefleet_proto::MAX_RESPONSE_BYTES,
+    );
     // limits go on the generated servers before the interceptor wraps them
     let batches = InterceptedService::new(
         BatchesServer::new(svc.clone())
-            .max_decoding_message_size(limit)
-            .max_encoding_message_size(limit),
+            .max_decoding_message_size(request)
+            .max_encoding_message_size(answer),
         auth(Some(Role::Client)),
     );
     let workers = InterceptedService::new(
         WorkersServer::new(svc)
-            .max_decoding_message_size(limit)
-            .max_encoding_message_size(limit),
+            .max_decoding_message_size(request)
+            .max_encoding_message_size(answer),
         auth(Some(Role::Worker)),
     );
     let (health, health_svc) = tonic_health::server::health_reporter();
@@ -494,7 +497,7 @@ where
         .map_err(|e| Error::Internal(e.to_string()))?;
     let reflection = InterceptedService::new(reflection, auth(None));
 
-    let sweeper = stream::sweep_leases(core.clone(), shutdown.clone());
+    let sweeper = core.sweep_leases(shutdown.clone());
 
     let mut builder = tonic::transport::Server::builder();
     if let Some((cert, key)) = &config.tls {

@@ -43,9 +43,7 @@ async fn status_page_and_api_need_the_token_metrics_stay_open() {
     };
     let lines = vec!["R U R' U'".to_string(), "F2 B2".to_string()];
     let chunks = tokio_stream::iter([Ok(lines)]);
-    cubefleet_coordinator::stream::submit(core.clone(), spec, chunks)
-        .await
-        .unwrap();
+    core.submit(spec, chunks).await.unwrap();
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_coordinator::{stream, Config};
+use cubefleet_coordinator::Config;
 use cubefleet_proto::{mode, BatchSpec, Completion, Mode, TwoPhase};
 use cubefleet_tables::{parse_position, CubieCube, InputFormat};
 use rand::{Rng, SeedableRng};
@@ -70,7 +70,8 @@ async fn a_store_reopened_200_times_answers_every_batch_with_its_own_results() {
             ..BatchSpec::default()
         };
         let chunk: Vec<String> = lines.iter().map(|(l, _)| l.clone()).collect();
-        let submitted = stream::submit(core.clone(), spec, tokio_stream::iter([Ok(chunk)]))
+        let submitted = core
+            .submit(spec, tokio_stream::iter([Ok(chunk)]))
             .await
             .expect("submit");
         assert_eq!(submitted.total, LINES as u64, "round {round}");

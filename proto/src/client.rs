@@ -52,8 +52,10 @@ impl std::fmt::Display for ConnectError {
 
 impl std::error::Error for ConnectError {}
 
-/// Largest message the clients accept.
-const MAX_MESSAGE: usize = 64 << 20;
+/// Time between HTTP/2 pings on an idle connection: a connection a NAT or a load balancer
+/// dropped silently is noticed within it, well before a worker's lease (30 s by default)
+/// could expire unnoticed.
+const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Client {
     /// Connects to `url` (`http://host:port`, or `https://` trusting the system's roots and
@@ -81,7 +83,7 @@ impl Client {
         let mut endpoint = Endpoint::from_shared(url.to_string())
             .map_err(|e| ConnectError::Invalid(format!("bad coordinator URL {url}: {e}")))?
             .tcp_nodelay(true)
-            .http2_keep_alive_interval(std::time::Duration::from_secs(30));
+            .http2_keep_alive_interval(KEEP_ALIVE);
         if url.starts_with("https://") {
             // the system's roots (a publicly issued certificate), plus the given CA if any
             let mut tls = ClientTlsConfig::new().with_native_roots();
@@ -105,9 +107,9 @@ impl Client {
         let auth = Token(token);
         Ok(Client {
             batches: BatchesClient::with_interceptor(channel.clone(), auth.clone())
-                .max_decoding_message_size(MAX_MESSAGE),
+                .max_decoding_message_size(crate::MAX_RESPONSE_BYTES),
             workers: WorkersClient::with_interceptor(channel, auth)
-                .max_decoding_message_size(MAX_MESSAGE),
+                .max_decoding_message_size(crate::MAX_RESPONSE_BYTES),
         })
     }
 }

@@ -1,6 +1,7 @@
 //! The gRPC protocol of cubefleet, package `cubefleet.v1`: generated messages, clients and
-//! servers (`proto/cubefleet/v1/cubefleet.proto`), and the encoded descriptor set for gRPC
-//! reflection.
+//! servers (`proto/cubefleet/v1/cubefleet.proto`), the encoded descriptor set for gRPC
+//! reflection, and the values both sides agree on (`defaults`: the default target, the
+//! message limits).
 
 #[allow(missing_docs, unreachable_pub, clippy::all, rust_2018_idioms)]
 mod generated {
@@ -8,6 +9,9 @@ mod generated {
 }
 
 pub use generated::*;
+
+mod defaults;
+pub use defaults::{DEFAULT_MAX_LENGTH, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 
 /// The revision of the worker protocol this build speaks, sent both ways at registration
 /// (`RegisterRequest.protocol`, `RegisterResponse.protocol`). Revisions only add to what a

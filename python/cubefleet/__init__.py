@@ -66,6 +66,7 @@ __all__ = [
     "tables_dir",
     "N_STATES",
     "MAX_LINE_BYTES",
+    "DEFAULT_MAX_LENGTH",
 ]
 
 #: The number of positions of the cube; every one has a state index below it.
@@ -73,6 +74,10 @@ N_STATES: int = 43_252_003_274_489_856_000
 
 #: The longest line read, in bytes (as the CLI and the coordinator read lines).
 MAX_LINE_BYTES: int = _native.MAX_LINE_BYTES
+
+#: The two-phase target when none is given (as the CLI's ``--max-length`` and the
+#: coordinator's default).
+DEFAULT_MAX_LENGTH: int = _native.DEFAULT_MAX_LENGTH
 
 
 class InvalidPosition(ValueError):
@@ -109,7 +114,7 @@ def _parameters_of(model: Callable[..., Any]) -> Callable[[_F], _F]:
 
 def solve(
     position: str,
-    max_length: int = 20,
+    max_length: int = DEFAULT_MAX_LENGTH,
     timeout: Optional[float] = None,
     *,
     threads: int = 1,
@@ -150,7 +155,7 @@ def optimal(
     """
     return _native.solve(
         position,
-        20,
+        DEFAULT_MAX_LENGTH,
         timeout,
         optimal=max_depth is None,
         max_depth=max_depth,
@@ -172,7 +177,7 @@ def solve_many(
 ) -> List[SolveResult]: ...
 def solve_many(
     positions: Iterable[str],
-    max_length: int = 20,
+    max_length: int = DEFAULT_MAX_LENGTH,
     threads: Optional[int] = None,
     *,
     timeout: Optional[float] = None,

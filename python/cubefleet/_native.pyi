@@ -12,6 +12,7 @@ import pyarrow
 _Path = Union[str, "os.PathLike[str]"]
 
 MAX_LINE_BYTES: int
+DEFAULT_MAX_LENGTH: int
 
 class SolveResult:
     index: int
@@ -43,7 +44,7 @@ class Client:
         range: Optional[Tuple[int, int]] = None,
         step: int = 1,
         sample: Optional[Tuple[int, int]] = None,
-        max_length: int = 20,
+        max_length: int = ...,
         optimal: bool = False,
         max_depth: Optional[int] = None,
         metric: Optional[Literal["htm", "qtm"]] = None,

@@ -174,7 +174,7 @@ impl Client {
     /// lines are named by their content hash (for a file, the one `cubefleet submit FILE`
     /// sends), so a resubmission under a batch id is refused when its lines are not the
     /// batch's.
-    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=20, optimal=false, max_depth=None, metric=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
+    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,

@@ -35,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::build_tables, m)?)?;
     m.add_function(wrap_pyfunction!(tables::tables_dir, m)?)?;
     m.add("MAX_LINE_BYTES", cubefleet_tables::MAX_LINE_BYTES)?;
+    m.add("DEFAULT_MAX_LENGTH", cubefleet_proto::DEFAULT_MAX_LENGTH)?;
     Ok(())
 }
 

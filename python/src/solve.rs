@@ -266,8 +266,12 @@ fn answer(
     r
 }
 
+/// How often a long call looks for a signal (Ctrl-C) while the work runs: quick beside a
+/// person, and a wake-up of 50 ms costs the work nothing.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
 /// Runs `work` without the GIL on a thread of its own while this thread waits for it and
-/// checks for signals every 50 ms: a Ctrl-C sets `cancel` (the searches stop within a few
+/// checks for signals every [`SIGNAL_POLL`]: a Ctrl-C sets `cancel` (the searches stop within a few
 /// thousand nodes) and raises `KeyboardInterrupt` once they did.
 fn interruptible<T: Send>(
     py: Python<'_>,
@@ -282,7 +286,7 @@ fn interruptible<T: Send>(
         });
         loop {
             let rx = &mut rx;
-            let got = py.detach(move || rx.recv_timeout(Duration::from_millis(50)));
+            let got = py.detach(move || rx.recv_timeout(SIGNAL_POLL));
             match got {
                 Ok(v) => return Some(v),
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
@@ -365,7 +369,7 @@ fn solve_lines(
 
 /// Solves one position (see `cubefleet.solve`).
 #[pyfunction]
-#[pyo3(signature = (position, max_length=20, timeout=None, *, optimal=false, max_depth=None, metric=None, threads=1, input="auto"))]
+#[pyo3(signature = (position, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, timeout=None, *, optimal=false, max_depth=None, metric=None, threads=1, input="auto"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve(
     py: Python<'_>,
@@ -424,7 +428,7 @@ fn lines_of(source: &Bound<'_, PyAny>, from_file: bool) -> PyResult<Vec<String>>
 /// `cubefleet run` reads it ([`read_lines`]). A `pyarrow.Table` or a list of results (see
 /// `cubefleet.solve_many` and `cubefleet.solve_file`).
 #[pyfunction]
-#[pyo3(signature = (source, max_length=20, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, input="auto", invalid="raise", output="arrow"))]
+#[pyo3(signature = (source, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, input="auto", invalid="raise", output="arrow"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_many(
     py: Python<'_>,

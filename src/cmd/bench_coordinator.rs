@@ -198,7 +198,7 @@ async fn measure(
     let spec = BatchSpec {
         batch_id: "bench".into(),
         name: "bench coordinator".into(),
-        mode: Some(mode_to_proto(&Mode::TwoPhase { max_length: 20 }, None)),
+        mode: Some(mode_to_proto(&Mode::default(), None)),
         priority: 0,
         ..BatchSpec::default()
     };

@@ -27,6 +27,24 @@ impl ConnectArgs {
     }
 }
 
+/// Writes the addresses a process listens on to `path`, one a line as `NAME ADDR` (e.g.
+/// `grpc 127.0.0.1:41237`), for scripts and tests that listen on port 0 and need to know the
+/// port. The file appears whole (written beside, then renamed), once every listener is bound.
+pub(crate) fn write_addr_file(
+    path: &Path,
+    addrs: &[(&str, std::net::SocketAddr)],
+) -> anyhow::Result<()> {
+    let text: String = addrs
+        .iter()
+        .map(|(name, a)| format!("{name} {a}\n"))
+        .collect();
+    let mut part = path.as_os_str().to_owned();
+    part.push(".part");
+    std::fs::write(&part, text)
+        .and_then(|()| std::fs::rename(&part, path))
+        .map_err(|e| anyhow::anyhow!("--addr-file {}: {e}", path.display()))
+}
+
 /// Resolves on ctrl-c or SIGTERM.
 pub(crate) async fn shutdown_signal() {
     #[cfg(unix)]

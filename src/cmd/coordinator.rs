@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::connect::{runtime, shutdown_signal};
+use super::connect::{runtime, shutdown_signal, write_addr_file};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
@@ -43,12 +43,16 @@ pub(crate) struct Args {
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
     /// Seconds a lease lasts without a heartbeat (at least 1).
-    #[arg(long, default_value_t = 30.0, value_parser = super::flags::lease)]
+    #[arg(long, default_value_t = cubefleet_coordinator::DEFAULT_LEASE.as_secs_f64(), value_parser = super::flags::lease)]
     lease: f64,
     /// HTTP address of the status page (`/`) and Prometheus metrics (`/metrics`), e.g.
     /// 0.0.0.0:7780 (port 0: any free port, logged); none when absent.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
+    /// Once listening, write the addresses bound to this file, one a line: `grpc ADDR` and
+    /// (with --http) `http ADDR`; for scripts that listen on port 0.
+    #[arg(long, value_name = "FILE")]
+    addr_file: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -94,6 +98,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             cubefleet_coordinator::Core::open(&dir, lease)
         })
         .await??;
+        if let Some(path) = &args.addr_file {
+            let mut addrs = vec![("grpc", listener.local_addr()?)];
+            if let Some(l) = &http {
+                addrs.push(("http", l.local_addr()?));
+            }
+            write_addr_file(path, &addrs)?;
+        }
         let http_task = match http {
             Some(l) => {
                 tracing::info!(http = %l.local_addr()?, "status page and /metrics listening");

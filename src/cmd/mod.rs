@@ -80,7 +80,7 @@ pub(crate) struct ModeArgs {
     /// `over_target`.
     #[arg(
         long,
-        default_value_t = 20,
+        default_value_t = cubefleet_proto::DEFAULT_MAX_LENGTH,
         conflicts_with_all = ["optimal", "max_depth"],
         value_parser = clap::value_parser!(u32).range(1..)
     )]

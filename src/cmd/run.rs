@@ -1,11 +1,12 @@
 //! `cubefleet run FILE` (or `--range START..END`, `--sample N --seed S`): the embedded default. One process runs a coordinator on a sled store
 //! and local search threads. Both sides call the coordinator's [`Core`] directly, through the
-//! same code as its gRPC service: the file is submitted with [`stream::submit`] and watched
-//! with [`stream::watch`], and the worker runtime, the same as `cubefleet worker`'s, leases and
+//! same code as its gRPC service: the file is submitted with [`Core::submit`] and watched
+//! with [`Core::watch`], and the worker runtime, the same as `cubefleet worker`'s, leases and
 //! reports through [`LocalCoordinator`]. No position is formatted and parsed again, no protocol
 //! message is framed. Results are written in line order as they finish, in bounded memory ([`export`]),
-//! not all at the end. The batch id is derived from the file's contents and the mode, so
-//! running the same file again resumes from the store instead of starting over.
+//! not all at the end. The batch id is derived from the file's contents (or the range's or
+//! sample's definition) and the mode ([`id`]), so running the same input again resumes from
+//! the store instead of starting over.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,8 +14,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_coordinator::range::States;
-use cubefleet_coordinator::{stream, Core};
+use cubefleet_coordinator::Core;
 use cubefleet_proto::BatchSpec;
 use cubefleet_worker::pool::{Finished, Job};
 use cubefleet_worker::remote::{completion_with_moves, leased_job, mode_to_proto, progress_list};
@@ -23,12 +23,14 @@ use cubefleet_worker::search::Progress;
 use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{content_hash, describe, read_chunks, show_progress, InputArgs, KeepArg};
+use super::client::{content_hash, read_chunks, show_progress, InputArgs, KeepArg};
 use super::connect::{runtime, shutdown_signal};
 use super::{ModeArgs, TablesArgs};
 
 mod export;
+mod id;
 use export::{export_following, Limits};
+use id::{batch_id, definition_hash};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
@@ -121,28 +123,13 @@ impl Coordinator for LocalCoordinator {
     }
 }
 
-/// What names a range or sample batch of `run` as a file's [`content_hash`] names a file:
-/// SHA-256 over its definition and what it keeps, so the same definition resumes its batch.
-fn definition_hash(states: &States, histogram_only: bool) -> [u8; 32] {
-    use sha2::Digest;
-    let keep = if histogram_only { "histogram" } else { "all" };
-    sha2::Sha256::digest(format!("{} keep {keep}", describe(states)).as_bytes()).into()
-}
+/// Time between the embedded worker's heartbeats: its leases are the core's own (30 s), and
+/// a heartbeat in the same process costs a lock, so several per lease are cheap.
+const EMBEDDED_HEARTBEAT: Duration = Duration::from_secs(2);
 
-/// A batch id naming this file's contents and mode: the same lines and mode give the same id,
-/// other lines or another mode (but for a SHA-256 collision) another. `content` is the file's
-/// [`content_hash`]; the id is `run-` and the first 128 bits of SHA-256 over it and the mode
-/// (prost-encoded), in hex.
-fn batch_id(content: &[u8; 32], mode: &cubefleet_proto::Mode) -> String {
-    use prost::Message;
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
-    h.update(content);
-    h.update(mode.encode_to_vec());
-    let digest = h.finalize();
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("run-{hex}")
-}
+/// Time the embedded worker's running jobs get to finish once `run` is stopped: a person
+/// pressed Ctrl-C and waits; a job cut short is handed back and resumed by the next `run`.
+const EMBEDDED_GRACE: Duration = Duration::from_secs(2);
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     crate::keep_freed_memory();
@@ -183,17 +170,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             cubefleet_coordinator::open(&cubefleet_coordinator::Config::new(&args.data)).await?;
         // cancelled when the coordinator stops: its sweeper ends and a lease answers at once
         let stopping = CancellationToken::new();
-        let sweeper = stream::sweep_leases(core.clone(), stopping.clone());
+        let sweeper = core.sweep_leases(stopping.clone());
         let submission = {
             let (core, file) = (core.clone(), args.input.file.clone());
             tokio::spawn(async move {
                 let Some(file) = file else {
                     // a range or sample: the definition alone, no lines
                     let none = tokio_stream::empty::<Result<Vec<String>, tonic::Status>>();
-                    return anyhow::Ok(stream::submit(core, spec, none).await?);
+                    return anyhow::Ok(core.submit(spec, none).await?);
                 };
                 let (chunks, reader) = read_chunks(&file);
-                let submitted = stream::submit(core, spec, chunks.map(Ok)).await;
+                let submitted = core.submit(spec, chunks.map(Ok)).await;
                 reader.await??;
                 anyhow::Ok(submitted?)
             })
@@ -215,8 +202,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             let config = RuntimeConfig {
                 threads,
-                heartbeat: Duration::from_secs(2),
-                grace: Duration::from_secs(2),
+                heartbeat: EMBEDDED_HEARTBEAT,
+                grace: EMBEDDED_GRACE,
                 ..RuntimeConfig::default()
             };
             tokio::spawn(runtime::run(
@@ -258,7 +245,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             all_finished.clone(),
             Limits::RUN,
         ));
-        let progress = stream::watch(core.clone(), id.clone(), stopping.clone()).await?;
+        let progress = core.watch(id.clone(), stopping.clone()).await?;
         let interrupted = tokio::select! {
             s = show_progress(progress) => { s?; false }
             _ = shutdown_signal() => true,

@@ -1,5 +1,6 @@
 //! `cubefleet worker`: join a coordinator and solve what it hands out until stopped.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,8 +10,16 @@ use cubefleet_worker::remote::GrpcCoordinator;
 use cubefleet_worker::runtime::{self, Backoff, RuntimeConfig};
 use tokio_util::sync::CancellationToken;
 
-use super::connect::{runtime, shutdown_signal, ConnectArgs};
+use super::connect::{runtime, shutdown_signal, write_addr_file, ConnectArgs};
 use super::TablesArgs;
+
+/// Heartbeats per lease of the coordinator joined: one or two may be lost before a lease
+/// expires.
+const HEARTBEATS_PER_LEASE: u32 = 4;
+
+/// The shortest time between heartbeats, whatever the lease (a coordinator with a lease of a
+/// second is not beaten every 250 ms).
+const MIN_HEARTBEAT: Duration = Duration::from_millis(200);
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
@@ -22,7 +31,7 @@ pub(crate) struct Args {
     #[arg(long, value_parser = super::flags::threads)]
     threads: Option<usize>,
     /// Seconds running jobs get to finish after SIGTERM before they are handed back.
-    #[arg(long, default_value_t = 30.0, value_parser = super::flags::grace)]
+    #[arg(long, default_value_t = runtime::DEFAULT_GRACE.as_secs_f64(), value_parser = super::flags::grace)]
     grace: f64,
     /// A name for the coordinator's logs and status page.
     #[arg(long)]
@@ -31,6 +40,10 @@ pub(crate) struct Args {
     /// when absent.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
+    /// With --http, once listening, write the address bound to this file as `http ADDR`; for
+    /// scripts that listen on port 0.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    addr_file: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -49,6 +62,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .await
                 .map_err(|e| anyhow::anyhow!("--http {addr}: {e}"))?;
             tracing::info!(http = %l.local_addr()?, "/metrics listening");
+            if let Some(path) = &args.addr_file {
+                write_addr_file(path, &[("http", l.local_addr()?)])?;
+            }
             // up until the process ends, so the drain after SIGTERM shows too
             let (m, stop) = (metrics.clone(), CancellationToken::new());
             let registry = std::sync::Arc::new(cubefleet_worker::metrics::registry(&m));
@@ -115,7 +131,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         tracing::info!(session = coordinator.session(), threads, "registered");
         let config = RuntimeConfig {
             threads,
-            heartbeat: (coordinator.lease_duration() / 4).max(Duration::from_millis(200)),
+            heartbeat: (coordinator.lease_duration() / HEARTBEATS_PER_LEASE).max(MIN_HEARTBEAT),
             grace: Duration::from_secs_f64(args.grace.max(0.0)),
             ..RuntimeConfig::default()
         };

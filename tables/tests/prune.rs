@@ -1,7 +1,5 @@
 //! The pruning tables against the cube they describe (built once into `target/test-tables`).
 
-use std::path::PathBuf;
-
 use cubefleet_tables::movetable::PHASE2_MOVES;
 use cubefleet_tables::prune::Phase1Moves;
 use cubefleet_tables::symmetry::SYMMETRIES;
@@ -9,10 +7,7 @@ use cubefleet_tables::{CubieCube, Move, Tables};
 use rand::{Rng, SeedableRng};
 
 fn tables() -> Tables {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target/test-tables"
-    ));
+    let dir = cubefleet_testkit::tables_dir();
     Tables::load_or_build(&dir, &|_, _, _| {}).expect("tables build and load")
 }
 

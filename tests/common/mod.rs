@@ -1,20 +1,18 @@
-//! Helpers shared by the binary's integration tests: the tables (built once per test run into
-//! `target/test-tables`), the binary with them, free loopback ports, child processes that are
-//! killed when a test fails, and polling.
+//! What the binary's integration tests share beyond `cubefleet_testkit` (re-exported here):
+//! the binary with the test tables (built once per test run), coordinators and workers as
+//! processes (a coordinator listens on port 0 and reports its address), and client commands.
 
-#![allow(dead_code)] // each test binary uses its own subset
+#![allow(dead_code, unused_imports)] // each test binary uses its own subset
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use cubefleet_tables::{parse_position, InputFormat, MoveSeq};
-
-/// The tables directory every test shares.
-pub(crate) fn tables_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-tables"))
-}
+pub(crate) use cubefleet_testkit::{
+    addr_file, assert_solves, read_addr_file, refusing_port, short_scrambles, tables_dir, wait_for,
+    Proc,
+};
 
 /// The `cubefleet` binary with `CUBEFLEET_TABLES` set; builds the tables once per test run (a
 /// no-op when they exist).
@@ -33,101 +31,38 @@ pub(crate) fn cubefleet() -> Command {
     c
 }
 
-/// A loopback port that was free a moment ago.
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
+/// How long a coordinator may take to open its store and listen.
+const COORDINATOR_START: Duration = Duration::from_secs(60);
+
+/// A coordinator process over the store in `data`, on a loopback port it chose (it listens on
+/// port 0 and reports the port in its `--addr-file`); returned once it listens, with its URL.
+pub(crate) fn coordinator(data: &Path) -> (Proc, String) {
+    coordinator_on("127.0.0.1:0", data)
 }
 
-/// A child process, killed (SIGKILL) when dropped so a failing test leaves nothing behind.
-pub(crate) struct Proc {
-    /// The process.
-    pub(crate) child: Child,
-    /// What it is, for messages.
-    pub(crate) name: String,
+/// A coordinator restarted at `url`, the address of one that stopped (workers and clients
+/// that know the address find it again), over the store in `data`; returned once it listens.
+pub(crate) fn coordinator_at(url: &str, data: &Path) -> Proc {
+    let addr = url.strip_prefix("http://").expect("an http:// URL");
+    let (proc, again) = coordinator_on(addr, data);
+    assert_eq!(again, url, "the coordinator listens where it did");
+    proc
 }
 
-impl Proc {
-    /// Starts `cmd` with stdin closed and stderr inherited (its logs show with `--nocapture`).
-    pub(crate) fn spawn(name: &str, mut cmd: Command) -> Proc {
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {name}: {e}"));
-        Proc {
-            child,
-            name: name.to_string(),
-        }
-    }
-
-    /// SIGKILL: the process gets no chance to clean up.
-    pub(crate) fn kill(mut self) {
-        self.child.kill().expect("kill");
-        self.child.wait().expect("wait");
-    }
-
-    /// SIGTERM, then waits (up to `within`) for a clean exit; returns its exit code.
-    pub(crate) fn terminate(mut self, within: Duration) -> Option<i32> {
-        let pid = self.child.id().to_string();
-        let st = Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("kill");
-        assert!(st.success());
-        let end = Instant::now() + within;
-        while Instant::now() < end {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                return s.code();
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("{} did not stop within {within:?} of SIGTERM", self.name);
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Polls `f` every 50 ms until it returns `Some`, for at most `limit`.
-pub(crate) fn wait_for<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + limit;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < end, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Asserts that `solution` solves `input` and that `length` counts its moves.
-pub(crate) fn assert_solves(input: &str, solution: &str, length: u64) {
-    let cube = parse_position(input, InputFormat::Auto).expect("a valid position");
-    let sol = MoveSeq::parse(solution).expect("standard notation");
-    assert!(
-        cube.apply_moves(&sol.0).is_solved(),
-        "{solution:?} does not solve {input:?}"
-    );
-    assert_eq!(sol.len() as u64, length, "length of {solution:?}");
-}
-
-/// A coordinator process on `port` over the store in `data`.
-pub(crate) fn coordinator(port: u16, data: &Path) -> Proc {
+/// A coordinator listening on `addr` over the store in `data`, with leases of 3 s; returned
+/// once it listens, with its URL.
+fn coordinator_on(addr: &str, data: &Path) -> (Proc, String) {
+    let file = addr_file();
     let mut c = cubefleet();
-    c.args(["coordinator", "--listen", &format!("127.0.0.1:{port}")])
+    c.args(["coordinator", "--listen", addr])
         .arg("--data")
         .arg(data)
-        .args(["--lease", "3"]);
-    Proc::spawn("coordinator", c)
+        .args(["--lease", "3"])
+        .arg("--addr-file")
+        .arg(&file);
+    let mut proc = Proc::spawn("coordinator", c);
+    let url = read_addr_file(&mut proc, &file, COORDINATOR_START).url("grpc");
+    (proc, url)
 }
 
 /// A one-thread worker process joining the coordinator at `url`.
@@ -178,23 +113,4 @@ pub(crate) fn count(s: &serde_json::Value, field: &str) -> u64 {
     s[field]
         .as_u64()
         .unwrap_or_else(|| panic!("{field} in {s}"))
-}
-
-/// `n` scrambles of 8 random face turns (a fixed pseudo-random sequence; cheap to solve).
-pub(crate) fn short_scrambles(n: usize) -> Vec<String> {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..n)
-        .map(|_| {
-            (0..8)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    let m = (x % 18) as usize;
-                    format!("{}{}", &"URFDLB"[m / 3..m / 3 + 1], ["", "2", "'"][m % 3])
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
 }

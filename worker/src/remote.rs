@@ -115,7 +115,11 @@ pub fn mode_from_proto(m: &cubefleet_proto::Mode) -> Result<(Mode, Option<Durati
             metric: metric(d.metric)?,
         },
         Some(mode::Kind::TwoPhase(t)) => Mode::TwoPhase {
-            max_length: if t.max_length == 0 { 20 } else { t.max_length },
+            max_length: if t.max_length == 0 {
+                cubefleet_proto::DEFAULT_MAX_LENGTH
+            } else {
+                t.max_length
+            },
         },
         None => Mode::default(),
     };

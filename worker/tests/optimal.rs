@@ -2,10 +2,7 @@
 //! search (exact distances up to 8 half turns / 10 quarter turns), the proven lengths of
 //! `known-optimal.txt`, and the ZOJ 2477 sample nets.
 
-mod common;
-
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
@@ -20,11 +17,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 static TABLES: LazyLock<Tables> = LazyLock::new(|| {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target/test-tables"
-    ));
-    Tables::load_or_build(dir, &|_, _, _| {}).expect("tables build")
+    Tables::load_or_build(&cubefleet_testkit::tables_dir(), &|_, _, _| {}).expect("tables build")
 });
 
 fn moves_of(metric: Metric) -> Vec<Move> {
@@ -160,7 +153,7 @@ fn qtm_lengths_equal_brute_force_up_to_10() {
 #[test]
 fn known_optimal_up_to_15() {
     let mut n = 0;
-    for (facelets, c, len) in common::known_optimal(0..=15) {
+    for (facelets, c, len) in cubefleet_testkit::known_optimal(0..=15) {
         let got = solve(&c, OptimalOptions::default());
         assert_eq!(got.status, Status::Solved, "{facelets}");
         let sol = got.solution.expect("solution");

@@ -4,8 +4,6 @@
 //! huge table when built, default 1), `BENCH_TIMEOUT` (seconds per solve, default 600),
 //! `BENCH_SYMMETRY=0|1` (prune by the positions' symmetries, default 1).
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
@@ -17,7 +15,7 @@ use cubefleet_worker::search::optimal::{
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/test-tables");
+use cubefleet_testkit::TABLES_DIR as DIR;
 const RANDOM: &str = include_str!("../../tests/vectors/random-states-1000.txt");
 
 fn env_num(name: &str, default: u64) -> u64 {
@@ -97,7 +95,7 @@ fn bench_random_states() {
 #[test]
 #[ignore]
 fn bench_known_16_17() {
-    let known = common::known_optimal(16..=17);
+    let known = cubefleet_testkit::known_optimal(16..=17);
     let cubes: Vec<CubieCube> = known.iter().map(|k| k.1).collect();
     let lens: Vec<usize> = known.iter().map(|k| k.2 as usize).collect();
     run("known-optimal 16-17", &cubes, Some(&lens));

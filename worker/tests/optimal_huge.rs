@@ -2,8 +2,6 @@
 //! solver with each of them finding the proven lengths. Run:
 //! `cargo test --release -p cubefleet-worker --test optimal_huge -- --ignored --nocapture --test-threads 1`
 
-mod common;
-
 use std::path::Path;
 use std::time::Instant;
 
@@ -13,7 +11,7 @@ use cubefleet_tables::{CubieCube, Tables};
 use cubefleet_worker::search::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
 use cubefleet_worker::search::Budget;
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/test-tables");
+use cubefleet_testkit::TABLES_DIR as DIR;
 
 fn peak_rss_mb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -125,7 +123,7 @@ fn finds_the_known_lengths(kind: TableKind, max: u32) {
         .expect("build it first");
     let mut with = OptimalSearcher::new(OptimalTables::with_bound(&tables, Some(&table)));
     let mut n = 0;
-    for (facelets, c, len) in common::known_optimal(0..=max) {
+    for (facelets, c, len) in cubefleet_testkit::known_optimal(0..=max) {
         let depth = table.depth(&tables.coords, &Mod3Coords::of(&c));
         assert!(depth <= len, "{facelets}: table depth {depth} > {len}");
         let start = Instant::now();

@@ -1,6 +1,5 @@
 //! The search pool with real tables: jobs in, verified results out, cancellation.
 
-use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,10 +9,7 @@ use cubefleet_worker::pool::{Job, Pool};
 use cubefleet_worker::search::{Mode, Status};
 
 fn tables() -> Arc<Tables> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target/test-tables"
-    ));
+    let dir = cubefleet_testkit::tables_dir();
     Arc::new(Tables::load_or_build(&dir, &|_, _, _| {}).expect("tables"))
 }
 

@@ -3,7 +3,6 @@
 //! exactly once.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,10 +16,7 @@ use tokio_util::sync::CancellationToken;
 const STATES: &str = include_str!("../../tests/vectors/random-states-1000.txt");
 
 fn tables() -> Arc<Tables> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target/test-tables"
-    ));
+    let dir = cubefleet_testkit::tables_dir();
     Arc::new(Tables::load_or_build(&dir, &|_, _, _| {}).expect("tables"))
 }
 

@@ -8,10 +8,7 @@ use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
 use cubefleet_worker::search::{Budget, Status};
 
 static TABLES: LazyLock<Tables> = LazyLock::new(|| {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target/test-tables"
-    ));
+    let dir = cubefleet_testkit::tables_dir();
     Tables::load_or_build(&dir, &|_, _, _| {}).expect("tables build and load")
 });
 

@@ -1,6 +1,6 @@
 //! Leases: queued jobs handed to workers (memory only), long-polling for work, heartbeats that
 //! extend leases and persist proven lower bounds, release, and the expiry that returns jobs
-//! to the queue.
+//! to the queue, run by the lease sweeper ([`Core::sweep_leases`], a task of its own).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -374,5 +374,37 @@ impl Core {
         Self::bump(&self.queued);
         tracing::debug!(job = id, why, "job returned to the queue");
         Ok(())
+    }
+}
+
+/// Time between two passes of the lease sweeper ([`Core::sweep_leases`]): how late past its
+/// deadline an expired lease's job may return to the queue: half the shortest lease
+/// `--lease` allows (a second).
+pub const SWEEP_EVERY: Duration = Duration::from_millis(500);
+
+impl Core {
+    /// The lease sweeper: returns expired leases' jobs to the queue ([`Core::expire_leases`]),
+    /// and forgets worker sessions long silent ([`Core::prune_workers`]), every
+    /// [`SWEEP_EVERY`] until `shutdown` is cancelled.
+    pub fn sweep_leases(
+        self: &Arc<Self>,
+        shutdown: CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
+        let core = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(SWEEP_EVERY) => {}
+                    _ = shutdown.cancelled() => return,
+                }
+                core.prune_workers();
+                let core = core.clone();
+                if let Ok(Ok(n)) = tokio::task::spawn_blocking(move || core.expire_leases()).await {
+                    if n > 0 {
+                        tracing::info!(expired = n, "leases expired; jobs back in the queue");
+                    }
+                }
+            }
+        })
     }
 }

@@ -1,6 +1,9 @@
-//! The coordinator's logic, independent of gRPC: batches, the ready queue, leases, verified
-//! completions, deduplication and progress. Methods block on the store; the services call them
-//! from `spawn_blocking`.
+//! The coordinator's logic, independent of the gRPC transport: batches, the ready queue,
+//! leases, verified completions, deduplication and progress. Methods block on the store; the
+//! services call them from `spawn_blocking` ([`blocking`]). The few `async` methods (the
+//! submission pipeline, the progress stream, the long-polling lease, the lease sweeper) run
+//! the blocking ones on the blocking pool themselves, and answer in `tonic::Status` where
+//! their input is a stream of gRPC messages.
 //!
 //! [`Core`] owns the state: the store, the in-memory `State` under one lock, the
 //! symmetry index, the signals and the followers. Each part of a job's life is an `impl Core`
@@ -12,14 +15,18 @@
 //! - `recovery`: the rebuild of that state from the store at open;
 //! - `intake`: begin/end a submission, prepare and store chunks of lines (parsing, answers
 //!   from the store);
+//! - `submit`: the submission pipeline over intake: a stream of chunks cut into growing
+//!   groups, each prepared while the one before is stored;
 //! - `dedup`: the symmetry index, and mapping a symmetric copy's answer back;
-//! - `leases`: lease, long-polling lease, heartbeat, release, expiry and requeueing;
+//! - `leases`: lease, long-polling lease, heartbeat, release, expiry and requeueing, and the
+//!   sweeper task that expires leases;
 //! - `making`: the jobs of range and sample batches, made when a lease finds too few queued
 //!   (such a batch is stored as its definition and a `made` cursor, see [`crate::range`]);
 //! - `workers`: the worker registry and per-worker figures;
 //! - `completion`: verify and store results, rejections and failures, following a batch;
 //! - `cancel`: cancelling a batch;
 //! - `queries`: status, list, results, finished prefix, one job, lookup, counters;
+//! - `watch`: a batch's progress as a stream of statuses;
 //! - `summary`: the clean stop (no change after it) and the summary it stores, from which the
 //!   next open rebuilds the state without scanning the jobs.
 //!
@@ -56,9 +63,11 @@ mod queries;
 mod ready;
 mod recovery;
 mod state;
+mod submit;
 mod summary;
 #[cfg(test)]
 mod tests;
+mod watch;
 mod workers;
 
 use std::collections::HashSet;
@@ -73,9 +82,10 @@ use prost::Message;
 pub use self::completion::MAX_REJECTIONS;
 use self::dedup::SymIndex;
 pub use self::intake::MAX_LINE_LEN;
-pub use self::leases::{Leased, MAX_LEASE_JOBS, MAX_LEASE_WAIT};
+pub use self::leases::{Leased, MAX_LEASE_JOBS, MAX_LEASE_WAIT, SWEEP_EVERY};
 pub use self::state::Counters;
 use self::state::State;
+pub use self::submit::EndHash;
 pub use self::workers::{
     WorkerInfo, MAX_HELD_PER_THREAD, MAX_SESSIONS_PER_CREDENTIAL, MIN_HELD_PER_THREAD,
 };
@@ -229,6 +239,17 @@ fn session_key(store: &dyn Store) -> Result<crate::session::SessionKey, Error> {
     store.put_meta(SESSION_KEY, key.bytes())?;
     store.flush()?;
     Ok(key)
+}
+
+/// Runs blocking coordinator work off the async runtime (on the blocking pool), its error as
+/// the gRPC status it maps to.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, tonic::Status> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(tonic::Status::from),
+        Err(e) => Err(tonic::Status::internal(e.to_string())),
+    }
 }
 
 /// Job `id`'s stored record as clients see it, but for [`State::overlay`]: with the fields the

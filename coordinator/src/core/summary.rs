@@ -38,6 +38,10 @@ impl Drop for Op<'_> {
     }
 }
 
+/// How often [`Core::close`] looks whether the changes in flight have ended: they are single
+/// store writes, done within a few milliseconds, and a close waits once per process.
+const CLOSE_POLL: std::time::Duration = std::time::Duration::from_millis(1);
+
 impl Core {
     /// Enters a change of the store and of the state derived from it; refused once
     /// [`Core::close`] began. Hold it from the first write until the state in memory follows.
@@ -58,7 +62,7 @@ impl Core {
     pub fn close(&self) -> Result<(), Error> {
         self.closed.store(true, Ordering::SeqCst);
         while self.inflight.load(Ordering::SeqCst) > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+            std::thread::sleep(CLOSE_POLL);
         }
         // the index thread stops at its next step (it sees `closed`) and lets go of the store,
         // so the store can be opened again as soon as this core is dropped

@@ -1,7 +1,14 @@
 //! The store's unit tests: blocks, swaps, reopens, batch numbers and format versions.
 
+use std::path::Path;
+
+use prost::Message;
+
+use super::block::Block;
+use super::format::{be_u32, FORMAT_VERSION, NEXT_SEQ_KEY, VERSION_KEY};
 use super::*;
 use crate::record::job_id;
+use crate::record::MAX_BATCH_SEQ;
 use cubefleet_proto::{JobResult, JobState};
 
 fn record(input: &str, state: JobState) -> JobRecord {

@@ -1,7 +1,8 @@
 //! What the coordinator's integration tests share: a real coordinator serving gRPC on a
-//! loopback port of this process, over a real sled store.
+//! loopback port of this process (bound to port 0), over a real sled store, and the calls
+//! and modes the tests make. What the tests of every crate share is `cubefleet_testkit`'s.
 
-#![allow(dead_code, clippy::unwrap_used)] // each test binary uses its own subset
+#![allow(dead_code, unused_imports, clippy::unwrap_used)] // each test binary uses its own subset
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,9 +13,10 @@ use cubefleet_proto::{
     mode, JobRef, JobResult, LeaseRequest, LeasedJob, Metric, Mode, Optimal, RegisterRequest,
     TwoPhase,
 };
-use cubefleet_tables::MoveSeq;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+pub(crate) use cubefleet_testkit::{resident, undo};
 
 /// A coordinator running in this process.
 pub(crate) struct Server {
@@ -124,11 +126,6 @@ pub(crate) async fn job(client: &mut Client, id: u64) -> JobResult {
         .into_inner()
 }
 
-/// A solution of the position made by `scramble`: the scramble undone.
-pub(crate) fn undo(scramble: &str) -> String {
-    MoveSeq::parse(scramble).unwrap().inverse().to_string()
-}
-
 /// A two-phase mode with target `max_length`.
 pub(crate) fn two_phase(max_length: u32) -> Mode {
     Mode {
@@ -145,16 +142,4 @@ pub(crate) fn optimal() -> Mode {
         })),
         timeout_seconds: 0.0,
     }
-}
-
-/// The resident memory of this process, in bytes (Linux's `VmRSS`).
-pub(crate) fn resident() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap()
-        * 1024
 }

@@ -249,7 +249,6 @@ mod tests {
     /// finish at once (invalid lines, finished as they are stored), then line 0. Checks that
     /// every line is written once, in order, and that the export ends by itself.
     async fn check_export_after_a_slow_first_line(queued: usize) {
-        use cubefleet_coordinator::stream;
         use cubefleet_proto::{mode, BatchSpec, Completion, Mode, TwoPhase};
         let limits = Limits {
             queued,
@@ -263,7 +262,9 @@ mod tests {
             batch_id: "slow".into(),
             name: "slow".into(),
             mode: Some(Mode {
-                kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
+                kind: Some(mode::Kind::TwoPhase(TwoPhase {
+                    max_length: cubefleet_proto::DEFAULT_MAX_LENGTH,
+                })),
                 ..Mode::default()
             }),
             ..BatchSpec::default()
@@ -273,7 +274,7 @@ mod tests {
             .collect();
         let submit = |lines: &[String]| {
             let chunks = tokio_stream::iter([Ok(lines.to_vec())]);
-            stream::submit(core.clone(), spec.clone(), chunks)
+            core.submit(spec.clone(), chunks)
         };
         submit(&lines[..1]).await.expect("submit line 0");
         let out = Shared::default();

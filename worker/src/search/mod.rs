@@ -121,7 +121,9 @@ pub enum Mode {
 
 impl Default for Mode {
     fn default() -> Self {
-        Mode::TwoPhase { max_length: 20 }
+        Mode::TwoPhase {
+            max_length: cubefleet_proto::DEFAULT_MAX_LENGTH,
+        }
     }
 }
 
@@ -264,11 +266,8 @@ pub(crate) use cubefleet_tables::prefetch;
 /// integration tests and the CLI tests share the directory).
 #[cfg(test)]
 pub(crate) fn test_tables() -> cubefleet_tables::Tables {
-    let dir = std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../target/test-tables"
-    ));
-    cubefleet_tables::Tables::load_or_build(dir, &|_, _, _| {}).expect("test tables")
+    cubefleet_tables::Tables::load_or_build(&cubefleet_testkit::tables_dir(), &|_, _, _| {})
+        .expect("test tables")
 }
 
 #[cfg(test)]

@@ -63,7 +63,9 @@ pub struct TwoPhaseOptions {
 
 impl Default for TwoPhaseOptions {
     fn default() -> Self {
-        TwoPhaseOptions { max_length: 20 }
+        TwoPhaseOptions {
+            max_length: cubefleet_proto::DEFAULT_MAX_LENGTH as usize,
+        }
     }
 }
 
@@ -145,7 +147,7 @@ impl<'t> TwoPhaseSearcher<'t> {
             best: [0; MAX_SOLUTION],
             best_len: usize::MAX,
             best_dir: 0,
-            target: 20,
+            target: cubefleet_proto::DEFAULT_MAX_LENGTH as usize,
             nodes: 0,
             stop: false,
             budget: Budget::unlimited(),
