@@ -16,6 +16,8 @@
 //! floors instead: the least depth of each row and of each group of 8 entries, recorded by the
 //! build and kept in the row's cache line beside its entries ([`Rows`]).
 
+use rayon::prelude::*;
+
 use crate::coord::{N_PERM_4, N_SLICE, N_SLICE_SORTED, N_TWIST, N_UD_CORNERS};
 use crate::cubie::{CubieCube, N_EDGES};
 use crate::huge::{ClassMoves, FlipConj, Mod3Coords, Space, GROUP};
@@ -318,33 +320,14 @@ pub fn build(
 pub fn interleave_rows(table: &mut [u8], group_mins: &[u8], rows: &[u8]) -> Result<(), String> {
     assert_eq!(table.len(), rows.len() * ROW_BYTES);
     assert_eq!(group_mins.len(), rows.len() * GROUPS_PER_ROW);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let part = rows.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let parts = table
-            .chunks_mut(part * ROW_BYTES)
-            .zip(group_mins.chunks(part * GROUPS_PER_ROW))
-            .zip(rows.chunks(part));
-        let workers: Vec<_> = parts
-            .enumerate()
-            .map(|(i, ((t, mins), rows))| {
-                s.spawn(move || {
-                    let rows = t
-                        .chunks_exact_mut(ROW_BYTES)
-                        .zip(mins.chunks_exact(GROUPS_PER_ROW))
-                        .zip(rows);
-                    for (r, ((row, mins), &least)) in rows.enumerate() {
-                        interleave_row(row, mins, least)
-                            .map_err(|e| format!("row {}: {e}", i * part + r))?;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .try_for_each(|w| w.join().expect("a row's layout does not panic"))
-    })
+    table
+        .par_chunks_exact_mut(ROW_BYTES)
+        .zip(group_mins.par_chunks_exact(GROUPS_PER_ROW))
+        .zip(rows.par_iter())
+        .enumerate()
+        .try_for_each(|(r, ((row, mins), &least))| {
+            interleave_row(row, mins, least).map_err(|e| format!("row {r}: {e}"))
+        })
 }
 
 /// One row of [`interleave_rows`]: `row` holds 256 2-bit entries, `mins` its groups' least

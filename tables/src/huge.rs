@@ -24,7 +24,9 @@
 //! a quarter turn symmetry about the UD axis flips exactly the slice edges. [`FlipConj`] holds
 //! it, split into a part linear in the flip and a part depending on the slice positions.
 
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+use rayon::prelude::*;
 
 use crate::coord::{N_FLIP, N_PERM_4, N_SLICE, N_TWIST, N_UD_CORNERS};
 use crate::cubie::CubieCube;
@@ -197,23 +199,6 @@ fn aget(t: &[AtomicU8], i: usize) -> u8 {
 fn aset_shared(t: &[AtomicU8], i: usize, v: u8) {
     let shift = (i & 3) << 1;
     t[i >> 2].fetch_and(!((3 ^ v) << shift), Relaxed);
-}
-
-/// Runs `work(class)` for every class on every core.
-fn parallel_classes(n: usize, work: impl Fn(usize) + Sync) {
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let c = next.fetch_add(1, Relaxed);
-                if c >= n {
-                    break;
-                }
-                work(c);
-            });
-        }
-    });
 }
 
 /// Where the entries of one class go under each move: the target class `class[m]`, the
@@ -403,22 +388,18 @@ fn count_values(t: &[AtomicU8]) -> [u64; 4] {
             counts[(b >> (2 * k)) & 3] += 1;
         }
     }
-    let chunk = 1 << 22;
-    let total: std::sync::Mutex<[u64; 4]> = std::sync::Mutex::new([0; 4]);
-    parallel_classes(t.len().div_ceil(chunk), |i| {
-        let mut local = [0u64; 4];
-        for b in &t[i * chunk..((i + 1) * chunk).min(t.len())] {
-            let pc = per_byte[b.load(Relaxed) as usize];
-            for v in 0..4 {
-                local[v] += pc[v] as u64;
+    t.par_chunks(1 << 22)
+        .map(|part| {
+            let mut local = [0u64; 4];
+            for b in part {
+                let pc = per_byte[b.load(Relaxed) as usize];
+                for v in 0..4 {
+                    local[v] += pc[v] as u64;
+                }
             }
-        }
-        let mut g = total.lock().unwrap_or_else(|e| e.into_inner());
-        for v in 0..4 {
-            g[v] += local[v];
-        }
-    });
-    total.into_inner().unwrap_or_else(|e| e.into_inner())
+            local
+        })
+        .reduce(|| [0; 4], |a, b| std::array::from_fn(|v| a[v] + b[v]))
 }
 
 /// Builds a mod-3 table over `space` breadth-first on all cores: forward from the positions at
@@ -454,7 +435,8 @@ pub(crate) fn build<S: Space>(
         let cur = (depth % 3) as u8;
         let nxt = ((depth + 1) % 3) as u8;
         let backward = filled * 3 > n as u64;
-        parallel_classes(classes, |c| {
+        // one rayon task per class: a thread that finishes its share takes half of another's rest
+        (0..classes).into_par_iter().for_each(|c| {
             thread_local! {
                 static MOVES: std::cell::RefCell<Option<ClassMoves>> = const { std::cell::RefCell::new(None) };
             }
@@ -551,30 +533,22 @@ pub const GROUP: usize = 8;
 fn mark_group_mins(table: &[AtomicU8], mins: &mut [u8], value: u8, depth: u8) {
     let chunk = 1 << 20;
     let pattern = 0x5555u16 * value as u16;
-    let chunks: Vec<&mut [u8]> = mins.chunks_mut(chunk).collect();
-    let chunks = std::sync::Mutex::new(chunks.into_iter().enumerate());
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let next = chunks.lock().unwrap_or_else(|e| e.into_inner()).next();
-                let Some((i, part)) = next else { break };
-                for (j, m) in part.iter_mut().enumerate() {
-                    if *m != u8::MAX {
-                        continue;
-                    }
-                    let at = 2 * (i * chunk + j);
-                    let word =
-                        u16::from_le_bytes(std::array::from_fn(|k| table[at + k].load(Relaxed)));
-                    // a field equal to `value` becomes 00: no bit set in either of its two bits
-                    let x = word ^ pattern;
-                    if (x | (x >> 1)) & 0x5555 != 0x5555 {
-                        *m = depth;
-                    }
+    mins.par_chunks_mut(chunk)
+        .enumerate()
+        .for_each(|(i, part)| {
+            for (j, m) in part.iter_mut().enumerate() {
+                if *m != u8::MAX {
+                    continue;
                 }
-            });
-        }
-    });
+                let at = 2 * (i * chunk + j);
+                let word = u16::from_le_bytes(std::array::from_fn(|k| table[at + k].load(Relaxed)));
+                // a field equal to `value` becomes 00: no bit set in either of its two bits
+                let x = word ^ pattern;
+                if (x | (x >> 1)) & 0x5555 != 0x5555 {
+                    *m = depth;
+                }
+            }
+        });
 }
 
 #[cfg(test)]
