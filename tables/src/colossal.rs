@@ -16,9 +16,11 @@
 //! floors instead: the least depth of each row and of each group of 8 entries, recorded by the
 //! build and kept in the row's cache line beside its entries ([`Rows`]).
 
+use rayon::prelude::*;
+
 use crate::coord::{N_PERM_4, N_SLICE, N_SLICE_SORTED, N_TWIST, N_UD_CORNERS};
 use crate::cubie::{CubieCube, N_EDGES};
-use crate::huge::{ClassMoves, FlipConj, Mod3Coords, Space, GROUP};
+use crate::huge::{ClassMoves, FlipConj, GroupExcess, Mod3Coords, Space, GROUP};
 use crate::moves::{Move, N_MOVE};
 use crate::movetable::{CoordTables, SymCoord, SymReduction};
 use crate::prune::{build_sym, SymSpace, ALL_MOVES};
@@ -196,8 +198,6 @@ const ROW_DEPTH_AT: usize = N_EO8.div_ceil(DIGITS_PER_BYTE);
 const GROUPS_PER_ROW: usize = N_EO8 / GROUP;
 /// Where a row's groups' excesses start, after its least depth.
 const EXCESS_AT: usize = ROW_DEPTH_AT + 1;
-/// Largest excess a group's digit holds: 2 means 2 or more.
-const MAX_EXCESS: u8 = 2;
 const _: () = assert!(EXCESS_AT + GROUPS_PER_ROW.div_ceil(DIGITS_PER_BYTE) <= ROW_BYTES);
 
 /// `DIGIT[byte][k]`: the `k`-th base-3 digit (least significant first) of `byte`.
@@ -295,64 +295,55 @@ pub fn corner_slice_depths(coords: &CoordTables, index: &ColossalIndex) -> Vec<u
 }
 
 /// Builds the colossal table with [`crate::huge::build`], recording each group's least depth
-/// on the way, and lays its rows out with their floors ([`interleave_rows`]): the entries at
-/// each depth, and the payload of [`Rows`] (an error, a bug, when the build's least depths
-/// disagree with the rows' corner-slice depths).
+/// on the way as its excess over its row's corner-slice depth ([`GroupExcess`]), and lays its
+/// rows out with their floors ([`interleave_rows`]): the entries at each depth, and the
+/// payload of [`Rows`] (an error, a bug, when the build's least depths disagree with the rows'
+/// corner-slice depths). Memory: the table (7.5 GB), the groups' excesses (0.94 GB) and the
+/// rows' depths (118 MB).
 pub fn build(
     coords: &CoordTables,
     progress: crate::prune::ProgressFn<'_>,
 ) -> (Vec<u64>, Result<Vec<u8>, String>) {
     let space = ColossalSpace::new(coords);
-    let mut mins = vec![u8::MAX; N_COLOSSAL / GROUP];
-    let (mut bytes, dist) = crate::huge::build(&space, "colossal", progress, Some(&mut mins));
     let rows = corner_slice_depths(coords, &space.index);
-    let laid_out = interleave_rows(&mut bytes, &mins, &rows);
+    let mut floors = GroupExcess::new(N_COLOSSAL / GROUP, &rows);
+    let (mut bytes, dist) = crate::huge::build(&space, "colossal", progress, Some(&mut floors));
+    let laid_out = match floors.below() {
+        0 => interleave_rows(&mut bytes, floors.codes(), &rows),
+        n => Err(format!(
+            "{n} groups reached below their row's corner-slice depth"
+        )),
+    };
     (dist, laid_out.map(|()| bytes))
 }
 
 /// Turns a mod-3 build's packed entries (`table`: 2 bits each, four to a byte; one row of 256
-/// is 64 bytes there too) into [`Rows`], in place, row by row, with each row's floors from
-/// the build's least depth of every group (`group_mins`) and the rows' corner-slice depths
-/// (`rows`). A row's least depth must be its corner-slice depth, and every entry must be
-/// filled; an error says where not (a bug: nothing is written then).
-pub fn interleave_rows(table: &mut [u8], group_mins: &[u8], rows: &[u8]) -> Result<(), String> {
+/// is 64 bytes there too) into [`Rows`], in place, row by row, with each row's least depth
+/// (`rows`, its corner-slice depth) and its groups' excesses over it (`codes`, as
+/// [`GroupExcess::codes`]). Some group of a row must have excess 0 (the row's least depth is
+/// its corner-slice depth), and every entry must be filled; an error says where not (a bug).
+pub fn interleave_rows(table: &mut [u8], codes: &[u8], rows: &[u8]) -> Result<(), String> {
     assert_eq!(table.len(), rows.len() * ROW_BYTES);
-    assert_eq!(group_mins.len(), rows.len() * GROUPS_PER_ROW);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let part = rows.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let parts = table
-            .chunks_mut(part * ROW_BYTES)
-            .zip(group_mins.chunks(part * GROUPS_PER_ROW))
-            .zip(rows.chunks(part));
-        let workers: Vec<_> = parts
-            .enumerate()
-            .map(|(i, ((t, mins), rows))| {
-                s.spawn(move || {
-                    let rows = t
-                        .chunks_exact_mut(ROW_BYTES)
-                        .zip(mins.chunks_exact(GROUPS_PER_ROW))
-                        .zip(rows);
-                    for (r, ((row, mins), &least)) in rows.enumerate() {
-                        interleave_row(row, mins, least)
-                            .map_err(|e| format!("row {}: {e}", i * part + r))?;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .try_for_each(|w| w.join().expect("a row's layout does not panic"))
-    })
+    assert_eq!(4 * codes.len(), rows.len() * GROUPS_PER_ROW);
+    table
+        .par_chunks_exact_mut(ROW_BYTES)
+        .zip(codes.par_chunks_exact(GROUPS_PER_ROW / 4))
+        .zip(rows.par_iter())
+        .enumerate()
+        .try_for_each(|(r, ((row, codes), &least))| {
+            interleave_row(row, codes, least).map_err(|e| format!("row {r}: {e}"))
+        })
 }
 
-/// One row of [`interleave_rows`]: `row` holds 256 2-bit entries, `mins` its groups' least
-/// depths, `least` its corner-slice depth.
-fn interleave_row(row: &mut [u8], mins: &[u8], least: u8) -> Result<(), String> {
-    let row_min = mins.iter().copied().min().unwrap_or(u8::MAX);
-    if row_min != least {
-        return Err(format!("least depth {row_min}, corner-slice depth {least}"));
+/// One row of [`interleave_rows`]: `row` holds 256 2-bit entries, `codes` its groups'
+/// excesses (2 bits each), `least` its corner-slice depth.
+fn interleave_row(row: &mut [u8], codes: &[u8], least: u8) -> Result<(), String> {
+    let excess: [u8; GROUPS_PER_ROW] = std::array::from_fn(|g| (codes[g / 4] >> (2 * (g % 4))) & 3);
+    if let Some(g) = excess.iter().position(|&e| e == GroupExcess::UNREACHED) {
+        return Err(format!("group {g} was never reached"));
+    }
+    if !excess.contains(&0) {
+        return Err(format!("no group at its corner-slice depth {least}"));
     }
     let entries: [u8; N_EO8] = std::array::from_fn(|k| crate::huge::get2(row, k));
     if let Some(k) = entries.iter().position(|&v| v > 2) {
@@ -363,8 +354,7 @@ fn interleave_row(row: &mut [u8], mins: &[u8], least: u8) -> Result<(), String> 
         row[k / DIGITS_PER_BYTE] += v * PLACE[k % DIGITS_PER_BYTE];
     }
     row[ROW_DEPTH_AT] = least;
-    for (g, &m) in mins.iter().enumerate() {
-        let digit = (m - least).min(MAX_EXCESS);
+    for (g, &digit) in excess.iter().enumerate() {
         row[EXCESS_AT + g / DIGITS_PER_BYTE] += digit * PLACE[g % DIGITS_PER_BYTE];
     }
     Ok(())
@@ -554,11 +544,21 @@ mod tests {
         mins[5] = 10;
         mins[GROUPS_PER_ROW + 1] = 14;
         mins[2 * GROUPS_PER_ROW..].fill(200);
-        mins[3 * GROUPS_PER_ROW - 1] = 255;
+        mins[3 * GROUPS_PER_ROW - 1] = 203;
         let least = [8, 9, 200];
+        // the build's codes: each group's excess over its row's least depth, capped at 2
+        let codes_of = |mins: &[u8], least: &[u8]| {
+            let mut codes = vec![0u8; mins.len() / 4];
+            for (g, &m) in mins.iter().enumerate() {
+                let code = m.saturating_sub(least[g / GROUPS_PER_ROW]).min(2);
+                codes[g / 4] |= code << (2 * (g % 4));
+            }
+            codes
+        };
+        let codes = codes_of(&mins, &least);
         // a row count that does not divide among the threads evenly
         let mut laid_out = table.clone();
-        interleave_rows(&mut laid_out, &mins, &least).expect("consistent");
+        interleave_rows(&mut laid_out, &codes, &least).expect("consistent");
         let rows = Rows::new(&laid_out);
         for e in 0..n_rows * N_EO8 {
             assert_eq!(rows.mod3(e), residue(e), "entry {e}");
@@ -574,10 +574,16 @@ mod tests {
             .chunks(ROW_BYTES)
             .all(|r| r[EXCESS_AT + 7..] == [0; 4]));
 
-        let err = interleave_rows(&mut table.clone(), &mins, &[8, 8, 200]).expect_err("row 1");
-        assert!(err.starts_with("row 1: least depth 9"), "{err}");
+        // row 1's least depth is 9, above its corner-slice depth 8: no group has excess 0
+        let wrong = codes_of(&mins, &[8, 8, 200]);
+        let err = interleave_rows(&mut table.clone(), &wrong, &[8, 8, 200]).expect_err("row 1");
+        assert_eq!(err, "row 1: no group at its corner-slice depth 8");
+        let mut unreached = codes.clone();
+        unreached[GROUPS_PER_ROW / 4] |= 3 << 2;
+        let err = interleave_rows(&mut table.clone(), &unreached, &least).expect_err("row 1");
+        assert_eq!(err, "row 1: group 1 was never reached");
         table[ROW_BYTES + 10] |= 3 << 4;
-        let err = interleave_rows(&mut table, &mins, &least).expect_err("an empty entry");
+        let err = interleave_rows(&mut table, &codes, &least).expect_err("an empty entry");
         assert_eq!(err, "row 1: entry 42 was never reached");
     }
 

@@ -24,7 +24,9 @@
 //! a quarter turn symmetry about the UD axis flips exactly the slice edges. [`FlipConj`] holds
 //! it, split into a part linear in the flip and a part depending on the slice positions.
 
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+use rayon::prelude::*;
 
 use crate::coord::{N_FLIP, N_PERM_4, N_SLICE, N_TWIST, N_UD_CORNERS};
 use crate::cubie::CubieCube;
@@ -197,23 +199,6 @@ fn aget(t: &[AtomicU8], i: usize) -> u8 {
 fn aset_shared(t: &[AtomicU8], i: usize, v: u8) {
     let shift = (i & 3) << 1;
     t[i >> 2].fetch_and(!((3 ^ v) << shift), Relaxed);
-}
-
-/// Runs `work(class)` for every class on every core.
-fn parallel_classes(n: usize, work: impl Fn(usize) + Sync) {
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let c = next.fetch_add(1, Relaxed);
-                if c >= n {
-                    break;
-                }
-                work(c);
-            });
-        }
-    });
 }
 
 /// Where the entries of one class go under each move: the target class `class[m]`, the
@@ -403,22 +388,18 @@ fn count_values(t: &[AtomicU8]) -> [u64; 4] {
             counts[(b >> (2 * k)) & 3] += 1;
         }
     }
-    let chunk = 1 << 22;
-    let total: std::sync::Mutex<[u64; 4]> = std::sync::Mutex::new([0; 4]);
-    parallel_classes(t.len().div_ceil(chunk), |i| {
-        let mut local = [0u64; 4];
-        for b in &t[i * chunk..((i + 1) * chunk).min(t.len())] {
-            let pc = per_byte[b.load(Relaxed) as usize];
-            for v in 0..4 {
-                local[v] += pc[v] as u64;
+    t.par_chunks(1 << 22)
+        .map(|part| {
+            let mut local = [0u64; 4];
+            for b in part {
+                let pc = per_byte[b.load(Relaxed) as usize];
+                for v in 0..4 {
+                    local[v] += pc[v] as u64;
+                }
             }
-        }
-        let mut g = total.lock().unwrap_or_else(|e| e.into_inner());
-        for v in 0..4 {
-            g[v] += local[v];
-        }
-    });
-    total.into_inner().unwrap_or_else(|e| e.into_inner())
+            local
+        })
+        .reduce(|| [0; 4], |a, b| std::array::from_fn(|v| a[v] + b[v]))
 }
 
 /// Builds a mod-3 table over `space` breadth-first on all cores: forward from the positions at
@@ -427,13 +408,13 @@ fn count_values(t: &[AtomicU8]) -> [u64; 4] {
 /// per entry, depth mod 3) and the number of entries at each depth. Memory: the table plus a
 /// few hundred KB per thread.
 ///
-/// With `group_mins` (one byte per [`GROUP`] entries, all 255), each byte is set to the least
-/// depth of its group's entries, which the table's residues alone do not tell.
+/// With `floors`, each group of [`GROUP`] entries gets its least depth's excess over the
+/// group's base ([`GroupExcess`]), which the table's residues alone do not tell.
 pub(crate) fn build<S: Space>(
     space: &S,
     name: &str,
     progress: ProgressFn<'_>,
-    mut group_mins: Option<&mut [u8]>,
+    mut floors: Option<&mut GroupExcess<'_>>,
 ) -> (Vec<u8>, Vec<u64>) {
     let (classes, rows, inner) = (space.classes(), S::ROWS, S::INNER);
     let n = classes * rows * inner;
@@ -441,9 +422,9 @@ pub(crate) fn build<S: Space>(
     let mut bytes = vec![0xFFu8; n / 4];
     bytes[0] &= !3; // the goal: depth 0
     let table = as_atomic(&mut bytes);
-    if let Some(mins) = group_mins.as_deref_mut() {
-        assert_eq!(mins.len() * GROUP, n, "a byte per group");
-        mins[0] = 0;
+    if let Some(floors) = floors.as_deref_mut() {
+        assert_eq!(floors.groups() * GROUP, n, "2 bits per group");
+        floors.reach_goal();
     }
     let mut dist = vec![1u64];
     let mut filled = 1u64;
@@ -454,7 +435,8 @@ pub(crate) fn build<S: Space>(
         let cur = (depth % 3) as u8;
         let nxt = ((depth + 1) % 3) as u8;
         let backward = filled * 3 > n as u64;
-        parallel_classes(classes, |c| {
+        // one rayon task per class: a thread that finishes its share takes half of another's rest
+        (0..classes).into_par_iter().for_each(|c| {
             thread_local! {
                 static MOVES: std::cell::RefCell<Option<ClassMoves>> = const { std::cell::RefCell::new(None) };
             }
@@ -533,48 +515,124 @@ pub(crate) fn build<S: Space>(
         filled += added;
         depth += 1;
         dist.push(added);
-        if let Some(mins) = group_mins.as_deref_mut() {
-            mark_group_mins(table, mins, nxt, depth as u8);
+        if let Some(floors) = floors.as_deref_mut() {
+            floors.mark(table, nxt, depth as u8);
         }
         progress(name, filled, n as u64);
     }
     (bytes, dist)
 }
 
-/// Entries per group of the mod-3 build's least depths (`group_mins`): the 8 entries of one
+/// Entries per group of a mod-3 build's least depths ([`GroupExcess`]): the 8 entries of one
 /// 16-bit word of the packed table.
 pub const GROUP: usize = 8;
 
-/// After the pass that reached `depth` (whose residue is `value`): every group without a least
-/// depth yet that holds an entry of residue `value` gets `depth`. Such a group had no entry at
-/// any smaller depth, so its entries of that residue were reached in this pass.
-fn mark_group_mins(table: &[AtomicU8], mins: &mut [u8], value: u8, depth: u8) {
-    let chunk = 1 << 20;
-    let pattern = 0x5555u16 * value as u16;
-    let chunks: Vec<&mut [u8]> = mins.chunks_mut(chunk).collect();
-    let chunks = std::sync::Mutex::new(chunks.into_iter().enumerate());
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let next = chunks.lock().unwrap_or_else(|e| e.into_inner()).next();
-                let Some((i, part)) = next else { break };
-                for (j, m) in part.iter_mut().enumerate() {
-                    if *m != u8::MAX {
-                        continue;
-                    }
-                    let at = 2 * (i * chunk + j);
-                    let word =
-                        u16::from_le_bytes(std::array::from_fn(|k| table[at + k].load(Relaxed)));
-                    // a field equal to `value` becomes 00: no bit set in either of its two bits
-                    let x = word ^ pattern;
-                    if (x | (x >> 1)) & 0x5555 != 0x5555 {
-                        *m = depth;
+/// The least depth of every group of [`GROUP`] entries of a mod-3 build, kept as its excess
+/// over a lower bound known before the build (the group's *base*, one per run of groups), in
+/// 2 bits: 0, 1, 2 (2 or more), or [`GroupExcess::UNREACHED`]. A quarter of a byte per group
+/// instead of a byte: for the colossal table 0.94 GB instead of 3.8 GB beside the 7.5 GB table
+/// during its build.
+///
+/// Invariant: a group's code is [`GroupExcess::UNREACHED`] until the pass that first reaches
+/// one of its entries, and then `min(depth - base, 2)`; a group first reached below its base
+/// is counted in [`GroupExcess::below`] (its base was no lower bound: a bug), its code left 0.
+pub struct GroupExcess<'a> {
+    /// 2 bits per group, four groups to a byte, group `g` at bits `2 (g % 4)` of byte `g / 4`.
+    codes: Vec<u8>,
+    /// `base[g / per_base]`: the lower bound of the depths of group `g`'s entries.
+    base: &'a [u8],
+    /// Groups per base.
+    per_base: usize,
+    /// Groups first reached below their base.
+    below: u64,
+}
+
+impl<'a> GroupExcess<'a> {
+    /// The code of a group no pass has reached yet.
+    pub const UNREACHED: u8 = 3;
+    /// The largest excess a code holds: 2 means 2 or more.
+    pub const MAX_EXCESS: u8 = 2;
+
+    /// `groups` groups (a multiple of 4), all unreached, with one base per `groups /
+    /// base.len()` consecutive groups.
+    pub fn new(groups: usize, base: &'a [u8]) -> Self {
+        assert!(groups.is_multiple_of(4), "whole bytes of codes");
+        assert!(
+            !base.is_empty() && groups.is_multiple_of(base.len()),
+            "whole runs of groups per base"
+        );
+        GroupExcess {
+            codes: vec![0xFF; groups / 4],
+            base,
+            per_base: groups / base.len(),
+            below: 0,
+        }
+    }
+
+    /// How many groups there are.
+    pub fn groups(&self) -> usize {
+        4 * self.codes.len()
+    }
+
+    /// The codes, 2 bits per group, four to a byte (group `g` at bits `2 (g % 4)` of byte
+    /// `g / 4`).
+    pub fn codes(&self) -> &[u8] {
+        &self.codes
+    }
+
+    /// How many groups were first reached below their base (0 unless the bases are wrong).
+    pub fn below(&self) -> u64 {
+        self.below
+    }
+
+    /// Group 0 holds the goal, depth 0.
+    fn reach_goal(&mut self) {
+        assert_eq!(self.base[0], 0, "the goal's base is 0");
+        self.codes[0] &= !3;
+    }
+
+    /// After the pass that reached `depth` (whose residue is `value`): every unreached group
+    /// holding an entry of residue `value` gets its code. Such a group had no entry at any
+    /// smaller depth, so its entries of that residue were reached in this pass.
+    fn mark(&mut self, table: &[AtomicU8], value: u8, depth: u8) {
+        const CHUNK: usize = 1 << 18;
+        let pattern = 0x5555u16 * value as u16;
+        let (base, per_base) = (self.base, self.per_base);
+        self.below += self
+            .codes
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(i, part)| {
+                let mut below = 0;
+                for (j, byte) in part.iter_mut().enumerate() {
+                    for k in 0..4 {
+                        if (*byte >> (2 * k)) & 3 != Self::UNREACHED {
+                            continue;
+                        }
+                        let g = 4 * (i * CHUNK + j) + k;
+                        let word = u16::from_le_bytes([
+                            table[2 * g].load(Relaxed),
+                            table[2 * g + 1].load(Relaxed),
+                        ]);
+                        // a field equal to `value` becomes 00: no bit set in either of its bits
+                        let x = word ^ pattern;
+                        if (x | (x >> 1)) & 0x5555 == 0x5555 {
+                            continue;
+                        }
+                        let floor = base[g / per_base];
+                        let code = if depth < floor {
+                            below += 1;
+                            0
+                        } else {
+                            (depth - floor).min(Self::MAX_EXCESS)
+                        };
+                        *byte &= !((Self::UNREACHED ^ code) << (2 * k));
                     }
                 }
-            });
-        }
-    });
+                below
+            })
+            .sum::<u64>();
+    }
 }
 
 #[cfg(test)]
@@ -606,27 +664,42 @@ pub(crate) mod tests {
         }
     }
 
-    /// A group's least depth is the pass that first reaches one of its entries; later
-    /// entries of the same residue leave it alone.
+    /// A group's code is its least depth's excess over its base, from the pass that first
+    /// reaches one of its entries (capped at 2); later entries of the same residue leave it
+    /// alone, and a group reached below its base is counted.
     #[test]
-    fn group_mins_mark_the_pass_that_first_reaches_a_group() {
-        let mut bytes = vec![0xFFu8; 3 * GROUP / 4];
+    fn group_excess_marks_the_pass_that_first_reaches_a_group() {
+        let mut bytes = vec![0xFFu8; 8 * GROUP / 4];
         let set = |bytes: &mut [u8], i: usize, v: u8| {
             bytes[i / 4] &= !(3 << (2 * (i % 4)));
             bytes[i / 4] |= v << (2 * (i % 4));
         };
-        let mut mins = vec![0, u8::MAX, u8::MAX];
+        let code = |f: &GroupExcess<'_>, g: usize| (f.codes()[g / 4] >> (2 * (g % 4))) & 3;
+        let codes = |f: &GroupExcess<'_>| (0..8).map(|g| code(f, g)).collect::<Vec<_>>();
+        // groups 0-3 have base 0, groups 4-7 base 2
+        let base = [0, 2];
+        let mut floors = GroupExcess::new(8, &base);
+        floors.reach_goal();
         set(&mut bytes, 0, 0);
         set(&mut bytes, GROUP + 1, 1);
-        mark_group_mins(as_atomic(&mut bytes), &mut mins, 1, 1);
-        assert_eq!(mins, [0, 1, u8::MAX]);
+        floors.mark(as_atomic(&mut bytes), 1, 1);
+        assert_eq!(codes(&floors), [0, 1, 3, 3, 3, 3, 3, 3]);
         set(&mut bytes, GROUP + 2, 2);
         set(&mut bytes, 3 * GROUP - 1, 2);
-        mark_group_mins(as_atomic(&mut bytes), &mut mins, 2, 2);
-        assert_eq!(mins, [0, 1, 2]);
+        set(&mut bytes, 4 * GROUP, 2);
+        floors.mark(as_atomic(&mut bytes), 2, 2);
+        assert_eq!(codes(&floors), [0, 1, 2, 3, 0, 3, 3, 3]);
         set(&mut bytes, 2 * GROUP, 1);
-        mark_group_mins(as_atomic(&mut bytes), &mut mins, 1, 4);
-        assert_eq!(mins, [0, 1, 2]);
+        set(&mut bytes, 5 * GROUP + 3, 1);
+        set(&mut bytes, 7 * GROUP + 7, 1);
+        floors.mark(as_atomic(&mut bytes), 1, 4);
+        assert_eq!(codes(&floors), [0, 1, 2, 3, 0, 2, 3, 2]);
+        assert_eq!(floors.below(), 0);
+        // a group reached below its base is counted
+        let base = [0, 5];
+        let mut floors = GroupExcess::new(8, &base);
+        floors.mark(as_atomic(&mut bytes), 1, 4);
+        assert_eq!(floors.below(), 2);
     }
 
     #[test]

@@ -10,7 +10,13 @@
 //! - [`coord`]: coordinates (numbers describing parts of the state) and their ranges;
 //! - [`movetable`]: move, conjugation and sym-reduction tables over the coordinates;
 //! - [`lookup`]: the arrays those tables are held in, movable into huge-page memory;
-//! - [`prune`]: building the pruning tables;
+//! - [`prune`]: building the pruning tables of the two-phase search (phase 1, phase 2, the
+//!   phase-1 move deltas);
+//! - [`huge`]: the optimal solver's huge and giant tables (depth mod 3, two bits per position)
+//!   and their build;
+//! - [`colossal`]: the optimal solver's colossal table (nxopt's kind of goal), its rows with
+//!   their floors, and its build;
+//! - [`mod3`]: a huge, giant or colossal table loaded for the searches, with its index;
 //! - [`file`]: the table file format and memory-mapped loading;
 //! - [`Tables`]: all of it together, loaded from (or built into) a directory.
 //!

@@ -11,20 +11,8 @@ use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
+use bytemuck::Pod;
 use memmap2::{Mmap, MmapMut};
-
-/// Element types whose every byte is initialised data (no padding), so a [`Lookup`] of them
-/// can be copied as bytes.
-///
-/// # Safety
-/// Implementors must have no padding bytes and be valid for any bit pattern copied from a
-/// value of the same type.
-pub unsafe trait Plain: Copy + Send + Sync + 'static {}
-
-// SAFETY: integers have no padding.
-unsafe impl Plain for u16 {}
-// SAFETY: integers have no padding.
-unsafe impl Plain for u32 {}
 
 /// What keeps a [`Lookup`]'s elements alive.
 enum Owner<T> {
@@ -39,7 +27,7 @@ enum Owner<T> {
 /// Invariant: `ptr` points to `len` initialised elements that live as long as `owner` (the
 /// heap buffer of the vector, or a range of the mapping, which is aligned for `T`), and nothing
 /// writes them.
-pub struct Lookup<T: Plain> {
+pub struct Lookup<T: Pod> {
     ptr: NonNull<T>,
     len: usize,
     owner: Owner<T>,
@@ -47,11 +35,11 @@ pub struct Lookup<T: Plain> {
 
 // SAFETY: the elements are `Send + Sync` values owned by the lookup (or by a mapping it shares,
 // which nothing writes), so sharing or sending the lookup shares or sends plain read-only data.
-unsafe impl<T: Plain> Send for Lookup<T> {}
+unsafe impl<T: Pod> Send for Lookup<T> {}
 // SAFETY: as above; `Lookup` has no interior mutability.
-unsafe impl<T: Plain> Sync for Lookup<T> {}
+unsafe impl<T: Pod> Sync for Lookup<T> {}
 
-impl<T: Plain> From<Vec<T>> for Lookup<T> {
+impl<T: Pod> From<Vec<T>> for Lookup<T> {
     fn from(mut v: Vec<T>) -> Self {
         Lookup {
             // a vector's buffer is never null (dangling but aligned when empty) and does not
@@ -63,14 +51,14 @@ impl<T: Plain> From<Vec<T>> for Lookup<T> {
     }
 }
 
-impl<T: Plain> Default for Lookup<T> {
+impl<T: Pod> Default for Lookup<T> {
     /// An empty lookup.
     fn default() -> Self {
         Vec::new().into()
     }
 }
 
-impl<T: Plain> Deref for Lookup<T> {
+impl<T: Pod> Deref for Lookup<T> {
     type Target = [T];
 
     #[inline]
@@ -80,7 +68,7 @@ impl<T: Plain> Deref for Lookup<T> {
     }
 }
 
-impl<T: Plain> Lookup<T> {
+impl<T: Pod> Lookup<T> {
     /// True when the elements live in a shared mapping (after [`relocate`]).
     pub fn is_mapped(&self) -> bool {
         matches!(self.owner, Owner::Mapped { .. })
@@ -103,36 +91,34 @@ pub trait Relocate {
     unsafe fn point_at(&mut self, map: Arc<Mmap>, offset: usize, byte_len: usize) -> bool;
 }
 
-impl<T: Plain> Relocate for Lookup<T> {
+impl<T: Pod> Relocate for Lookup<T> {
     fn byte_len(&self) -> usize {
         std::mem::size_of_val::<[T]>(self)
     }
 
     fn bytes(&self) -> &[u8] {
-        // SAFETY: `T: Plain` has no padding, so all `byte_len` bytes are initialised; they live
-        // as long as `self`.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>(), self.byte_len()) }
+        bytemuck::cast_slice(self)
     }
 
     unsafe fn point_at(&mut self, map: Arc<Mmap>, offset: usize, byte_len: usize) -> bool {
-        let size = std::mem::size_of::<T>();
-        let inside = offset
-            .checked_add(byte_len)
-            .is_some_and(|end| end <= map.len());
-        if !inside || !byte_len.is_multiple_of(size) || !offset.is_multiple_of(ALIGN) {
+        if !offset.is_multiple_of(ALIGN) {
             return false;
         }
-        // SAFETY: `offset` is inside the mapping (checked above).
-        let ptr = unsafe { map.as_ptr().add(offset) }.cast::<T>().cast_mut();
-        let Some(ptr) = NonNull::new(ptr) else {
+        let Some(bytes) = offset
+            .checked_add(byte_len)
+            .and_then(|end| map.get(offset..end))
+        else {
             return false;
         };
-        // the mapping's base is page-aligned and `offset` a multiple of ALIGN, which every
-        // `Plain` element's alignment divides; any bit pattern is a valid `T`; `map` is kept
-        // in `owner`, so the elements live as long as `self`, and the caller vouches that
-        // nothing writes them
-        self.ptr = ptr;
-        self.len = byte_len / size;
+        // a checked cast: refused unless the bytes are aligned for `T` and a whole number of
+        // elements (any bit pattern is a valid `T: Pod`)
+        let Ok(elements) = bytemuck::try_cast_slice::<u8, T>(bytes) else {
+            return false;
+        };
+        // `map` is kept in `owner`, so the elements live as long as `self` (moving the `Arc`
+        // does not move the mapping), and the caller vouches that nothing writes them
+        self.ptr = NonNull::from(elements).cast();
+        self.len = elements.len();
         self.owner = Owner::Mapped { _map: map };
         true
     }
@@ -186,11 +172,9 @@ mod tests {
     use super::*;
 
     /// A one-field struct like the tables' packed sym-coordinates.
-    #[derive(Clone, Copy, Debug, PartialEq)]
+    #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(transparent)]
     struct Packed(u32);
-
-    // SAFETY: a `u32` in a one-field struct, no padding.
-    unsafe impl Plain for Packed {}
 
     #[test]
     fn relocated_lookups_read_the_same() {

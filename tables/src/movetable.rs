@@ -25,11 +25,9 @@ pub const fn is_phase2_move(m: usize) -> bool {
 }
 
 /// A packed sym-coordinate: `class << 4 | sym`, `sym < 16`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
 pub struct SymCoord(pub u32);
-
-// SAFETY: a `u32` in a one-field struct, no padding.
-unsafe impl lookup::Plain for SymCoord {}
 
 impl SymCoord {
     /// The equivalence class.

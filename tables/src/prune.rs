@@ -15,6 +15,8 @@
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 
+use rayon::prelude::*;
+
 use crate::coord::{N_CORNERS, N_PERM_4, N_TWIST, N_UD_EDGES};
 use crate::moves::N_MOVE;
 use crate::movetable::{CoordTables, SymCoord, PHASE2_MOVES};
@@ -59,43 +61,35 @@ pub fn build_phase1_moves(t: &CoordTables, depths: &[u8], progress: ProgressFn<'
     let row = N_TWIST;
     let mut out = vec![0u8; N_PHASE1 * Phase1Moves::ENTRY_BYTES + Phase1Moves::PADDING];
     let done = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = classes.div_ceil(threads);
-    std::thread::scope(|s| {
-        let mut rest: &mut [u8] = &mut out[..N_PHASE1 * Phase1Moves::ENTRY_BYTES];
-        for first in (0..classes).step_by(per) {
-            let last = (first + per).min(classes);
-            let (mine, tail) = rest.split_at_mut((last - first) * row * Phase1Moves::ENTRY_BYTES);
-            rest = tail;
-            let (space, done) = (&space, &done);
-            s.spawn(move || {
-                let mut words = vec![0u64; row];
-                for c in first..last {
-                    words.iter_mut().for_each(|w| *w = 0);
-                    let base = c * row;
-                    for m in 0..N_MOVE {
-                        let sc = space.class_move(c, m);
-                        let base1 = sc.class() * row;
-                        for (x, w) in words.iter_mut().enumerate() {
-                            let d = depths[base + x] as i32;
-                            let d1 = depths[base1 + space.row_move(x, m, sc.sym())] as i32;
-                            *w |= ((d1 - d + 1) as u64) << (2 * m);
-                        }
-                    }
-                    let at = (c - first) * row * Phase1Moves::ENTRY_BYTES;
-                    for (x, w) in words.iter().enumerate() {
-                        let o = at + x * Phase1Moves::ENTRY_BYTES;
-                        mine[o..o + Phase1Moves::ENTRY_BYTES]
-                            .copy_from_slice(&w.to_le_bytes()[..Phase1Moves::ENTRY_BYTES]);
-                    }
-                    let n = done.fetch_add(1, Relaxed) + 1;
-                    if n % 4096 == 0 || n == classes {
-                        progress("phase1_moves", (n * row) as u64, N_PHASE1 as u64);
+    out[..N_PHASE1 * Phase1Moves::ENTRY_BYTES]
+        .par_chunks_mut(row * Phase1Moves::ENTRY_BYTES)
+        .enumerate()
+        .for_each_init(
+            || vec![0u64; row],
+            |words, (c, mine)| {
+                words.iter_mut().for_each(|w| *w = 0);
+                let base = c * row;
+                for m in 0..N_MOVE {
+                    let sc = space.class_move(c, m);
+                    let base1 = sc.class() * row;
+                    for (x, w) in words.iter_mut().enumerate() {
+                        let d = depths[base + x] as i32;
+                        let d1 = depths[base1 + space.row_move(x, m, sc.sym())] as i32;
+                        *w |= ((d1 - d + 1) as u64) << (2 * m);
                     }
                 }
-            });
-        }
-    });
+                for (entry, w) in mine
+                    .chunks_exact_mut(Phase1Moves::ENTRY_BYTES)
+                    .zip(words.iter())
+                {
+                    entry.copy_from_slice(&w.to_le_bytes()[..Phase1Moves::ENTRY_BYTES]);
+                }
+                let n = done.fetch_add(1, Relaxed) + 1;
+                if n.is_multiple_of(4096) || n == classes {
+                    progress("phase1_moves", (n * row) as u64, N_PHASE1 as u64);
+                }
+            },
+        );
     out
 }
 
@@ -185,21 +179,12 @@ fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
     unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) }
 }
 
-/// Runs `work(first, last)` over `0..n` in blocks on every core.
-fn parallel_blocks(n: usize, block: usize, work: impl Fn(usize, usize) + Sync) {
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let first = next.fetch_add(block, Relaxed);
-                if first >= n {
-                    break;
-                }
-                work(first, (first + block).min(n));
-            });
-        }
-    });
+/// Runs `work(first, last)` over `0..n` in blocks of `block` on every core (one rayon task per
+/// block).
+fn parallel_blocks(n: usize, block: usize, work: impl Fn(usize, usize) + Sync + Send) {
+    (0..n.div_ceil(block))
+        .into_par_iter()
+        .for_each(|b| work(b * block, ((b + 1) * block).min(n)));
 }
 
 /// Counts entries per depth (index = depth), ignoring [`EMPTY`].
@@ -271,14 +256,10 @@ pub(crate) fn build_sym(space: &impl SymSpace, name: &str, progress: ProgressFn<
                 }
             }
         });
-        let count = AtomicUsize::new(0);
-        parallel_blocks(total, 1 << 20, |first, last| {
-            let n = (first..last)
-                .filter(|&i| table[i].load(Relaxed) == next)
-                .count();
-            count.fetch_add(n, Relaxed);
-        });
-        let added = count.into_inner();
+        let added = table
+            .par_chunks(1 << 20)
+            .map(|part| part.iter().filter(|e| e.load(Relaxed) == next).count())
+            .sum::<usize>();
         if added == 0 {
             break;
         }
