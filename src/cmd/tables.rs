@@ -24,7 +24,7 @@ pub(crate) enum Command {
         #[arg(long)]
         giant: bool,
         /// Also build the colossal table for the optimal solver (7.55 GB with its floors,
-        /// 12 GB of memory, about 12 minutes on 2 cores): a stronger bound than the giant
+        /// 9 GB of memory, about 13 minutes on 2 cores): a stronger bound than the giant
         /// table's, used instead of it when present.
         #[arg(long)]
         colossal: bool,
