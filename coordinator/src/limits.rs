@@ -296,4 +296,54 @@ mod tests {
             "{cut_wide}"
         );
     }
+
+    /// A filter names a status, an unfinished state, or nothing; a leased job passes
+    /// `leased` only once its lease is overlaid (the store holds it as queued).
+    #[test]
+    fn a_results_filter_reads_statuses_and_unfinished_states() {
+        assert_eq!(StatusFilter::parse("").ok(), Some(StatusFilter::All));
+        assert_eq!(
+            StatusFilter::parse("failed").ok(),
+            Some(StatusFilter::Status(ResultStatus::Failed))
+        );
+        let leased = StatusFilter::parse("leased").expect("a state");
+        let e = StatusFilter::parse("done")
+            .expect_err("no status")
+            .to_string();
+        assert!(e.contains("give one of solved, timeout, over_target, none_within, cancelled, invalid, skipped, failed, queued, leased"), "{e}");
+        let mut r = JobResult {
+            state: JobState::Queued as i32,
+            ..JobResult::default()
+        };
+        assert!(leased.admits_stored(&r) && !leased.admits(&r));
+        assert!(StatusFilter::parse("queued").expect("a state").admits(&r));
+        r.state = JobState::Leased as i32;
+        assert!(leased.admits(&r));
+        r.set_outcome(ResultStatus::Solved);
+        r.state = JobState::Done as i32;
+        assert!(!leased.admits_stored(&r));
+        assert!(StatusFilter::Status(ResultStatus::Solved).admits(&r));
+    }
+
+    /// A worker may report the five statuses of a search, by enum or (older workers) text.
+    #[test]
+    fn a_completion_names_a_status_a_worker_may_report() {
+        let mut c = Completion {
+            status: "none_within".into(),
+            ..Completion::default()
+        };
+        assert!(check_completion(&c).is_ok());
+        c.set_outcome(ResultStatus::Failed);
+        let e = check_completion(&c)
+            .expect_err("not a worker's")
+            .to_string();
+        assert!(
+            e.contains("result_status 8: give one of solved, timeout"),
+            "{e}"
+        );
+        c.result_status = 0;
+        c.status = "great".into();
+        let e = check_completion(&c).expect_err("no status").to_string();
+        assert!(e.contains("status \"great\""), "{e}");
+    }
 }

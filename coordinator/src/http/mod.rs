@@ -9,11 +9,11 @@
 //! | `GET /healthz` | `ok` | no |
 //!
 //! With a token (the coordinator's `--token`), the paths marked "yes" answer 401 unless the
-//! request presents it (see [`auth`]).
+//! request presents it (see `auth`).
 //!
-//! The module's parts: [`auth`] (the token), [`rates`] (worker throughput, sampled in the
-//! background), [`api`] (the JSON), [`page`] (the HTML templates, with `page.css` and
-//! `page.js`), [`words`] (numbers and durations in words). The page and the JSON show one
+//! The module's parts: `auth` (the token), `rates` (worker throughput, sampled in the
+//! background), `api` (the JSON), `page` (the HTML templates, with `page.css` and `page.js`),
+//! `words` (numbers and durations in words). The page and the JSON show one
 //! view of each batch ([`cubefleet_proto::view::BatchView`], as `cubefleet status` does), so
 //! they agree on every count. Reading the coordinator blocks on the store, so handlers read it
 //! on the blocking pool; a read changes nothing (rates are sampled by the background task and
