@@ -3,7 +3,7 @@
 //!
 //! Invariants: samples are recorded by whoever changes or watches the count
 //! ([`Rate::record`]), never by a reader; [`Rate::per_second`] only reads, so reading a
-//! status twice gives the same rate. A rate is 0 until the samples span at least [`MIN_SPAN`]
+//! status changes nothing (how often anyone looks does not change what they see). A rate is 0 until the samples span at least [`MIN_SPAN`]
 //! (a shorter span says nothing), and it counts only samples of the last [`WINDOW`].
 
 use std::collections::VecDeque;

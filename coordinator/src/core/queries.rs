@@ -25,7 +25,7 @@ impl Core {
     }
 
     /// The progress of batch `b`: counts from memory, and the rate of its finished jobs over
-    /// the last minute ([`crate::rate`]). Reads only: a status read twice is the same.
+    /// the last minute ([`crate::rate`]). Reads only: reading a status changes nothing.
     fn status_of(&self, b: &BatchRecord) -> BatchStatus {
         let st = self.lock();
         let empty = BatchMem::default();
