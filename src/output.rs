@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use cubefleet_proto::ResultStatus;
 use serde::Serialize;
 
 /// Set once a write to standard output failed because its reader closed the pipe
@@ -46,6 +47,39 @@ impl Write for Stdout {
     }
 }
 
+/// A result line's `status`: a finished job's status, or where an unfinished one is, or
+/// `error` (a local search whose answer failed its check, which never happens). Written as its
+/// name, by [`LineStatus::name`] alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LineStatus {
+    /// A finished job's (or a local search's) status.
+    Result(ResultStatus),
+    /// Of a batch: not finished, waiting for a worker.
+    Queued,
+    /// Of a batch: not finished, held by a worker.
+    Leased,
+    /// A local search's solution did not solve the position.
+    Error,
+}
+
+impl LineStatus {
+    /// The name written in every format (JSON, CSV, Parquet, text).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            LineStatus::Result(s) => s.name(),
+            LineStatus::Queued => "queued",
+            LineStatus::Leased => "leased",
+            LineStatus::Error => "error",
+        }
+    }
+}
+
+impl Serialize for LineStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// One result line. Field names are a contract; add fields, never rename.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub(crate) struct ResultLine {
@@ -56,8 +90,8 @@ pub(crate) struct ResultLine {
     /// `solved`, `timeout`, `over_target` (two-phase: no solution within the target found, the
     /// best one given, no time ran out), `none_within`, `cancelled`, `invalid`, `skipped` (a
     /// blank or `#` comment line) or `failed` (the job's results were rejected too many times;
-    /// `error` says why).
-    pub(crate) status: String,
+    /// `error` says why); of a batch's unfinished jobs, `queued` or `leased`.
+    pub(crate) status: LineStatus,
     /// Space-separated standard notation; `""` for a solved cube or when there is none.
     pub(crate) solution: String,
     /// Moves in the solution (in the search's metric); absent when there is no solution.
@@ -93,9 +127,11 @@ impl ResultLine {
     pub(crate) fn text(&self) -> String {
         match (&self.error, self.length) {
             (Some(e), _) => format!("invalid: {e}"),
-            (None, Some(n)) if self.status == "solved" => format!("{} ({n})", self.solution),
-            (None, Some(n)) => format!("{} ({n}) [{}]", self.solution, self.status),
-            (None, None) => self.status.clone(),
+            (None, Some(n)) if self.status == LineStatus::Result(ResultStatus::Solved) => {
+                format!("{} ({n})", self.solution)
+            }
+            (None, Some(n)) => format!("{} ({n}) [{}]", self.solution, self.status.name()),
+            (None, None) => self.status.name().to_string(),
         }
     }
 }

@@ -14,7 +14,7 @@ pub(crate) fn row(line: &ResultLine) -> Row<'_> {
     Row {
         index: line.index as u64,
         input: &line.input,
-        status: &line.status,
+        status: line.status.name(),
         solution: &line.solution,
         length: line.length,
         optimal: line.optimal,

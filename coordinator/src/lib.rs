@@ -7,7 +7,8 @@
 //! `record` is what the store keeps; [`range`] maps the lines of range and sample batches to states; `service` adapts the core to gRPC; [`serve`] runs it all
 //! on a listener until shut down; [`http`] serves the status page and [`metrics`] on a second
 //! port, both from a [`snapshot`] of the core (they never read the core themselves);
-//! [`solve_times`] keeps the search-time statistics; `auth` compares bearer tokens (gRPC and
+//! [`solve_times`] keeps the search-time statistics; `rate` is the one computation of a
+//! rate (batches' and workers'); `auth` compares bearer tokens (gRPC and
 //! HTTP alike) against the [`credentials`] (roles: client, worker, both); [`session`] makes
 //! and checks worker session tokens; [`limits`] is every limit a field of a message has.
 
@@ -20,6 +21,7 @@ pub mod limits;
 pub mod metrics;
 mod mode;
 pub mod range;
+mod rate;
 mod record;
 mod service;
 pub mod session;

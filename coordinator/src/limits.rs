@@ -18,18 +18,18 @@
 //! | `RegisterRequest.table_fingerprint` | at most [`MAX_FINGERPRINT`] bytes |
 //! | `LeaseRequest.max_seconds` | 0 up to [`MAX_SECONDS`] |
 //! | `worker_id` | a session token of at most [`crate::session::MAX_TOKEN_BYTES`] bytes |
-//! | `Completion.status` | `solved`, `timeout`, `over_target`, `none_within`, `cancelled` |
+//! | `Completion.result_status`, or `.status` when it is unset | `solved`, `timeout`, `over_target`, `none_within`, `cancelled` |
 //! | `Completion.solution` / `.moves` | at most [`MAX_SOLUTION_TEXT`] bytes / [`MAX_SOLUTION_MOVES`] moves |
 //! | `Completion.millis` | 0 up to [`MAX_SECONDS`] in milliseconds |
 //! | `JobProgress.reason` | at most [`MAX_REASON`] bytes |
 //! | jobs named in one heartbeat, release or completion | at most the jobs the session may hold ([`crate::core::Core::max_held`]) |
-//! | `ResultsRequest.status` | "" or a status a result can have |
+//! | `ResultsRequest.status` | "", a status a result can have, `queued` or `leased` ([`StatusFilter`]) |
 //! | `RevokeRequest.worker` | 1 to [`MAX_WORKER_NAME`] bytes |
 //!
 //! Stored texts that a worker's input shapes (rejection reasons) are cut to [`MAX_REASON`]
 //! bytes each.
 
-use cubefleet_proto::{Completion, JobProgress, Mode};
+use cubefleet_proto::{Completion, JobProgress, JobResult, JobState, Mode, ResultStatus};
 
 use crate::error::Error;
 
@@ -66,28 +66,64 @@ pub const MAX_SOLUTION_MOVES: usize = 256;
 /// Longest reason (a worker's for handing a job back; each stored rejection reason), in bytes.
 pub const MAX_REASON: usize = 256;
 
-/// The statuses a worker may report.
-pub const REPORTED_STATUSES: [&str; 5] = [
-    "solved",
-    "timeout",
-    "over_target",
-    "none_within",
-    "cancelled",
-];
+/// What a results request asks for (`ResultsRequest.status`, read by [`StatusFilter::parse`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusFilter {
+    /// Every result ("").
+    All,
+    /// The results of one status.
+    Status(ResultStatus),
+    /// The unfinished jobs in a state (`queued` or `leased`, as results show them).
+    Unfinished(JobState),
+}
 
-/// The statuses a stored result may have (what `ResultsRequest.status` may ask for).
-pub const RESULT_STATUSES: [&str; 10] = [
-    "solved",
-    "timeout",
-    "over_target",
-    "none_within",
-    "cancelled",
-    "invalid",
-    "skipped",
-    "failed",
-    "queued",
-    "leased",
-];
+impl StatusFilter {
+    /// The unfinished states a filter may name, with their names.
+    const UNFINISHED: [(JobState, &'static str); 2] =
+        [(JobState::Queued, "queued"), (JobState::Leased, "leased")];
+
+    /// Reads a filter: "", a status's name, `queued` or `leased`; anything else is refused.
+    pub fn parse(text: &str) -> Result<StatusFilter, Error> {
+        if text.is_empty() {
+            return Ok(StatusFilter::All);
+        }
+        if let Some(s) = ResultStatus::from_name(text) {
+            return Ok(StatusFilter::Status(s));
+        }
+        if let Some((state, _)) = Self::UNFINISHED.iter().find(|(_, n)| *n == text) {
+            return Ok(StatusFilter::Unfinished(*state));
+        }
+        let names: Vec<&str> = ResultStatus::FINISHED
+            .iter()
+            .map(|s| s.name())
+            .chain(Self::UNFINISHED.iter().map(|(_, n)| *n))
+            .collect();
+        Err(Error::InvalidArgument(format!(
+            "status {:?}: give one of {} (or none)",
+            cut(text, 32),
+            names.join(", ")
+        )))
+    }
+
+    /// Whether the stored result `r` may pass (a job in an unfinished state passes only when
+    /// its state, which a lease changes in memory, is the one asked for: see
+    /// [`StatusFilter::admits`]).
+    pub fn admits_stored(self, r: &JobResult) -> bool {
+        match self {
+            StatusFilter::All => true,
+            StatusFilter::Status(s) => r.outcome() == s,
+            StatusFilter::Unfinished(_) => r.outcome() == ResultStatus::Unspecified,
+        }
+    }
+
+    /// Whether the result `r`, as the coordinator shows it (its leases overlaid), passes.
+    pub fn admits(self, r: &JobResult) -> bool {
+        match self {
+            StatusFilter::Unfinished(state) => self.admits_stored(r) && r.state == state as i32,
+            _ => self.admits_stored(r),
+        }
+    }
+}
 
 /// Refuses `value` of `field` when longer than `max` bytes.
 pub fn check_len(field: &str, value: &[u8], max: usize) -> Result<(), Error> {
@@ -153,12 +189,20 @@ pub fn check_mode(m: &Mode) -> Result<(), Error> {
 
 /// Checks what a worker reports of one job (status, solution size, time).
 pub fn check_completion(c: &Completion) -> Result<(), Error> {
-    if !REPORTED_STATUSES.contains(&c.status.as_str()) {
+    if !c
+        .reported()
+        .is_some_and(|s| ResultStatus::REPORTED.contains(&s))
+    {
+        let names: Vec<&str> = ResultStatus::REPORTED.iter().map(|s| s.name()).collect();
+        let given = if c.result_status == 0 {
+            format!("status {:?}", cut(&c.status, 32))
+        } else {
+            format!("result_status {}", c.result_status)
+        };
         return Err(Error::InvalidArgument(format!(
-            "results[job {}].status {:?}: give one of {}",
+            "results[job {}].{given}: give one of {}",
             c.job_id,
-            cut(&c.status, 32),
-            REPORTED_STATUSES.join(", ")
+            names.join(", ")
         )));
     }
     check_len("results.solution", c.solution.as_bytes(), MAX_SOLUTION_TEXT)?;
@@ -251,5 +295,55 @@ mod tests {
             cut_wide.len() <= 10 && cut_wide.ends_with("..."),
             "{cut_wide}"
         );
+    }
+
+    /// A filter names a status, an unfinished state, or nothing; a leased job passes
+    /// `leased` only once its lease is overlaid (the store holds it as queued).
+    #[test]
+    fn a_results_filter_reads_statuses_and_unfinished_states() {
+        assert_eq!(StatusFilter::parse("").ok(), Some(StatusFilter::All));
+        assert_eq!(
+            StatusFilter::parse("failed").ok(),
+            Some(StatusFilter::Status(ResultStatus::Failed))
+        );
+        let leased = StatusFilter::parse("leased").expect("a state");
+        let e = StatusFilter::parse("done")
+            .expect_err("no status")
+            .to_string();
+        assert!(e.contains("give one of solved, timeout, over_target, none_within, cancelled, invalid, skipped, failed, queued, leased"), "{e}");
+        let mut r = JobResult {
+            state: JobState::Queued as i32,
+            ..JobResult::default()
+        };
+        assert!(leased.admits_stored(&r) && !leased.admits(&r));
+        assert!(StatusFilter::parse("queued").expect("a state").admits(&r));
+        r.state = JobState::Leased as i32;
+        assert!(leased.admits(&r));
+        r.set_outcome(ResultStatus::Solved);
+        r.state = JobState::Done as i32;
+        assert!(!leased.admits_stored(&r));
+        assert!(StatusFilter::Status(ResultStatus::Solved).admits(&r));
+    }
+
+    /// A worker may report the five statuses of a search, by enum or (older workers) text.
+    #[test]
+    fn a_completion_names_a_status_a_worker_may_report() {
+        let mut c = Completion {
+            status: "none_within".into(),
+            ..Completion::default()
+        };
+        assert!(check_completion(&c).is_ok());
+        c.set_outcome(ResultStatus::Failed);
+        let e = check_completion(&c)
+            .expect_err("not a worker's")
+            .to_string();
+        assert!(
+            e.contains("result_status 8: give one of solved, timeout"),
+            "{e}"
+        );
+        c.result_status = 0;
+        c.status = "great".into();
+        let e = check_completion(&c).expect_err("no status").to_string();
+        assert!(e.contains("status \"great\""), "{e}");
     }
 }

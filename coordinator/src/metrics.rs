@@ -5,7 +5,7 @@
 //!
 //! | metric | type | meaning |
 //! | --- | --- | --- |
-//! | `cubefleet_jobs{state}` | gauge | jobs per state (`queued`, `leased`, `done`, `invalid`, `cancelled`), all batches |
+//! | `cubefleet_jobs{state}` | gauge | jobs per state (`queued`, `leased`, `done`, `invalid`, `cancelled`, `failed`), all batches |
 //! | `cubefleet_batches{state}` | gauge | batches `running`, `finished` or `cancelled` |
 //! | `cubefleet_jobs_submitted_total` | counter | lines submitted since start |
 //! | `cubefleet_jobs_completed_total` | counter | jobs that became `done` since start (verified results + answers from the store) |

@@ -8,7 +8,7 @@
 //! last batch's lines (`job_id(seq, total)`, an exclusive bound) is a `u64`. The symmetry index
 //! (in memory) is rebuilt from the canonical keys the records carry.
 
-use cubefleet_proto::{JobResult, JobState, Keep, Mode};
+use cubefleet_proto::{JobResult, JobState, Keep, Mode, ResultStatus};
 use cubefleet_tables::symmetry::Canonical;
 use cubefleet_tables::{parse_position, CubieCube, InputFormat};
 
@@ -19,6 +19,9 @@ pub(crate) const INDEX_BITS: u32 = 40;
 
 /// Most lines a batch holds: line indices are `0..MAX_LINES` (`2^40`).
 pub const MAX_LINES: u64 = 1 << INDEX_BITS;
+
+// the lines a range or sample may make (what the CLI checks before it submits one)
+const _: () = assert!(MAX_LINES == cubefleet_tables::states::MAX_LINES);
 
 /// The highest batch sequence number: `2^24 - 2`. The 24 bits above the index could hold
 /// `2^24 - 1` too, but then the exclusive end of that batch's ids would not be a `u64`.
@@ -197,7 +200,7 @@ impl JobRecord {
     pub(crate) fn cancelled(&self) -> JobRecord {
         let mut new = self.clone();
         new.r_mut().state = JobState::Cancelled as i32;
-        new.r_mut().status = "cancelled".into();
+        new.r_mut().set_outcome(ResultStatus::Cancelled);
         new
     }
 

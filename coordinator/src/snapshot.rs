@@ -2,6 +2,7 @@
 //! whoever shows it: the Prometheus collector ([`crate::metrics`]) and the status page
 //! ([`crate::http`]). Neither of them reads the core; this is the one place that does.
 
+pub use cubefleet_proto::view::BatchState;
 use cubefleet_proto::BatchStatus;
 
 use crate::core::{Core, Counters, WorkerInfo};
@@ -23,46 +24,6 @@ pub struct Snapshot {
     pub solve_times: SolveTimes,
 }
 
-/// Where a batch is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BatchState {
-    /// Some of its jobs are queued or leased.
-    Running,
-    /// Every job is done, invalid or cancelled, and the batch was not cancelled.
-    Finished,
-    /// The batch was cancelled.
-    Cancelled,
-}
-
-impl BatchState {
-    /// Every state, in the order the metrics list them.
-    pub const ALL: [BatchState; 3] = [
-        BatchState::Running,
-        BatchState::Finished,
-        BatchState::Cancelled,
-    ];
-
-    /// Where `b` is.
-    pub fn of(b: &BatchStatus) -> BatchState {
-        if b.cancelled_batch {
-            BatchState::Cancelled
-        } else if b.queued + b.leased == 0 {
-            BatchState::Finished
-        } else {
-            BatchState::Running
-        }
-    }
-
-    /// `running`, `finished` or `cancelled` (the metrics' label and the status page's word).
-    pub fn name(self) -> &'static str {
-        match self {
-            BatchState::Running => "running",
-            BatchState::Finished => "finished",
-            BatchState::Cancelled => "cancelled",
-        }
-    }
-}
-
 impl Snapshot {
     /// Reads the coordinator's state (blocks on the store: call it off the async runtime).
     pub fn take(core: &Core) -> Result<Snapshot, Error> {
@@ -82,11 +43,11 @@ impl Snapshot {
         self.queue_depth as f64 * self.solve_times.estimate()
     }
 
-    /// Jobs per state over all batches: queued, leased, done, invalid, cancelled.
-    pub fn jobs_by_state(&self) -> [(&'static str, u64); 5] {
-        let mut n = [0u64; 5];
+    /// Jobs per state over all batches: queued, leased, done, invalid, cancelled, failed.
+    pub fn jobs_by_state(&self) -> [(&'static str, u64); 6] {
+        let mut n = [0u64; 6];
         for b in &self.batches {
-            for (i, v) in [b.queued, b.leased, b.done, b.invalid, b.cancelled]
+            for (i, v) in [b.queued, b.leased, b.done, b.invalid, b.cancelled, b.failed]
                 .into_iter()
                 .enumerate()
             {
@@ -99,6 +60,7 @@ impl Snapshot {
             ("done", n[2]),
             ("invalid", n[3]),
             ("cancelled", n[4]),
+            ("failed", n[5]),
         ]
     }
 

@@ -2,7 +2,7 @@
 
 use std::cell::LazyCell;
 
-use cubefleet_proto::{mode, Completion, Metric, Mode};
+use cubefleet_proto::{mode, Completion, Metric, Mode, ResultStatus};
 use cubefleet_tables::{CubieCube, MoveSeq};
 
 use crate::mode::metric_of;
@@ -46,6 +46,8 @@ pub(crate) fn possible_bound(mode: &Mode, known: Option<u32>, reported: u32) -> 
 /// solution).
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Checked {
+    /// The status the worker reported (one a worker may report, other than cancelled).
+    pub(crate) status: ResultStatus,
     /// The solution's length in the mode's metric (0 without one).
     pub(crate) length: u32,
     /// The solution in canonical notation (faces U R F D L B with "", "2" or "'"), written
@@ -74,6 +76,9 @@ pub(crate) fn verify(
     mode: &Mode,
     c: &Completion,
 ) -> Result<Checked, String> {
+    let Some(status) = c.reported() else {
+        return Err(format!("unknown status `{}`", c.status));
+    };
     let metric = metric_of(mode);
     let gods = LazyCell::new(|| most_possible(metric, known()));
     // a bound clamped to what is possible (0 needs no clamp, so `known` is not called for it)
@@ -81,20 +86,19 @@ pub(crate) fn verify(
     // a stored bound raised by an earlier lie (or an older version) cannot exclude the optimum
     let lower_bound = clamp(lower_bound);
     let claimed = clamp(c.lower_bound);
-    if claimed < c.lower_bound && (c.optimal || c.status == "none_within") {
+    if claimed < c.lower_bound && (c.optimal || status == ResultStatus::NoneWithin) {
         return Err(format!(
             "lower bound {} is above {}, the most this position can need: a false claim",
             c.lower_bound, *gods
         ));
     }
     let proven = lower_bound.max(claimed);
-    if c.optimal && c.status != "solved" {
+    if c.optimal && status != ResultStatus::Solved {
         return Err(format!(
-            "optimal claimed for a {} result: only a solution can be optimal",
-            c.status
+            "optimal claimed for a {status} result: only a solution can be optimal"
         ));
     }
-    if c.status == "none_within" {
+    if status == ResultStatus::NoneWithin {
         return match &mode.kind {
             Some(mode::Kind::DepthLimited(d)) if d.max_depth >= *gods => Err(format!(
                 "none_within {} is impossible: the position has a solution within {}",
@@ -104,6 +108,7 @@ pub(crate) fn verify(
             // it is a claim of more than the search was for)
             Some(mode::Kind::DepthLimited(d)) if !c.has_solution && c.lower_bound > d.max_depth => {
                 Ok(Checked {
+                    status,
                     lower_bound: proven.min(d.max_depth + 1),
                     ..Checked::default()
                 })
@@ -115,13 +120,14 @@ pub(crate) fn verify(
         };
     }
     if !c.has_solution {
-        return if c.status == "timeout" {
+        return if status == ResultStatus::Timeout {
             Ok(Checked {
+                status,
                 lower_bound: proven,
                 ..Checked::default()
             })
         } else {
-            Err(format!("status {} without a solution", c.status))
+            Err(format!("status {status} without a solution"))
         };
     }
     let moves = solution_moves(c)?;
@@ -140,41 +146,42 @@ pub(crate) fn verify(
     } else {
         proven
     };
-    let length = match (&mode.kind, c.status.as_str()) {
+    let length = match (&mode.kind, status) {
         // no solution shorter than the bound exists, yet here is one
-        (_, "solved" | "timeout" | "over_target") if c.lower_bound > length => Err(format!(
+        (_, s) if s.may_have_length() && c.lower_bound > length => Err(format!(
             "lower bound {} above the solution's length {length}",
             c.lower_bound
         )),
-        (_, "timeout") => Ok(length),
+        (_, ResultStatus::Timeout) => Ok(length),
         // a two-phase search that ended with time to spare above the target
-        (Some(mode::Kind::TwoPhase(t)), "over_target") if length > t.max_length => Ok(length),
-        (_, "over_target") => Err(format!(
+        (Some(mode::Kind::TwoPhase(t)), ResultStatus::OverTarget) if length > t.max_length => Ok(length),
+        (_, ResultStatus::OverTarget) => Err(format!(
             "over_target needs a two-phase solution above the target ({length} moves)"
         )),
-        (Some(mode::Kind::TwoPhase(t)), "solved") if length > t.max_length => Err(format!(
+        (Some(mode::Kind::TwoPhase(t)), ResultStatus::Solved) if length > t.max_length => Err(format!(
             "{length} moves is above the target {}",
             t.max_length
         )),
-        (Some(mode::Kind::DepthLimited(d)), "solved") if length > d.max_depth => Err(format!(
+        (Some(mode::Kind::DepthLimited(d)), ResultStatus::Solved) if length > d.max_depth => Err(format!(
             "{length} moves is above the depth limit {}",
             d.max_depth
         )),
-        (_, "solved") if c.optimal && c.lower_bound < length => Err(format!(
+        (_, ResultStatus::Solved) if c.optimal && c.lower_bound < length => Err(format!(
             "optimal claimed with a lower bound {} below the solution's length {length}",
             c.lower_bound
         )),
         // an optimal batch's answer is reused for every symmetric copy: it must be proven
-        (Some(mode::Kind::Optimal(_)), "solved") if !c.optimal || c.lower_bound < length => Err(
+        (Some(mode::Kind::Optimal(_)), ResultStatus::Solved) if !c.optimal || c.lower_bound < length => Err(
             format!(
                 "an optimal batch needs a proven-optimal solution (lower bound {} < {length} moves)",
                 c.lower_bound
             ),
         ),
-        (_, "solved") => Ok(length),
+        (_, ResultStatus::Solved) => Ok(length),
         (_, other) => Err(format!("unknown status `{other}`")),
     }?;
     Ok(Checked {
+        status,
         length,
         solution: moves.text(),
         lower_bound: proven.min(length),

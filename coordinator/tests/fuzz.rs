@@ -158,6 +158,12 @@ impl Gen {
             millis: self.f64(),
             has_solution: self.0.random(),
             moves: self.bytes(),
+            // unset (the text is read), a status, or no status at all
+            result_status: if self.0.random_bool(0.5) {
+                0
+            } else {
+                self.0.random_range(-1..10)
+            },
         }
     }
 }

@@ -275,6 +275,8 @@ fn solved(job_id: u64, solution: &str) -> Completion {
         millis: 1.0,
         has_solution: true,
         moves: Vec::new(),
+        // as a worker before the status enum (protocol revision 3) sends it: the text only
+        result_status: 0,
     }
 }
 

@@ -27,7 +27,11 @@ pub use defaults::{DEFAULT_MAX_LENGTH, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 ///   coordinator counts like a refused result; `RegisterResponse.worker_id` is a session
 ///   secret and `session` its public id. An older coordinator ignores the reason (the job is
 ///   queued again), so workers of this revision still work for revision 2.
-pub const PROTOCOL: u32 = 3;
+/// - 4: results and completions carry their status as an enum (`result_status`, see
+///   [`status`]) beside its text (`status`), which they still write: a worker of this
+///   revision works for coordinators of revision 2 and 3, which read the text, and a
+///   coordinator reads the text of a completion without the enum (older workers).
+pub const PROTOCOL: u32 = 4;
 
 /// The lowest coordinator revision a worker of this build works for.
 pub const MIN_COORDINATOR_PROTOCOL: u32 = 2;
@@ -42,18 +46,10 @@ impl JobState {
     }
 }
 
-impl JobResult {
-    /// True when the result has a solution whose length counts: a solved job, or one whose
-    /// time ran out (`timeout`) or whose two-phase search ended above the target
-    /// (`over_target`) with a solution found. (A solved cube's empty solution counts, 0 moves.)
-    pub fn has_length(&self) -> bool {
-        self.status == "solved"
-            || (matches!(self.status.as_str(), "timeout" | "over_target")
-                && !self.solution.is_empty())
-    }
-}
-
 pub mod client;
+mod modes;
+pub mod status;
+pub mod view;
 
 /// The encoded `FileDescriptorSet` of the protocol (for the reflection service).
 pub const FILE_DESCRIPTOR_SET: &[u8] =

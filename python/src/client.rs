@@ -9,8 +9,8 @@ use std::time::Duration;
 use cubefleet_columns::{Columns, Row};
 use cubefleet_proto::client::Client as Grpc;
 use cubefleet_proto::{
-    submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, Keep, LineChunk,
-    ListBatchesRequest, LookupRequest, ResultsRequest, SubmitRequest,
+    submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, JobState, Keep, LineChunk,
+    ListBatchesRequest, LookupRequest, ResultStatus, ResultsRequest, SubmitRequest,
 };
 use pyo3::exceptions::{PyConnectionError, PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
@@ -102,13 +102,10 @@ fn status_dict<'py>(py: Python<'py>, s: &BatchStatus) -> PyResult<Bound<'py, PyD
 
 /// A stored result as a row of the shared columns (the CLI's `result_line`, typed).
 fn row(r: &JobResult) -> Row<'_> {
-    let status = if r.status.is_empty() {
-        match cubefleet_proto::JobState::try_from(r.state) {
-            Ok(cubefleet_proto::JobState::Leased) => "leased",
-            _ => "queued",
-        }
-    } else {
-        &r.status
+    let status = match r.outcome() {
+        ResultStatus::Unspecified if r.state == JobState::Leased as i32 => "leased",
+        ResultStatus::Unspecified => "queued",
+        s => s.name(),
     };
     Row {
         index: r.index,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cubefleet_columns::{Columns, Row};
+use cubefleet_proto::ResultStatus;
 use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat, Tables};
 use cubefleet_worker::search::optimal::Metric;
 use cubefleet_worker::search::{solve_parallel, Budget, Mode, Solver};
@@ -223,7 +224,7 @@ fn answer(
     let mut r = SolveResult {
         index,
         input: input.to_string(),
-        status: "invalid".into(),
+        status: ResultStatus::Invalid.name().into(),
         solution: String::new(),
         length: None,
         optimal: false,
@@ -233,7 +234,7 @@ fn answer(
         error: None,
     };
     match parsed {
-        Parsed::Skipped => r.status = "skipped".into(),
+        Parsed::Skipped => r.status = ResultStatus::Skipped.name().into(),
         Parsed::Invalid(e) => r.error = Some(e.clone()),
         Parsed::Cube(cube) => {
             let budget = Budget {
@@ -245,7 +246,7 @@ fn answer(
             } else {
                 solver.solve(cube, &req.mode, 0, &budget, &mut |_| {})
             };
-            r.status = out.status.as_str().into();
+            r.status = ResultStatus::from(out.status).name().into();
             if let Some(s) = &out.solution {
                 if cube.apply_moves(&s.0).is_solved() {
                     r.solution = s.to_string();

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use cubefleet_proto::{
     client::Client, submit_request, BatchSpec, CompleteRequest, Completion, LeaseRequest,
-    LineChunk, RegisterRequest, SubmitRequest,
+    LineChunk, RegisterRequest, ResultStatus, SubmitRequest,
 };
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, Move, MoveSeq};
 use cubefleet_worker::remote::mode_to_proto;
@@ -296,12 +296,15 @@ async fn lease_and_complete(
         }
         let results = jobs
             .iter()
-            .map(|j| Completion {
-                job_id: j.job_id,
-                status: "solved".into(),
-                solution: answers.get(&j.facelets).cloned().unwrap_or_default(),
-                has_solution: true,
-                ..Completion::default()
+            .map(|j| {
+                let mut c = Completion {
+                    job_id: j.job_id,
+                    solution: answers.get(&j.facelets).cloned().unwrap_or_default(),
+                    has_solution: true,
+                    ..Completion::default()
+                };
+                c.set_outcome(ResultStatus::Solved);
+                c
             })
             .collect();
         let r = client

@@ -126,4 +126,55 @@ impl ModeArgs {
     fn metric(&self) -> MetricArg {
         self.metric.unwrap_or(MetricArg::Htm)
     }
+
+    /// The search the flags ask for as the protocol says it, with a time budget per position:
+    /// what the client commands send (they need nothing of the worker crate).
+    pub(crate) fn proto(&self, timeout: Option<std::time::Duration>) -> cubefleet_proto::Mode {
+        use cubefleet_proto::{Metric as PMetric, Mode as PMode};
+        let metric = match self.metric() {
+            MetricArg::Htm => PMetric::Htm,
+            MetricArg::Qtm => PMetric::Qtm,
+        };
+        match (self.optimal, self.max_depth) {
+            (true, _) => PMode::optimal(metric),
+            (false, Some(max_depth)) => PMode::depth_limited(max_depth, metric),
+            (false, None) => PMode::two_phase(self.max_length),
+        }
+        .with_timeout(timeout)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The client's protocol mode is the worker's conversion of the local search the same
+    /// flags ask for.
+    #[test]
+    fn the_protocol_mode_of_the_flags_is_their_search_s() {
+        let flags = |max_length, optimal, max_depth, metric| ModeArgs {
+            max_length,
+            optimal,
+            max_depth,
+            metric,
+        };
+        for args in [
+            flags(20, false, None, None),
+            flags(17, false, None, None),
+            flags(20, true, None, None),
+            flags(20, true, None, Some(MetricArg::Qtm)),
+            flags(20, false, Some(12), None),
+            flags(20, false, Some(0), Some(MetricArg::Qtm)),
+        ] {
+            for timeout in [None, Some(Duration::from_millis(2500))] {
+                assert_eq!(
+                    args.proto(timeout),
+                    cubefleet_worker::remote::mode_to_proto(&args.mode(), timeout),
+                    "{args:?}"
+                );
+            }
+        }
+    }
 }

@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use cubefleet_proto::ResultStatus;
 use cubefleet_tables::{is_blank_or_comment, parse_position, InputFormat, Tables};
 use cubefleet_worker::search::{solve_parallel, Budget, Mode, Solver};
 
 use super::TablesArgs;
 use crate::lines::Lines;
-use crate::output::ResultLine;
+use crate::output::{LineStatus, ResultLine};
 
 /// How positions are written.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -126,7 +127,7 @@ fn solve_line(
     let mut line = ResultLine {
         index,
         input: input.to_string(),
-        status: "invalid".into(),
+        status: LineStatus::Result(ResultStatus::Invalid),
         solution: String::new(),
         length: None,
         optimal: false,
@@ -141,7 +142,7 @@ fn solve_line(
     // a blank or comment line holds no position (a net's blank lines separate nets)
     let skipped = !matches!(args.input, Input::Net) && is_blank_or_comment(input);
     match (!skipped).then(|| parse_position(input, args.input.into())) {
-        None => line.status = "skipped".into(),
+        None => line.status = LineStatus::Result(ResultStatus::Skipped),
         Some(Err(e)) => line.error = Some(e.to_string()),
         Some(Ok(cube)) => {
             let budget = Budget {
@@ -154,14 +155,14 @@ fn solve_line(
             } else {
                 solver.solve(&cube, &mode, 0, &budget, &mut |_| {})
             };
-            line.status = out.status.as_str().into();
+            line.status = LineStatus::Result(out.status.into());
             if let Some(s) = &out.solution {
                 // the searcher verified it; checked again here, where it is printed
                 if cube.apply_moves(&s.0).is_solved() {
                     line.solution = s.to_string();
                     line.length = Some(args.mode.length_metric().length(&s.0));
                 } else {
-                    line.status = "error".into();
+                    line.status = LineStatus::Error;
                     line.error = Some(format!("internal error: {s} does not solve it"));
                 }
             }

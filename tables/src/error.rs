@@ -116,6 +116,9 @@ pub enum Error {
     /// A state index that is no number, or not below the number of states.
     #[error("state index `{0}`: {1}")]
     BadStateIndex(String, &'static str),
+    /// A range or sample of states that cannot be made (see [`crate::states`]): why.
+    #[error("{0}")]
+    BadStates(String),
 }
 
 /// The command that rebuilds the table file `path`: the optimal solver's tables are built only

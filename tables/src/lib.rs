@@ -37,6 +37,7 @@ pub mod mod3;
 pub mod moves;
 pub mod movetable;
 pub mod prune;
+pub mod states;
 pub mod symmetry;
 
 use std::path::{Path, PathBuf};

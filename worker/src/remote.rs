@@ -13,7 +13,7 @@ use tonic::Status;
 use crate::pool::{Finished, Job};
 use crate::runtime::{Coordinator, HeartbeatReply};
 use crate::search::optimal::Metric;
-use crate::search::{Mode, Progress, Status as SearchStatus};
+use crate::search::{Mode, Progress};
 
 /// A worker registered with a coordinator.
 pub struct GrpcCoordinator {
@@ -136,27 +136,17 @@ pub fn mode_from_proto(m: &cubefleet_proto::Mode) -> Result<(Mode, Option<Durati
 /// The protocol form of a search mode.
 pub fn mode_to_proto(mode: &Mode, timeout: Option<Duration>) -> cubefleet_proto::Mode {
     let pm = |m: Metric| match m {
-        Metric::Htm => PMetric::Htm as i32,
-        Metric::Qtm => PMetric::Qtm as i32,
+        Metric::Htm => PMetric::Htm,
+        Metric::Qtm => PMetric::Qtm,
     };
-    let kind = match *mode {
-        Mode::TwoPhase { max_length } => {
-            mode::Kind::TwoPhase(cubefleet_proto::TwoPhase { max_length })
-        }
-        Mode::Optimal { metric } => {
-            mode::Kind::Optimal(cubefleet_proto::Optimal { metric: pm(metric) })
-        }
+    match *mode {
+        Mode::TwoPhase { max_length } => cubefleet_proto::Mode::two_phase(max_length),
+        Mode::Optimal { metric } => cubefleet_proto::Mode::optimal(pm(metric)),
         Mode::DepthLimited { max_depth, metric } => {
-            mode::Kind::DepthLimited(cubefleet_proto::DepthLimited {
-                max_depth,
-                metric: pm(metric),
-            })
+            cubefleet_proto::Mode::depth_limited(max_depth, pm(metric))
         }
-    };
-    cubefleet_proto::Mode {
-        kind: Some(kind),
-        timeout_seconds: timeout.map_or(0.0, |t| t.as_secs_f64()),
     }
+    .with_timeout(timeout)
 }
 
 /// The pool job for a leased job: its position, the search its protocol mode asks for, and
@@ -222,23 +212,18 @@ pub fn completion_with_moves(f: &Finished) -> Completion {
 
 /// [`completion`] without the solution.
 fn completion_without_text(f: &Finished) -> Completion {
-    Completion {
+    let mut c = Completion {
         job_id: f.id,
-        status: match f.outcome.status {
-            SearchStatus::Solved => "solved",
-            SearchStatus::Timeout => "timeout",
-            SearchStatus::OverTarget => "over_target",
-            SearchStatus::NoneWithin => "none_within",
-            SearchStatus::Cancelled => "cancelled",
-        }
-        .into(),
         has_solution: f.outcome.solution.is_some(),
         optimal: f.outcome.optimal,
         lower_bound: f.outcome.lower_bound,
         nodes: f.outcome.nodes,
         millis: f.millis,
         ..Completion::default()
-    }
+    };
+    // the enum and its text: coordinators before revision 4 read only the text
+    c.set_outcome(f.outcome.status.into());
+    c
 }
 
 /// The protocol form of held jobs' progress.

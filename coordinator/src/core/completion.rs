@@ -3,7 +3,7 @@
 //! [`MAX_REJECTIONS`]); finished jobs go to the followers of their batch. A batch that keeps
 //! only lengths (`--keep histogram`) stores a verified result without its solution text.
 
-use cubefleet_proto::{Completion, JobResult, JobState, Mode};
+use cubefleet_proto::{Completion, JobResult, JobState, Mode, ResultStatus};
 use cubefleet_tables::CubieCube;
 
 use std::collections::HashSet;
@@ -43,8 +43,8 @@ enum Completed {
 
 /// A verified result: the fields of the job's record it sets.
 struct Verified {
-    /// The worker's status (`solved`, `timeout`, `over_target`, `none_within`).
-    status: String,
+    /// The worker's status (solved, timeout, over_target, none_within).
+    status: ResultStatus,
     /// The solution in canonical notation ("" without one).
     solution: String,
     /// Its length in the mode's metric (0 without one).
@@ -69,22 +69,23 @@ impl Verified {
     /// Whether the answer rests on a claim the coordinator cannot check (what `confirm` 2
     /// holds until a second credential agrees).
     fn claims(&self) -> bool {
-        self.optimal || self.status == "none_within"
+        self.optimal || self.status == ResultStatus::NoneWithin
     }
 
     /// The record `job` with this result: done, with the lower bound [`verify`] proved (the
     /// stored one taken into account, clamped, never above the solution's length).
     fn apply(self, mut job: JobRecord) -> JobRecord {
+        let claimed = self.claims() || self.lower_bound > 0;
         let r = job.r_mut();
         r.state = JobState::Done as i32;
-        r.status = self.status;
+        r.set_outcome(self.status);
         r.solution = self.solution;
         r.length = self.length;
         r.optimal = self.optimal;
         r.lower_bound = self.lower_bound;
         r.nodes = self.nodes;
         r.millis = self.millis;
-        r.claimed = self.optimal || r.status == "none_within" || self.lower_bound > 0;
+        r.claimed = claimed;
         r.worker = self.worker;
         r.session = self.session;
         r.confirmed_by = self.confirmed_by;
@@ -274,7 +275,7 @@ impl Core {
         if job.state().is_finished() {
             return Ok(Completed::Before); // reported before: harmless
         }
-        if c.status == "cancelled" {
+        if c.reported() == Some(ResultStatus::Cancelled) {
             self.requeue_from(c.job_id, Some(worker), "worker gave it up")?;
             return Ok(Completed::GivenUp);
         }
@@ -297,11 +298,12 @@ impl Core {
                 Ok(Completed::Rejected(reason))
             }
             Ok(Checked {
+                status,
                 length,
                 solution,
                 lower_bound,
             }) => Ok(Completed::Verified(Verified {
-                status: c.status.clone(),
+                status,
                 solution,
                 length,
                 optimal: c.optimal,
@@ -341,7 +343,7 @@ impl Core {
                 claims.push(Claim {
                     credential,
                     identity,
-                    status: v.status.clone(),
+                    status: v.status,
                     length: v.length,
                 });
                 if disagrees {
@@ -412,7 +414,7 @@ impl Core {
             let mut new = job.clone();
             let r = new.r_mut();
             r.state = JobState::Failed as i32;
-            r.status = "failed".into();
+            r.set_outcome(ResultStatus::Failed);
             r.error = format!(
                 "results rejected {} times: {}; check the workers' versions and logs, then \
                  submit the line again",

@@ -4,7 +4,7 @@
 
 use std::hash::BuildHasher;
 
-use cubefleet_proto::{JobResult, JobState};
+use cubefleet_proto::{JobResult, JobState, ResultStatus};
 use cubefleet_tables::symmetry::Canonical;
 use cubefleet_tables::{CubieCube, FaceletCube, MoveSeq};
 
@@ -35,10 +35,11 @@ impl SymIndex {
     /// it finished with a reusable answer.
     pub(super) fn add(&mut self, id: u64, job: &JobRecord, mkey: &[u8]) {
         let r = job.r();
-        if !(r.status == "solved" || r.status == "none_within") {
+        let status = r.outcome();
+        if !matches!(status, ResultStatus::Solved | ResultStatus::NoneWithin) {
             return;
         }
-        if r.status == "solved" && r.solution.is_empty() && r.length > 0 {
+        if status == ResultStatus::Solved && r.solution.is_empty() && r.length > 0 {
             return; // kept without its solution (`--keep histogram`): nothing to reuse
         }
         if let Some(k) = job.canonical_key() {
@@ -98,7 +99,8 @@ pub(super) fn map_result(
         return None;
     }
     let mut r = stored;
-    if r.status == "solved" {
+    let status = r.outcome();
+    if status == ResultStatus::Solved {
         let sol = MoveSeq::parse(&r.solution).ok()?;
         let rep = src.solution_to_rep(&sol.0);
         let mine = MoveSeq(canon.solution_back(&rep));
@@ -106,7 +108,7 @@ pub(super) fn map_result(
             return None;
         }
         r.solution = mine.to_string();
-    } else if r.status != "none_within" {
+    } else if status != ResultStatus::NoneWithin {
         return None;
     }
     r.facelets = FaceletCube::from_cubie(cube).to_string();

@@ -4,7 +4,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use cubefleet_proto::{BatchSpec, JobResult, JobState, Keep};
+use cubefleet_proto::{BatchSpec, JobResult, JobState, Keep, ResultStatus};
 use cubefleet_tables::symmetry::Canonical;
 use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat};
 use prost::Message;
@@ -69,7 +69,7 @@ impl Core {
                 spec.confirm
             )));
         }
-        let states = States::from_spec(&spec)?;
+        let states = crate::range::states_of(&spec)?;
         let keep = Keep::try_from(spec.keep).map_err(|_| {
             Error::InvalidArgument(format!(
                 "keep {} is not all (0) or histogram (1)",
@@ -348,11 +348,11 @@ impl Core {
         match parsed {
             None => {
                 r.state = JobState::Done as i32;
-                r.status = "skipped".into();
+                r.set_outcome(ResultStatus::Skipped);
             }
             Some(Err(e)) => {
                 r.state = JobState::Invalid as i32;
-                r.status = "invalid".into();
+                r.set_outcome(ResultStatus::Invalid);
                 r.error = e;
             }
             Some(Ok(cube)) => return Ok((id, self.job_of_position(batch, mkey, r, &cube)?)),
@@ -385,10 +385,10 @@ impl Core {
         let key = canon.cube.key();
         if batch.cancelled {
             r.state = JobState::Cancelled as i32;
-            r.status = "cancelled".into();
+            r.set_outcome(ResultStatus::Cancelled);
         } else if let Some(stored) = self.answer_from_store(cube, &canon, &key, mkey)? {
             r.state = JobState::Done as i32;
-            r.status = stored.status;
+            r.set_outcome(stored.outcome());
             r.solution = stored.solution;
             r.length = stored.length;
             r.optimal = stored.optimal;

@@ -3,14 +3,16 @@
 //! They read the store and overlay what only memory knows (leases, batch ids).
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cubefleet_proto::{BatchStatus, JobResult, JobState, Mode};
 use cubefleet_tables::{parse_position, InputFormat};
 
 use super::dedup::map_result;
+use super::state::BatchMem;
 use super::{view, Core, Counters};
 use crate::error::Error;
+use crate::limits::StatusFilter;
 use crate::mode::mode_key;
 use crate::range::States;
 use crate::record::{batch_seq, job_id, line_index, BatchRecord};
@@ -22,27 +24,14 @@ impl Core {
         Ok(self.status_of(&b))
     }
 
-    /// The progress of batch `b`: counts from memory, and the rate over the last minute of
-    /// calls (each call adds a sample).
+    /// The progress of batch `b`: counts from memory, and the rate of its finished jobs over
+    /// the last minute ([`crate::rate`]). Reads only: reading a status changes nothing.
     fn status_of(&self, b: &BatchRecord) -> BatchStatus {
-        let mut st = self.lock();
-        let m = st.batch(b.seq);
+        let st = self.lock();
+        let empty = BatchMem::default();
+        let m = st.batches.get(&b.seq).unwrap_or(&empty);
         let finished = m.finished();
-        let now = Instant::now();
-        m.samples.push_back((now, finished));
-        while m
-            .samples
-            .front()
-            .is_some_and(|(t, _)| now.duration_since(*t) > Duration::from_secs(60))
-        {
-            m.samples.pop_front();
-        }
-        let rate = match m.samples.front() {
-            Some(&(t, f)) if now.duration_since(t) > Duration::from_millis(500) => {
-                (finished - f) as f64 / now.duration_since(t).as_secs_f64()
-            }
-            _ => 0.0,
-        };
+        let rate = m.rate.per_second(Instant::now(), finished);
         let left = b.total.saturating_sub(finished);
         // the lines of a range or sample batch not made yet wait like queued jobs, and end
         // with the batch when it is cancelled
@@ -102,7 +91,8 @@ impl Core {
             .collect())
     }
 
-    /// Results of a batch from line `from_index`, at most `limit`, optionally of one status;
+    /// Results of a batch from line `from_index`, at most `limit`, only those of `status`
+    /// when it is not "" (as [`StatusFilter::parse`] reads it; refused when it names none);
     /// with each position as facelets when `facelets` (the protocol's field; a caller that
     /// does not show them saves computing them).
     pub fn results(
@@ -111,6 +101,19 @@ impl Core {
         from_index: u64,
         limit: usize,
         status: &str,
+        facelets: bool,
+    ) -> Result<(Vec<JobResult>, u64), Error> {
+        let filter = StatusFilter::parse(status)?;
+        self.results_of(batch_id, from_index, limit, filter, facelets)
+    }
+
+    /// [`Core::results`] with the filter read.
+    pub fn results_of(
+        &self,
+        batch_id: &str,
+        from_index: u64,
+        limit: usize,
+        filter: StatusFilter,
         facelets: bool,
     ) -> Result<(Vec<JobResult>, u64), Error> {
         let b = self.batch_record(batch_id)?;
@@ -127,7 +130,7 @@ impl Core {
             };
             let first = out.len();
             for (id, j) in jobs {
-                if status.is_empty() || j.r().status == status {
+                if filter.admits_stored(j.r()) {
                     out.push(*view(id, j, facelets));
                 }
             }
@@ -136,6 +139,11 @@ impl Core {
                 st.overlay(r);
             }
             drop(st);
+            // a lease, known only in memory, tells a leased job from a queued one
+            if let StatusFilter::Unfinished(_) = filter {
+                let page = out.split_off(first);
+                out.extend(page.into_iter().filter(|r| filter.admits(r)));
+            }
             next = last + 1;
         }
         Ok((out, line_index(next).min(stored)))

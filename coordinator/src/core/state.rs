@@ -3,16 +3,17 @@
 //! registry's entries, rejections and the counters since start. Its helpers move a job's
 //! count between states; they never touch the store.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cubefleet_proto::{JobResult, JobState, Mode};
+use cubefleet_proto::{JobResult, JobState, Mode, ResultStatus};
 use cubefleet_tables::CubieCube;
 
 use super::ready::Ready;
 use super::WorkerInfo;
 use crate::range::States;
+use crate::rate::Rate;
 use crate::record::{batch_seq, BatchRecord};
 
 /// A lease held by a worker.
@@ -46,8 +47,8 @@ pub(super) struct BatchMem {
     pub(super) cancelled: bool,
     /// Jobs answered from the store at submission.
     pub(super) from_store: u64,
-    /// (time, finished) samples for the rate.
-    pub(super) samples: VecDeque<(Instant, u64)>,
+    /// Samples of its finished jobs, recorded as they change: its rate.
+    pub(super) rate: Rate,
     /// The states of a range or sample batch (None for a file batch): what it makes jobs of.
     pub(super) states: Option<States>,
     /// Of a range or sample batch: its lines made into jobs so far (as its stored record's
@@ -146,8 +147,8 @@ pub(super) struct Claim {
     pub(super) credential: Arc<str>,
     /// The worker's identity (what `confirmed_by` names).
     pub(super) identity: String,
-    /// Its status (`solved`, `none_within`).
-    pub(super) status: String,
+    /// Its status (solved, none_within).
+    pub(super) status: ResultStatus,
     /// Its solution's length (0 without one).
     pub(super) length: u32,
 }
@@ -207,6 +208,7 @@ impl State {
     }
 
     /// Moves one job's count from state `from` to `to` (both may be Unspecified: none).
+    /// A change of the batch's finished jobs is a sample of its rate.
     pub(super) fn count(&mut self, id: u64, from: JobState, to: JobState) {
         let b = self.batch(batch_seq(id));
         if from != JobState::Unspecified {
@@ -214,6 +216,9 @@ impl State {
         }
         if to != JobState::Unspecified {
             b.counts[to as usize] += 1;
+        }
+        if from.is_finished() != to.is_finished() {
+            b.rate.record(Instant::now(), b.finished());
         }
     }
 

@@ -846,3 +846,34 @@ fn a_group_over_several_blocks_and_batches_is_stored_whole() {
     assert_eq!((job_counts(&again, "a"), job_counts(&again, "b")), counts);
     assert_eq!(lease_all(&again), [job_id(a.seq, 77)]);
 }
+
+/// A batch's rate comes from its finished jobs as they finish, not from who reads it: the
+/// first read after jobs finished over more than half a second shows it, and reading changes
+/// nothing (a later read sees the same jobs over a longer time, never more of them).
+#[test]
+fn a_batch_rate_is_known_at_the_first_read_and_reading_does_not_change_it() {
+    let (_dir, core, w) = fresh_core();
+    let b = submit(&core, "r", &["R U", "F D2", "L2 B'"]);
+    let ids: Vec<u64> = (0..3).map(|i| job_id(b.seq, i)).collect();
+    assert_eq!(core.lease(&w, 3).expect("lease").len(), 3);
+    let (accepted, _) = core
+        .complete(&w, &[solved(ids[0], "U' R'")])
+        .expect("complete");
+    assert_eq!(accepted, 1);
+    std::thread::sleep(Duration::from_millis(600));
+    let (accepted, _) = core
+        .complete(&w, &[solved(ids[1], "D2 F'")])
+        .expect("complete");
+    assert_eq!(accepted, 1);
+    let first = core.status("r").expect("status");
+    // 1 more job in at least 0.6 s since the first sample
+    assert!(first.rate > 0.0 && first.rate <= 1.0 / 0.6, "{first:?}");
+    assert!(first.eta_seconds > 0.0, "{first:?}");
+    std::thread::sleep(Duration::from_millis(50));
+    let second = core.status("r").expect("status");
+    assert!(
+        second.rate > 0.0 && second.rate <= first.rate,
+        "{first:?} then {second:?}"
+    );
+    assert_eq!((second.done, second.queued + second.leased), (2, 1));
+}

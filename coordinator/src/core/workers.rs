@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cubefleet_proto::JobState;
+use cubefleet_proto::{JobState, ResultStatus};
 use prost::Message;
 
 use super::state::State;
@@ -322,7 +322,7 @@ impl Core {
         let had_length = r.has_length();
         let length = r.length;
         r.state = JobState::Queued as i32;
-        r.status.clear();
+        r.set_outcome(ResultStatus::Unspecified);
         r.solution.clear();
         r.length = 0;
         r.optimal = false;

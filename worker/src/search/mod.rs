@@ -29,14 +29,22 @@ pub enum Status {
 }
 
 impl Status {
-    /// The name used in JSON output and the job system.
+    /// The name used in JSON output and the job system (the protocol status's name).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Solved => "solved",
-            Status::Timeout => "timeout",
-            Status::OverTarget => "over_target",
-            Status::NoneWithin => "none_within",
-            Status::Cancelled => "cancelled",
+        cubefleet_proto::ResultStatus::from(self).name()
+    }
+}
+
+/// The one mapping of a search's end to the protocol's status (which names every output's
+/// `status`).
+impl From<Status> for cubefleet_proto::ResultStatus {
+    fn from(s: Status) -> Self {
+        match s {
+            Status::Solved => Self::Solved,
+            Status::Timeout => Self::Timeout,
+            Status::OverTarget => Self::OverTarget,
+            Status::NoneWithin => Self::NoneWithin,
+            Status::Cancelled => Self::Cancelled,
         }
     }
 }

@@ -1,0 +1,233 @@
+//! `results`: a batch's results in line order, each the JSON line users read
+//! ([`ResultLine`]), written as JSON lines, CSV (RFC 4180, with a header) or Parquet.
+
+use std::io::Write;
+
+use cubefleet_proto::client::Client;
+use cubefleet_proto::{JobResult, JobState, ResultStatus, ResultsRequest};
+use tokio_stream::StreamExt;
+
+use super::args::ResultsFormat;
+use crate::output::{LineStatus, ResultLine};
+
+/// The user-facing line of a stored result (its strings move into the line).
+pub(crate) fn result_line(r: JobResult) -> ResultLine {
+    let has_length = r.has_length();
+    let status = match r.outcome() {
+        ResultStatus::Unspecified if r.state == JobState::Leased as i32 => LineStatus::Leased,
+        ResultStatus::Unspecified => LineStatus::Queued,
+        s => LineStatus::Result(s),
+    };
+    ResultLine {
+        index: r.index as usize,
+        input: r.input,
+        status,
+        solution: r.solution,
+        length: has_length.then_some(r.length),
+        optimal: r.optimal,
+        millis: r.millis,
+        error: (!r.error.is_empty()).then_some(r.error),
+        lower_bound: (r.lower_bound > 0).then_some(r.lower_bound),
+        nodes: (r.nodes > 0).then_some(r.nodes),
+        state_index: (!r.state_index.is_empty()).then_some(r.state_index),
+        worker: (!r.worker.is_empty()).then_some(r.worker),
+        claimed: r.claimed,
+    }
+}
+
+/// A batch's results in line order (only those of `status` when it is given).
+pub(super) async fn results_stream(
+    client: &Client,
+    batch: &str,
+    status: Option<String>,
+) -> anyhow::Result<tonic::Streaming<cubefleet_proto::JobResult>> {
+    let request = ResultsRequest {
+        batch_id: batch.to_string(),
+        status: status.unwrap_or_default(),
+        ..ResultsRequest::default()
+    };
+    Ok(client
+        .batches
+        .clone()
+        .stream_results(request)
+        .await?
+        .into_inner())
+}
+
+/// Writes every result of a batch, in line order.
+pub(crate) async fn export(
+    client: &Client,
+    batch: &str,
+    status: Option<String>,
+    format: ResultsFormat,
+    out: &mut dyn Write,
+) -> anyhow::Result<u64> {
+    let mut stream = results_stream(client, batch, status).await?;
+    let mut w = ResultsWriter::new(format, out)?;
+    while let Some(r) = stream.next().await {
+        w.write(r?)?;
+    }
+    w.finish()
+}
+
+/// Writes results as lines of one format, the CSV header first.
+pub(crate) struct ResultsWriter<W: Write> {
+    sink: Sink<W>,
+    written: u64,
+}
+
+/// Where a [`ResultsWriter`]'s lines go, by format.
+enum Sink<W: Write> {
+    /// JSON lines; `line` holds one line as it is made, written to the output whole, so the
+    /// many small writes of a serialiser stay in memory (the output is often a `dyn Write`).
+    Jsonl { out: W, line: Vec<u8> },
+    /// RFC 4180 CSV (a field with `,`, `"`, `\r` or `\n` is quoted, `"` doubled), `\n` after
+    /// each record; the encoder buffers and writes whole chunks (boxed: it holds its buffer
+    /// state inline, and a writer is made once per export).
+    Csv(Box<csv::Writer<W>>),
+    /// Parquet ([`crate::parquet`]): rows gathered into row groups, each written when full,
+    /// the footer at [`ResultsWriter::finish`].
+    Parquet(Box<cubefleet_columns::ParquetWriter<W>>),
+}
+
+impl<W: Write> ResultsWriter<W> {
+    /// Starts the output (the CSV header).
+    pub(crate) fn new(format: ResultsFormat, out: W) -> anyhow::Result<Self> {
+        let sink = match format {
+            ResultsFormat::Jsonl => Sink::Jsonl {
+                out,
+                line: Vec::with_capacity(256),
+            },
+            ResultsFormat::Csv => {
+                let mut csv = csv::WriterBuilder::new()
+                    .terminator(csv::Terminator::Any(b'\n'))
+                    .from_writer(out);
+                csv.write_record(CSV_HEADER)?;
+                Sink::Csv(Box::new(csv))
+            }
+            ResultsFormat::Parquet => {
+                Sink::Parquet(Box::new(cubefleet_columns::ParquetWriter::new(out)?))
+            }
+        };
+        Ok(ResultsWriter { sink, written: 0 })
+    }
+
+    /// Writes one result.
+    pub(crate) fn write(&mut self, r: JobResult) -> anyhow::Result<()> {
+        let line = result_line(r);
+        match &mut self.sink {
+            Sink::Jsonl { out, line: buf } => {
+                buf.clear();
+                serde_json::to_writer(&mut *buf, &line)?;
+                buf.push(b'\n');
+                out.write_all(buf)?;
+            }
+            Sink::Csv(csv) => csv.write_record([
+                line.index.to_string().as_str(),
+                &line.input,
+                line.status.name(),
+                &line.solution,
+                &line.length.map(|l| l.to_string()).unwrap_or_default(),
+                if line.optimal { "true" } else { "false" },
+                line.error.as_deref().unwrap_or(""),
+                line.state_index.as_deref().unwrap_or(""),
+            ])?,
+            Sink::Parquet(p) => p.write(&crate::parquet::row(&line))?,
+        }
+        self.written += 1;
+        Ok(())
+    }
+
+    /// The number of results written so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Passes what is buffered on (so that a reader sees the lines written so far).
+    pub(crate) fn flush(&mut self) -> anyhow::Result<()> {
+        match &mut self.sink {
+            Sink::Jsonl { out, .. } => out.flush()?,
+            Sink::Csv(csv) => csv.flush()?,
+            // nothing of a Parquet file is readable before its footer: row groups go out
+            // when full, not in small pieces whenever an export waits
+            Sink::Parquet(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Flushes the output (a Parquet file: its last row group and footer); returns the number
+    /// of results written.
+    pub(crate) fn finish(mut self) -> anyhow::Result<u64> {
+        if let Sink::Parquet(p) = self.sink {
+            p.finish()?;
+            return Ok(self.written);
+        }
+        self.flush()?;
+        Ok(self.written)
+    }
+}
+
+/// The columns of `results --format csv`, in order (`state_index`: of a range or sample
+/// batch's job, else empty).
+const CSV_HEADER: [&str; 8] = [
+    "index",
+    "input",
+    "status",
+    "solution",
+    "length",
+    "optimal",
+    "error",
+    "state_index",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result whose input and error hold every character CSV must quote.
+    fn awkward(index: u64) -> JobResult {
+        JobResult {
+            index,
+            input: "R U,\"x\"\r\nF".into(),
+            status: "invalid".into(),
+            error: "bad token `\r`, then \"quotes\"\nand a, comma".into(),
+            ..JobResult::default()
+        }
+    }
+
+    #[test]
+    fn csv_export_round_trips_carriage_returns_quotes_commas_and_newlines() {
+        let mut out = Vec::new();
+        let mut w = ResultsWriter::new(ResultsFormat::Csv, &mut out).expect("header");
+        w.write(awkward(0)).expect("row");
+        w.write(awkward(1)).expect("row");
+        // a carriage return alone: the field needs quotes all the same
+        w.write(JobResult {
+            index: 2,
+            input: "R U\rF".into(),
+            status: "invalid".into(),
+            error: "cr\r".into(),
+            ..JobResult::default()
+        })
+        .expect("row");
+        assert_eq!(w.finish().expect("flush"), 3);
+        let mut reader = csv::ReaderBuilder::new().from_reader(out.as_slice());
+        let header = reader.headers().expect("header").clone();
+        assert_eq!(header.iter().collect::<Vec<_>>(), CSV_HEADER);
+        let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+        assert_eq!(rows.len(), 3, "{}", String::from_utf8_lossy(&out));
+        assert_eq!(&rows[2][1], "R U\rF");
+        assert_eq!(&rows[2][6], "cr\r");
+        for (i, row) in rows.iter().take(2).enumerate() {
+            assert_eq!(&row[0], i.to_string());
+            assert_eq!(&row[1], "R U,\"x\"\r\nF");
+            assert_eq!(&row[2], "invalid");
+            assert_eq!(&row[6], "bad token `\r`, then \"quotes\"\nand a, comma");
+        }
+        // no bare carriage return outside a quoted field: every line break of the file is a
+        // record's end or inside quotes
+        let text = String::from_utf8(out).expect("utf-8");
+        assert!(text.contains("\"R U,\"\"x\"\"\r\nF\""), "{text}");
+        assert!(text.contains("\n2,\"R U\rF\",invalid,"), "{text:?}");
+    }
+}

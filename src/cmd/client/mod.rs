@@ -1,0 +1,238 @@
+//! The client commands: `submit`, `status`, `results`, `cancel`, `revoke`, `lookup`. They
+//! speak to a coordinator through `cubefleet-proto` alone (ranges are `cubefleet-tables`'
+//! [`States`](cubefleet_tables::states::States)): nothing of the coordinator or worker crates.
+//!
+//! | part | what |
+//! | --- | --- |
+//! | [`args`] | the flags, and what a batch is made of (a file, a range, a sample) |
+//! | [`submission`] | a file's lines in chunks, their content hash, the `Submit` stream |
+//! | [`progress`] | the progress bar of `--wait` and `--watch` |
+//! | [`export`] | `results`: JSON lines, CSV, Parquet |
+//! | [`chunks`] | `results --chunks`: per-chunk counts |
+//! | [`status`] | `status`: a batch's view as text or JSON |
+
+mod args;
+mod chunks;
+mod export;
+mod progress;
+mod status;
+mod submission;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use cubefleet_proto::{
+    submit_request, BatchRef, BatchSpec, ListBatchesRequest, LookupRequest, SubmitRequest,
+};
+use cubefleet_tables::states::MAX_LINES;
+
+pub(crate) use args::{
+    describe, BatchArgs, InputArgs, KeepArg, LookupArgs, ResultsArgs, ResultsFormat, RevokeArgs,
+    StatusArgs, SubmitArgs,
+};
+use chunks::export_chunks;
+pub(crate) use export::ResultsWriter;
+use export::{export, result_line};
+pub(crate) use progress::show_progress;
+use progress::watch;
+use status::{status_json, status_text};
+use submission::submit_file;
+pub(crate) use submission::{content_hash, read_chunks};
+
+use super::connect::runtime;
+
+pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async move {
+        let client = args.connect.connect().await?;
+        let timeout = args.timeout.map(Duration::from_secs_f64);
+        let spec = args.input.define(BatchSpec {
+            batch_id: args.batch_id.clone().unwrap_or_default(),
+            name: match &args.name {
+                Some(n) => n.clone(),
+                None => args.input.name()?,
+            },
+            mode: Some(args.mode.proto(timeout)),
+            priority: args.priority,
+            confirm: args.confirm,
+            ..BatchSpec::default()
+        })?;
+        let r = match &args.input.file {
+            Some(file) => {
+                // checked against the batch's when --batch-id names one that exists
+                let spec = BatchSpec {
+                    content_hash: content_hash(file)?.map_or_else(Vec::new, Vec::from),
+                    ..spec
+                };
+                submit_file(&client, file, spec).await.map_err(|e| {
+                    e.context(
+                        "the submission was not acknowledged (part of it may be stored): \
+                         submit the file again with the same --batch-id to continue the batch",
+                    )
+                })?
+            }
+            None => {
+                let first = SubmitRequest {
+                    part: Some(submit_request::Part::Spec(spec)),
+                };
+                client
+                    .batches
+                    .clone()
+                    .submit(tokio_stream::once(first))
+                    .await?
+                    .into_inner()
+            }
+        };
+        let mut out = crate::output::Stdout::new();
+        writeln!(out, "{}", r.batch_id)?;
+        out.flush()?;
+        if args.input.file.is_some() {
+            eprintln!(
+                "stored {} lines ({} invalid, {} answered from the store)",
+                r.total, r.invalid, r.from_store
+            );
+        } else {
+            eprintln!(
+                "stored the definition of {} states (jobs are made as workers lease them)",
+                r.total
+            );
+            let most = MAX_LINES;
+            if r.total > most {
+                eprintln!(
+                    "note: a batch makes at most {most} jobs, so this one covers its first \
+                     {most} states; submit the rest as another batch"
+                );
+            }
+        }
+        if args.wait {
+            let s = watch(&client, &r.batch_id).await?;
+            eprintln!("{}", status_text(&s));
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub(crate) fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async move {
+        let client = args.connect.connect().await?;
+        let statuses = match &args.batch {
+            Some(b) if args.watch => vec![watch(&client, b).await?],
+            Some(b) => vec![client
+                .batches
+                .clone()
+                .get_batch(BatchRef {
+                    batch_id: b.clone(),
+                })
+                .await?
+                .into_inner()],
+            None => {
+                client
+                    .batches
+                    .clone()
+                    .list_batches(ListBatchesRequest {})
+                    .await?
+                    .into_inner()
+                    .batches
+            }
+        };
+        for s in &statuses {
+            if args.json {
+                println!("{}", status_json(s));
+            } else {
+                println!("{}", status_text(s));
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub(crate) fn results(args: ResultsArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async move {
+        let client = args.connect.connect().await?;
+        let mut out: std::io::BufWriter<Box<dyn Write>> =
+            std::io::BufWriter::new(match &args.out {
+                Some(p) => Box::new(std::fs::File::create(p)?),
+                None => Box::new(crate::output::Stdout::new()),
+            });
+        if args.chunks {
+            export_chunks(&client, &args.batch, args.format, &mut out).await?;
+        } else {
+            export(
+                &client,
+                &args.batch,
+                args.status.clone(),
+                args.format,
+                &mut out,
+            )
+            .await?;
+        }
+        out.flush()?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub(crate) fn cancel(args: BatchArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async move {
+        let client = args.connect.connect().await?;
+        let s = client
+            .batches
+            .clone()
+            .cancel_batch(BatchRef {
+                batch_id: args.batch.clone(),
+            })
+            .await?
+            .into_inner();
+        println!("{}", status_text(&s));
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub(crate) fn revoke(args: RevokeArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async move {
+        let client = args.connect.connect().await?;
+        let r = client
+            .batches
+            .clone()
+            .revoke(cubefleet_proto::RevokeRequest {
+                worker: args.worker.clone(),
+            })
+            .await?
+            .into_inner();
+        let what = if r.credential_revoked {
+            "worker and its credential"
+        } else {
+            "worker"
+        };
+        println!(
+            "{what} {} revoked; {} answers resting on its claims queued again",
+            args.worker, r.requeued
+        );
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+pub(crate) fn lookup(args: LookupArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async move {
+        let client = args.connect.connect().await?;
+        let r = client
+            .batches
+            .clone()
+            .lookup(LookupRequest {
+                position: args.position.clone(),
+            })
+            .await?
+            .into_inner();
+        match r.result {
+            Some(res) if r.found => {
+                let mut line = result_line(res);
+                line.input = args.position.clone();
+                println!("{}", serde_json::to_string(&line)?);
+                Ok(ExitCode::SUCCESS)
+            }
+            _ => {
+                eprintln!("no stored result for this position");
+                Ok(ExitCode::from(1))
+            }
+        }
+    })
+}
