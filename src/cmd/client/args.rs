@@ -97,7 +97,7 @@ impl InputArgs {
 }
 
 /// A range or sample as people write it: `range 0..1000 step 1`, `sample 1000 seed 7`.
-pub(crate) fn describe(s: &States) -> String {
+fn describe(s: &States) -> String {
     match *s {
         States::Range { start, end, step } => format!("range {start}..{end} step {step}"),
         States::Sample { count, seed } => format!("sample {count} seed {seed}"),

@@ -28,8 +28,8 @@ use cubefleet_proto::{
 use cubefleet_tables::states::MAX_LINES;
 
 pub(crate) use args::{
-    describe, BatchArgs, InputArgs, KeepArg, LookupArgs, ResultsArgs, ResultsFormat, RevokeArgs,
-    StatusArgs, SubmitArgs,
+    BatchArgs, InputArgs, KeepArg, LookupArgs, ResultsArgs, ResultsFormat, RevokeArgs, StatusArgs,
+    SubmitArgs,
 };
 use chunks::export_chunks;
 pub(crate) use export::ResultsWriter;
