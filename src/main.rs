@@ -28,7 +28,6 @@ pub(crate) fn keep_freed_memory() {
 }
 
 mod cmd;
-mod lines;
 mod output;
 mod parquet;
 mod progress;

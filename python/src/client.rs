@@ -12,6 +12,7 @@ use cubefleet_proto::{
     submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, JobState, Keep, LineChunk,
     ListBatchesRequest, LookupRequest, ResultStatus, ResultsRequest, SubmitRequest,
 };
+use cubefleet_tables::input::ContentHash;
 use pyo3::exceptions::{PyConnectionError, PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -235,9 +236,9 @@ impl Client {
             keep: keep as i32,
             // the lines are known beforehand: named by their hash, as the CLI names a file's,
             // so a later submission under this batch id with other lines is refused
-            content_hash: lines
-                .as_deref()
-                .map_or_else(Vec::new, crate::lines::content_hash),
+            content_hash: lines.as_deref().map_or_else(Vec::new, |l| {
+                ContentHash::of(l.iter().map(String::as_str)).to_vec()
+            }),
             ..BatchSpec::default()
         };
         if let Some((start, end)) = range {

@@ -12,8 +12,8 @@ use cubefleet_tables::{is_blank_or_comment, parse_position, InputFormat, Tables}
 use cubefleet_worker::search::{solve_parallel, Budget, Mode, Solver};
 
 use super::TablesArgs;
-use crate::lines::Lines;
 use crate::output::{LineStatus, ResultLine};
+use cubefleet_tables::input::Lines;
 
 /// How positions are written.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]

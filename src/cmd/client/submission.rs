@@ -12,7 +12,7 @@ use cubefleet_proto::{submit_request, BatchSpec, LineChunk, SubmitEnd, SubmitReq
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
 
-use crate::lines::Lines;
+use cubefleet_tables::input::{ContentHash, Lines};
 
 /// Most lines per submission message.
 const CHUNK_LINES: usize = 2000;
@@ -68,23 +68,15 @@ pub(crate) fn read_chunks(
     (ReceiverStream::new(rx), reader)
 }
 
-/// The content hash of `file` as a submission sends it: SHA-256 over its lines, each trimmed
-/// (as [`read_chunks`] trims them) and followed by a newline; None for stdin (`-`), which
-/// cannot be read twice. Same lines, same hash; a different line or count, another hash.
+/// The content hash of `file` as a submission sends it ([`ContentHash`], over the lines
+/// [`read_chunks`] reads and sends); None for stdin (`-`), which cannot be read twice.
 pub(crate) fn content_hash(file: &Path) -> anyhow::Result<Option<[u8; 32]>> {
-    use sha2::Digest;
     if file.as_os_str() == "-" {
         return Ok(None);
     }
-    let f = std::fs::File::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let mut h = sha2::Sha256::new();
-    // the lines as they are submitted (trimmed, cut at the limit, bad UTF-8 replaced), so no
-    // line can make the hash fail where the submission would not
-    for line in crate::lines::Lines::new(std::io::BufReader::new(f)) {
-        h.update(line?.as_bytes());
-        h.update(b"\n");
-    }
-    Ok(Some(h.finalize().into()))
+    let hash =
+        ContentHash::of_file(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    Ok(Some(hash))
 }
 
 /// Streams `file` to the coordinator as a batch (constant memory); returns the batch id. From
@@ -96,7 +88,6 @@ pub(crate) async fn submit_file(
     file: &Path,
     spec: BatchSpec,
 ) -> anyhow::Result<cubefleet_proto::SubmitResponse> {
-    use sha2::Digest;
     let (mut chunks, reader) = read_chunks(file);
     let first = SubmitRequest {
         part: Some(submit_request::Part::Spec(spec)),
@@ -105,13 +96,10 @@ pub(crate) async fn submit_file(
     let (tx, rx) = tokio::sync::mpsc::channel(4);
     // the chunks as they are read; then, when every line was read, the end with their hash
     let forward = tokio::spawn(async move {
-        let mut h = sha2::Sha256::new();
+        let mut h = ContentHash::default();
         while let Some(lines) = chunks.next().await {
             if hash_lines {
-                for line in &lines {
-                    h.update(line.as_bytes());
-                    h.update(b"\n");
-                }
+                lines.iter().for_each(|l| h.line(l));
             }
             let chunk = SubmitRequest {
                 part: Some(submit_request::Part::Chunk(LineChunk { lines })),
@@ -124,7 +112,7 @@ pub(crate) async fn submit_file(
         if read.is_ok() && hash_lines {
             let end = SubmitRequest {
                 part: Some(submit_request::Part::End(SubmitEnd {
-                    content_hash: h.finalize().to_vec(),
+                    content_hash: h.finish().to_vec(),
                 })),
             };
             let _ = tx.send(end).await;
