@@ -120,6 +120,10 @@ pub(crate) struct ResultLine {
     /// check (`optimal`, `none_within`, a lower bound); absent otherwise.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) claimed: bool,
+    /// `results` and `lookup` of a `--confirm 2` batch: the workers whose equal claims made
+    /// the answer final (one per credential); absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) confirmed_by: Vec<String>,
 }
 
 impl ResultLine {

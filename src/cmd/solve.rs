@@ -138,6 +138,7 @@ fn solve_line(
         state_index: None,
         worker: None,
         claimed: false,
+        confirmed_by: Vec::new(),
     };
     // a blank or comment line holds no position (a net's blank lines separate nets)
     let skipped = !matches!(args.input, Input::Net) && is_blank_or_comment(input);

@@ -32,6 +32,7 @@ pub(crate) fn result_line(r: JobResult) -> ResultLine {
         state_index: (!r.state_index.is_empty()).then_some(r.state_index),
         worker: (!r.worker.is_empty()).then_some(r.worker),
         claimed: r.claimed,
+        confirmed_by: r.confirmed_by,
     }
 }
 
