@@ -17,9 +17,7 @@ use std::time::Duration;
 
 use common::{addr_file, client, read_addr_file, status, wait_for, Proc};
 use cubefleet_proto::client::Client;
-use cubefleet_proto::{
-    CompleteRequest, Completion, LeaseRequest, LeasedJob, RegisterRequest, ResultStatus,
-};
+use cubefleet_proto::{CompleteRequest, Completion, LeaseRequest, LeasedJob, ResultStatus};
 use cubefleet_tables::MoveSeq;
 
 /// The body of `GET path` on the HTTP port (HTTP/1.0: the body ends with the connection).
@@ -64,18 +62,7 @@ async fn complete(grpc: &mut Client, worker: &str, c: Completion) -> u32 {
 /// it fails.
 async fn work(url: &str, good: &str) {
     let mut grpc = Client::connect(url, None).await.unwrap();
-    let worker = grpc
-        .workers
-        .register(RegisterRequest {
-            name: "liar".into(),
-            threads: 1,
-            table_fingerprint: "test".into(),
-            protocol: cubefleet_proto::PROTOCOL,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .worker_id;
+    let worker = cubefleet_testkit::register_worker(&mut grpc, "liar").await;
     let undo = |s: &str| MoveSeq::parse(s).unwrap().inverse().to_string();
     let facelets = |s: &str| {
         let cube = cubefleet_tables::parse_position(s, cubefleet_tables::InputFormat::Auto);

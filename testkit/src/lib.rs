@@ -1,7 +1,7 @@
 //! What the tests of every cubefleet crate share (a dev-dependency only, never published):
 //! the directory of the test tables, child processes that die with the test, polling, the
-//! addresses a process under test reports, a port that refuses connections, and known
-//! positions.
+//! addresses a process under test reports, a port that refuses connections, known
+//! positions, and a worker registered over raw gRPC.
 //!
 //! Invariants: the test tables live in one directory, [`TABLES_DIR`] (`target/test-tables`
 //! of the workspace), built once per checkout and shared by every test binary; no helper
@@ -232,4 +232,21 @@ pub fn resident() -> u64 {
         .and_then(|v| v.parse::<u64>().ok())
         .expect("VmRSS in kB")
         * 1024
+}
+
+/// Registers a one-thread worker named `name` over `client`'s gRPC connection, as a worker of
+/// this protocol revision would; its session id (the secret the worker calls with).
+pub async fn register_worker(client: &mut cubefleet_proto::client::Client, name: &str) -> String {
+    client
+        .workers
+        .register(cubefleet_proto::RegisterRequest {
+            name: name.to_string(),
+            threads: 1,
+            table_fingerprint: "test".into(),
+            protocol: cubefleet_proto::PROTOCOL,
+        })
+        .await
+        .expect("registers")
+        .into_inner()
+        .worker_id
 }

@@ -10,8 +10,7 @@ use std::time::Duration;
 use cubefleet_coordinator::{Config, Core};
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
-    mode, JobRef, JobResult, LeaseRequest, LeasedJob, Metric, Mode, Optimal, RegisterRequest,
-    TwoPhase,
+    mode, JobRef, JobResult, LeaseRequest, LeasedJob, Metric, Mode, Optimal, TwoPhase,
 };
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -85,20 +84,7 @@ impl Server {
 }
 
 /// Registers a one-thread worker named `name`; its id.
-pub(crate) async fn register(client: &mut Client, name: &str) -> String {
-    client
-        .workers
-        .register(RegisterRequest {
-            name: name.to_string(),
-            threads: 1,
-            table_fingerprint: "test".into(),
-            protocol: cubefleet_proto::PROTOCOL,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .worker_id
-}
+pub(crate) use cubefleet_testkit::register_worker as register;
 
 /// Leases up to `max_jobs` jobs for `worker`.
 pub(crate) async fn lease(client: &mut Client, worker: &str, max_jobs: u32) -> Vec<LeasedJob> {

@@ -19,7 +19,8 @@ const CHUNK_LINES: usize = 2000;
 
 /// A submission message is sent once its lines hold this many bytes (or [`CHUNK_LINES`]
 /// lines): with lines cut past the line-length limit ([`Lines`]), no message comes near
-/// gRPC's 4 MB limit, so a file of long lines is never refused whole.
+/// the coordinator's message limit ([`cubefleet_proto::MAX_REQUEST_BYTES`]), so a file of long
+/// lines is never refused whole.
 const CHUNK_BYTES: usize = 1 << 20;
 
 /// Reads `file` (`-`: stdin) on a blocking thread, as chunks of trimmed lines (at most
