@@ -20,8 +20,8 @@ use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     mode, submit_request, BatchRef, BatchSpec, CompleteRequest, Completion, DepthLimited,
     HeartbeatRequest, JobProgress, JobState, LeaseRequest, LineChunk, ListBatchesRequest,
-    LookupRequest, Metric, Mode, RegisterRequest, ReleaseRequest, ResultsRequest, RevokeRequest,
-    SubmitEnd, SubmitRequest,
+    LookupRequest, Metric, Mode, RegisterRequest, ReleaseRequest, ResultStatus, ResultsRequest,
+    RevokeRequest, SubmitEnd, SubmitRequest,
 };
 use tempfile::TempDir;
 use tonic::Code;
@@ -877,5 +877,104 @@ async fn confirmation_needs_two_credentials_to_agree() {
     assert_eq!(r.state, JobState::Done as i32, "{r:?}");
     assert_eq!((r.length, r.optimal), (2, true));
     assert_eq!(r.confirmed_by, vec!["farm".to_string(), "third".into()]);
+    server.stop().await;
+}
+
+/// 13. The status enum (protocol revision 4) from a hostile worker, raw over gRPC: an unknown
+/// value, a status only the coordinator may give (`invalid`, `skipped`, `failed`), an enum
+/// that contradicts the text, a negative value. Each is refused naming the field, the job
+/// goes back to the queue with nothing stored, and an honest completion by enum afterwards is
+/// stored. A results filter that names no status is refused, one naming `queued` lists the
+/// unfinished job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_13_a_hostile_status_enum_changes_nothing_stored() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut farm = as_(&server, FARM).await;
+    let w = register(&mut farm, "w", 1).await;
+    submit(&mut alice, submission("enum", two_phase(20), &[], &["R U"]))
+        .await
+        .unwrap();
+    let right = undo("R U");
+    let hostile = [
+        (9999, "solved", "result_status 9999"),
+        (-1, "solved", "result_status -1"),
+        (ResultStatus::Invalid as i32, "solved", "result_status 6"),
+        (ResultStatus::Skipped as i32, "solved", "result_status 7"),
+        (ResultStatus::Failed as i32, "solved", "result_status 8"),
+        // the enum wins over the text: "none_within" in a two-phase batch is no answer
+        (ResultStatus::NoneWithin as i32, "solved", "none_within"),
+    ];
+    for (value, text, says) in hostile {
+        let id = lease(&mut farm, &w, 1).await[0].job_id;
+        let c = Completion {
+            status: text.into(),
+            result_status: value,
+            ..solved(id, &right, false, 0)
+        };
+        match complete(&mut farm, &w, vec![c]).await {
+            Ok((accepted, reasons)) => {
+                assert_eq!(accepted, 0, "{value}");
+                assert!(reasons[0].contains(says), "{value}: {reasons:?}");
+            }
+            Err(e) => {
+                assert_eq!(e.code(), Code::InvalidArgument, "{value}: {e:?}");
+                assert!(e.message().contains(says), "{value}: {e:?}");
+            }
+        }
+        let r = job(&mut alice, id).await;
+        assert_ne!(r.state, JobState::Done as i32, "{value}: {r:?}");
+        assert!(
+            r.solution.is_empty() && r.status.is_empty(),
+            "{value}: {r:?}"
+        );
+        // a refused call leaves the job leased: the worker hands it back (a refused result
+        // requeued it already, and this release then names a job the session no longer holds)
+        farm.workers
+            .release(ReleaseRequest {
+                worker_id: w.clone(),
+                jobs: vec![JobProgress {
+                    job_id: id,
+                    ..JobProgress::default()
+                }],
+            })
+            .await
+            .ok();
+    }
+    // the results filter: garbage refused, an unfinished state listed
+    let filter = |status: &str| ResultsRequest {
+        batch_id: "enum".into(),
+        status: status.into(),
+        ..ResultsRequest::default()
+    };
+    refused(
+        alice
+            .batches
+            .list_results(filter("x".repeat(100_000).as_str()))
+            .await,
+        Code::InvalidArgument,
+        "status",
+    );
+    let queued = alice
+        .batches
+        .list_results(filter("queued"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(queued.results.len(), 1);
+    // an honest worker of revision 4, by enum only
+    let id = lease(&mut farm, &w, 1).await[0].job_id;
+    let c = Completion {
+        status: String::new(),
+        result_status: ResultStatus::Solved as i32,
+        ..solved(id, &right, false, 0)
+    };
+    assert_eq!(complete(&mut farm, &w, vec![c]).await.unwrap().0, 1);
+    let r = job(&mut alice, id).await;
+    assert_eq!(r.state, JobState::Done as i32, "{r:?}");
+    assert_eq!(
+        (r.outcome(), r.status.as_str()),
+        (ResultStatus::Solved, "solved")
+    );
     server.stop().await;
 }
