@@ -191,7 +191,7 @@ pub fn mode_text(m: Option<&crate::Mode>) -> String {
         Some(mode::Kind::TwoPhase(t)) if t.max_length > 0 => {
             format!("two-phase, at most {} moves", t.max_length)
         }
-        _ => "two-phase, at most 20 moves".to_string(),
+        _ => format!("two-phase, at most {} moves", crate::DEFAULT_MAX_LENGTH),
     };
     if let Some(t) = m.map(|m| m.timeout_seconds) {
         if t > 0.0 {

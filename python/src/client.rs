@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use cubefleet_columns::{Columns, Row};
 use cubefleet_proto::client::Client as Grpc;
+use cubefleet_proto::view::{BatchState, BatchView};
 use cubefleet_proto::{
     submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, JobState, Keep, LineChunk,
     ListBatchesRequest, LookupRequest, ResultStatus, ResultsRequest, SubmitRequest,
@@ -70,34 +71,29 @@ impl Client {
     }
 }
 
-/// A batch's status as a dict (the fields of `cubefleet status --json`'s counts).
+/// A batch's status as a dict (the fields of `cubefleet status --json`'s counts), read from
+/// the one view of a batch every client shows ([`BatchView`]).
 fn status_dict<'py>(py: Python<'py>, s: &BatchStatus) -> PyResult<Bound<'py, PyDict>> {
+    let v = BatchView::from(s);
     let d = PyDict::new(py);
-    d.set_item("batch", &s.batch_id)?;
-    d.set_item("name", &s.name)?;
-    d.set_item("kind", &s.kind)?;
-    d.set_item("total", s.total)?;
-    d.set_item("queued", s.queued)?;
-    d.set_item("leased", s.leased)?;
-    d.set_item("done", s.done)?;
-    d.set_item("invalid", s.invalid)?;
-    d.set_item("cancelled", s.cancelled)?;
-    d.set_item("failed", s.failed)?;
-    d.set_item("rate", s.rate)?;
-    d.set_item("eta_seconds", s.eta_seconds)?;
-    d.set_item("length_histogram", s.length_histogram.clone())?;
-    d.set_item("cancelled_batch", s.cancelled_batch)?;
-    d.set_item(
-        "keep",
-        if s.keep == Keep::Histogram as i32 {
-            "histogram"
-        } else {
-            "all"
-        },
-    )?;
-    // a range or sample batch counts the lines not made yet as queued
-    let finished = s.queued == 0 && s.leased == 0;
-    d.set_item("finished", finished)?;
+    d.set_item("batch", &v.batch)?;
+    d.set_item("name", &v.name)?;
+    d.set_item("kind", &v.kind)?;
+    d.set_item("total", v.total)?;
+    d.set_item("queued", v.queued)?;
+    d.set_item("leased", v.leased)?;
+    d.set_item("done", v.done)?;
+    d.set_item("invalid", v.invalid)?;
+    d.set_item("cancelled", v.cancelled)?;
+    d.set_item("failed", v.failed)?;
+    d.set_item("rate", v.rate)?;
+    d.set_item("eta_seconds", v.eta_seconds)?;
+    d.set_item("length_histogram", v.length_histogram)?;
+    d.set_item("cancelled_batch", v.state == BatchState::Cancelled)?;
+    d.set_item("keep", v.keep)?;
+    // nothing queued or leased (a range or sample batch counts the lines not made yet as
+    // queued)
+    d.set_item("finished", v.queued + v.leased == 0)?;
     Ok(d)
 }
 
