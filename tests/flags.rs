@@ -174,3 +174,22 @@ fn qtm_with_a_two_phase_search_is_refused() {
         assert_eq!(code, 2);
     }
 }
+
+/// `--addr-file` where no file can be written (a missing directory, a directory itself): the
+/// process stops with an error naming the flag, exit code 2, instead of serving addresses
+/// nobody can read.
+#[test]
+fn an_addr_file_that_cannot_be_written_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("no").join("such").join("dir");
+    for file in [missing.as_path(), dir.path()] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
+        cmd.args(["coordinator", "--listen", "127.0.0.1:0", "--data"])
+            .arg(dir.path().join("data"))
+            .arg("--addr-file")
+            .arg(file);
+        let (code, stderr) = assert_no_panic(cmd, "coordinator --addr-file");
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("--addr-file"), "{stderr}");
+    }
+}
