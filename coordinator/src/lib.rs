@@ -36,7 +36,7 @@ use std::time::Duration;
 
 pub use crate::core::{Core, MAX_REJECTIONS};
 pub use error::Error;
-pub use record::MAX_LINES;
+pub use record::{line_index, MAX_LINES};
 use tokio_util::sync::CancellationToken;
 
 /// The name under which the health service reports the coordinator (SERVING once the store is

@@ -58,7 +58,7 @@ pub(crate) fn batch_seq(job_id: u64) -> u32 {
 }
 
 /// The line index (in its batch) of a job id.
-pub(crate) fn line_index(job_id: u64) -> u64 {
+pub fn line_index(job_id: u64) -> u64 {
     job_id & (MAX_LINES - 1)
 }
 

@@ -1,16 +1,16 @@
 //! `cubefleet bench coordinator`: the job system's own throughput, without any search. An
 //! in-process coordinator on a fresh sled store serves loopback gRPC; one client submits a batch
 //! of scrambles (random 20-move sequences), then worker tasks lease in groups and complete every
-//! job with the inverse scramble, which the coordinator verifies like any result. Two runs, each
-//! on a fresh store with its own positions: `phases` submits first and leases after, giving
-//! submission lines/s and lease -> complete (verified, stored) jobs/s apart; `pipelined` runs
-//! the workers from the start, leasing while the batch arrives, as a cluster does. Figures: the
-//! rates, end to end jobs/s (first line sent to last result stored), CPU time per job, and the
-//! process's peak memory. Between its two phases, `phases` also restarts the coordinator with the
-//! whole batch queued: the store's size on disk, the resident memory before and after, and the
-//! time to reopen (the scan that rebuilds the queue and counters).
+//! job with the inverse scramble as turn numbers (the form workers report), which the
+//! coordinator verifies like any result. Two runs, each on a fresh store with its own
+//! positions: `phases` submits first and leases after, giving submission lines/s and lease ->
+//! complete (verified, stored) jobs/s apart; `pipelined` runs the workers from the start,
+//! leasing while the batch arrives, as a cluster does. Figures: the rates, end to end jobs/s
+//! (first line sent to last result stored), CPU time per job, and the process's peak memory.
+//! Between its two phases, `phases` also restarts the coordinator with the whole batch queued:
+//! the store's size on disk, the resident memory before and after, and the time to reopen (the
+//! scan that rebuilds the queue and counters).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use cubefleet_proto::{
     client::Client, submit_request, BatchSpec, CompleteRequest, Completion, LeaseRequest,
-    LineChunk, RegisterRequest, ResultStatus, SubmitRequest,
+    LeasedJob, LineChunk, RegisterRequest, ResultStatus, SubmitRequest,
 };
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, Move, MoveSeq};
 use cubefleet_worker::remote::mode_to_proto;
@@ -49,11 +49,13 @@ pub(crate) struct CoordinatorArgs {
     data: Option<PathBuf>,
 }
 
-/// The bench's answers: a position's facelets -> its solution, what the stand-in workers look
-/// up for each job they lease. Hashed with foldhash: the workers share the coordinator's
-/// cores, and SipHash on 54 letters was about 5 % of the run's CPU, none of it the
-/// coordinator's.
-type Answers = HashMap<String, String, foldhash::fast::RandomState>;
+/// The bench's answers, by line: the position's facelets (what the coordinator must lease for
+/// that line) and its solution as turn numbers (the form a worker reports, `Completion.moves`).
+/// A stand-in worker finds a leased job's line from its id and checks the facelets against it,
+/// so a lease that pairs an id with another line's position stops the bench; reading by line
+/// instead of hashing 54 letters into a map of every position keeps the stand-ins' own cost
+/// (they share the coordinator's 2 cores) to a compare.
+type Answers = Vec<(String, Vec<u8>)>;
 
 /// Lines per submission message.
 const CHUNK: usize = 2000;
@@ -299,14 +301,14 @@ async fn lease_and_complete(
             .map(|j| {
                 let mut c = Completion {
                     job_id: j.job_id,
-                    solution: answers.get(&j.facelets).cloned().unwrap_or_default(),
+                    moves: answer(&answers, j)?,
                     has_solution: true,
                     ..Completion::default()
                 };
                 c.set_outcome(ResultStatus::Solved);
-                c
+                Ok(c)
             })
-            .collect();
+            .collect::<anyhow::Result<_>>()?;
         let r = client
             .workers
             .clone()
@@ -322,35 +324,51 @@ async fn lease_and_complete(
     Ok(())
 }
 
+/// The solution a stand-in reports for leased job `j`: its line's, after checking that the
+/// coordinator leased that line's position.
+fn answer(answers: &Answers, j: &LeasedJob) -> anyhow::Result<Vec<u8>> {
+    let line = cubefleet_coordinator::line_index(j.job_id);
+    match usize::try_from(line).ok().and_then(|i| answers.get(i)) {
+        Some((facelets, moves)) if *facelets == j.facelets => Ok(moves.clone()),
+        _ => anyhow::bail!(
+            "job {} (line {line}) was leased with position {}, not its line's",
+            j.job_id,
+            j.facelets
+        ),
+    }
+}
+
 pub(crate) fn run(args: CoordinatorArgs) -> anyhow::Result<ExitCode> {
     let base = match &args.data {
         Some(d) => d.clone(),
         None => std::env::temp_dir().join(format!("cubefleet-bench-{}", std::process::id())),
     };
-    // the positions, and for each its facelet string -> solution (what a worker would find);
-    // each run gets its own positions and a fresh store, so nothing is answered by dedup
+    // each run's lines, and for each line its position's facelets and solution (what a
+    // worker would find); each run gets its own positions and a fresh store, so nothing is
+    // answered by dedup
     let mut rng = rand::rngs::StdRng::seed_from_u64(42);
-    let mut answers = Answers::with_capacity_and_hasher(2 * args.jobs, Default::default());
-    let mut make_lines = || -> anyhow::Result<Vec<String>> {
-        let mut lines = Vec::with_capacity(args.jobs);
+    let mut make_lines = || -> anyhow::Result<(Vec<String>, Arc<Answers>)> {
+        let (mut lines, mut answers) = (Vec::with_capacity(args.jobs), Answers::new());
+        answers.reserve(args.jobs);
         for _ in 0..args.jobs {
             let s = scramble(&mut rng);
             let cube = parse_position(&s.to_string(), InputFormat::Moves)?;
-            answers.insert(
+            answers.push((
                 FaceletCube::from_cubie(&cube).to_string(),
-                s.inverse().to_string(),
-            );
+                s.inverse().indices(),
+            ));
             lines.push(s.to_string());
         }
-        Ok(lines)
+        Ok((lines, Arc::new(answers)))
     };
     let (phased, pipelined) = (make_lines()?, make_lines()?);
-    let answers = Arc::new(answers);
     let rt = runtime()?;
     let mut rows = Vec::new();
-    for (name, lines, overlap) in [("phases", &phased, false), ("pipelined", &pipelined, true)] {
+    for (name, (lines, answers), overlap) in
+        [("phases", &phased, false), ("pipelined", &pipelined, true)]
+    {
         let dir = base.join(name);
-        let figures = rt.block_on(measure(&args, &dir, lines, &answers, overlap));
+        let figures = rt.block_on(measure(&args, &dir, lines, answers, overlap));
         rows.push((name, overlap, figures?));
     }
     if args.data.is_none() {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use cubefleet_coordinator::Core;
 use cubefleet_proto::BatchSpec;
 use cubefleet_worker::pool::{Finished, Job};
-use cubefleet_worker::remote::{completion_with_moves, leased_job, mode_to_proto, progress_list};
+use cubefleet_worker::remote::{completion, leased_job, mode_to_proto, progress_list};
 use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
 use cubefleet_worker::search::Progress;
 use tokio_stream::StreamExt;
@@ -108,7 +108,7 @@ impl Coordinator for LocalCoordinator {
     }
 
     async fn complete(&self, results: &[Finished]) -> Result<(), Self::Error> {
-        let results: Vec<_> = results.iter().map(completion_with_moves).collect();
+        let results: Vec<_> = results.iter().map(completion).collect();
         let (_, rejected) = self.blocking(move |c, w| c.complete(w, &results)).await?;
         for (job, reason) in rejected {
             tracing::warn!(job, %reason, "coordinator refused a result");

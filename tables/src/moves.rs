@@ -205,6 +205,87 @@ static MOVE_CUBES: std::sync::LazyLock<[CubieCube; N_MOVE]> = std::sync::LazyLoc
     all
 });
 
+/// Turn sequences applied with the cube held in vector registers (x86-64, SSSE3).
+#[cfg(target_arch = "x86_64")]
+mod turns {
+    use std::arch::x86_64::*;
+    use std::sync::LazyLock;
+
+    use super::{Move, MOVE_CUBES, N_MOVE};
+    use crate::cubie::CubieCube;
+
+    /// One turn's cube as four 16-byte rows (`cp`, `co`, `ep`, `eo`), the lanes past each
+    /// array 0: the operands of [`apply`], loaded without a copy.
+    #[derive(Clone, Copy)]
+    #[repr(C, align(16))]
+    struct Rows([[u8; 16]; 4]);
+
+    /// [`Rows`] of the 18 turns, in [`Move::index`] order.
+    static ROWS: LazyLock<[Rows; N_MOVE]> = LazyLock::new(|| {
+        std::array::from_fn(|m| {
+            let c = &MOVE_CUBES[m];
+            let mut r = [[0u8; 16]; 4];
+            r[0][..8].copy_from_slice(&c.cp);
+            r[1][..8].copy_from_slice(&c.co);
+            r[2][..12].copy_from_slice(&c.ep);
+            r[3][..12].copy_from_slice(&c.eo);
+            Rows(r)
+        })
+    });
+
+    /// `c` followed by `moves`: each turn `b` makes lane `i` of each row take lane `b.p[i]`
+    /// (`pshufb`), corner orientations add modulo 3 (sums below 6: subtract 3 where above 2),
+    /// edge orientations modulo 2 (xor), as [`CubieCube::multiply_rotations`] does; the cube
+    /// is loaded once and stored once.
+    ///
+    /// # Safety
+    /// The CPU must support SSSE3. `c` has no mirrored corner (its orientations below 3).
+    #[target_feature(enable = "ssse3")]
+    pub(super) unsafe fn apply(c: &CubieCube, moves: &[Move]) -> CubieCube {
+        let rows = &*ROWS;
+        let mut buf = [[0u8; 16]; 4];
+        buf[0][..8].copy_from_slice(&c.cp);
+        buf[1][..8].copy_from_slice(&c.co);
+        buf[2][..12].copy_from_slice(&c.ep);
+        buf[3][..12].copy_from_slice(&c.eo);
+        // SAFETY (whole block): SSSE3 is enabled for this function; every load and store is
+        // of 16 bytes inside a `[u8; 16]` (`buf`'s rows, or a `Rows`'s, 16-byte aligned)
+        unsafe {
+            let row = |r: &[u8; 16]| _mm_loadu_si128(r.as_ptr().cast());
+            let (mut cp, mut co) = (row(&buf[0]), row(&buf[1]));
+            let (mut ep, mut eo) = (row(&buf[2]), row(&buf[3]));
+            let (two, three) = (_mm_set1_epi8(2), _mm_set1_epi8(3));
+            for m in moves {
+                let b = &rows[m.index()].0;
+                let (bcp, bep) = (
+                    _mm_load_si128(b[0].as_ptr().cast()),
+                    _mm_load_si128(b[2].as_ptr().cast()),
+                );
+                cp = _mm_shuffle_epi8(cp, bcp);
+                let sum = _mm_add_epi8(
+                    _mm_shuffle_epi8(co, bcp),
+                    _mm_load_si128(b[1].as_ptr().cast()),
+                );
+                co = _mm_sub_epi8(sum, _mm_and_si128(_mm_cmpgt_epi8(sum, two), three));
+                ep = _mm_shuffle_epi8(ep, bep);
+                eo = _mm_xor_si128(
+                    _mm_shuffle_epi8(eo, bep),
+                    _mm_load_si128(b[3].as_ptr().cast()),
+                );
+            }
+            for (r, v) in buf.iter_mut().zip([cp, co, ep, eo]) {
+                _mm_storeu_si128(r.as_mut_ptr().cast(), v);
+            }
+        }
+        CubieCube {
+            cp: std::array::from_fn(|i| buf[0][i]),
+            co: std::array::from_fn(|i| buf[1][i]),
+            ep: std::array::from_fn(|i| buf[2][i]),
+            eo: std::array::from_fn(|i| buf[3][i]),
+        }
+    }
+}
+
 impl CubieCube {
     /// Applies one turn to this cube.
     #[inline]
@@ -217,8 +298,17 @@ impl CubieCube {
     /// Whether the cube has a mirrored corner is checked once, not once a turn as
     /// [`CubieCube::multiply`] does: a turn has none, and the product of two cubes without
     /// one has none, so a cube without one keeps the shuffling product throughout.
+    ///
+    /// On x86-64 with SSSE3 the cube stays in four vector registers for the whole sequence
+    /// ([`turns::apply`]): the same shuffles as [`CubieCube::multiply_rotations`], without a
+    /// round trip through memory per turn.
     pub fn apply_moves(&self, moves: &[Move]) -> CubieCube {
         if !self.mirrored() {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("ssse3") {
+                // SAFETY: the CPU has SSSE3 (checked just above; the check is a cached load)
+                return unsafe { turns::apply(self, moves) };
+            }
             moves
                 .iter()
                 .fold(*self, |c, &m| c.multiply_rotations(m.cubie()))
@@ -517,6 +607,24 @@ mod tests {
 
     fn pos(s: &str) -> CubieCube {
         CubieCube::from_moves(&MoveSeq::parse(s).expect("parses").0)
+    }
+
+    /// A sequence applied at once ([`CubieCube::apply_moves`]) gives the cube that one
+    /// turn at a time does, from random cubes, for sequences of every length up to 40.
+    #[test]
+    fn a_sequence_is_its_turns_one_at_a_time() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(39);
+        for n in 0..=40 {
+            for _ in 0..50 {
+                let c = CubieCube::random(&mut rng);
+                let moves: Vec<Move> = (0..n)
+                    .map(|_| Move::from_index(rng.random_range(0..N_MOVE)))
+                    .collect();
+                let one_by_one = moves.iter().fold(c, |c, &m| c.apply_move(m));
+                assert_eq!(c.apply_moves(&moves), one_by_one, "{moves:?}");
+            }
+        }
     }
 
     #[test]

@@ -181,24 +181,10 @@ fn refused(job_id: u64, reason: String) -> JobProgress {
     }
 }
 
-/// The protocol form of a finished job, its solution in standard notation (which every
-/// coordinator reads).
+/// The protocol form of a finished job, its solution as turn numbers (`moves`), which the
+/// coordinator verifies and writes out itself instead of parsing a text. Every coordinator
+/// this worker works for reads them (revision 2, [`cubefleet_proto::MIN_COORDINATOR_PROTOCOL`]).
 pub fn completion(f: &Finished) -> Completion {
-    Completion {
-        solution: f
-            .outcome
-            .solution
-            .as_ref()
-            .map(|s| s.to_string())
-            .unwrap_or_default(),
-        ..completion_without_text(f)
-    }
-}
-
-/// The protocol form of a finished job with its solution as turn numbers (`moves`), which the
-/// coordinator writes out itself instead of parsing a text: for a coordinator that reads them
-/// (this version's, as `cubefleet run` has in the same process).
-pub fn completion_with_moves(f: &Finished) -> Completion {
     Completion {
         moves: f
             .outcome
@@ -206,12 +192,12 @@ pub fn completion_with_moves(f: &Finished) -> Completion {
             .as_ref()
             .map(MoveSeq::indices)
             .unwrap_or_default(),
-        ..completion_without_text(f)
+        ..completion_without_solution(f)
     }
 }
 
 /// [`completion`] without the solution.
-fn completion_without_text(f: &Finished) -> Completion {
+fn completion_without_solution(f: &Finished) -> Completion {
     let mut c = Completion {
         job_id: f.id,
         has_solution: f.outcome.solution.is_some(),

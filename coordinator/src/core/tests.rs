@@ -649,7 +649,9 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
     let oracle = tempfile::tempdir().expect("temp dir");
     copy_dir(dir.path(), oracle.path());
     {
-        let db = sled::open(oracle.path()).expect("sled");
+        let db = crate::store::sled_config(oracle.path())
+            .open()
+            .expect("sled");
         let meta = db.open_tree("meta").expect("meta");
         let summary = meta.remove("summary").expect("remove").expect("a summary");
         db.flush().expect("flush");
@@ -690,7 +692,8 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
     // (the index thread lets go of the store just after it finished)
     let db = (0..200)
         .find_map(|_| {
-            sled::open(dir.path())
+            crate::store::sled_config(dir.path())
+                .open()
                 .inspect_err(|_| std::thread::sleep(Duration::from_millis(10)))
                 .ok()
         })

@@ -36,15 +36,45 @@ pub(crate) struct SledStore {
 /// for no measurable speed (`docs/benchmarks-history.md`).
 const CACHE_BYTES: u64 = 64 << 20;
 
+/// sled's segment size for a store it creates: 2 MiB. sled writes a tree node larger than a
+/// quarter of a segment to a file of its own (a *blob*); with sled's default of 512 KiB a leaf
+/// of 16 blocks of 64 jobs (about 150 KB) passed that, so every rewrite of such a leaf created
+/// a file. A store keeps the segment size it was made with (sled refuses another one at open):
+/// see [`segment_bytes`].
+pub(super) const SEGMENT_BYTES: usize = 2 << 20;
+
+/// sled's default segment size, which every store made before [`SEGMENT_BYTES`] has.
+pub(super) const SLED_DEFAULT_SEGMENT_BYTES: usize = 512 << 10;
+
+/// The segment size to open the store in `dir` with: the one its sled configuration file
+/// (`conf`, a line `segment_size: N`) records, [`SLED_DEFAULT_SEGMENT_BYTES`] when that file
+/// names none, [`SEGMENT_BYTES`] for a new store (no such file).
+pub(super) fn segment_bytes(dir: &Path) -> usize {
+    let Ok(conf) = std::fs::read(dir.join("conf")) else {
+        return SEGMENT_BYTES;
+    };
+    String::from_utf8_lossy(&conf)
+        .lines()
+        .find_map(|l| l.strip_prefix("segment_size: ")?.trim().parse().ok())
+        .unwrap_or(SLED_DEFAULT_SEGMENT_BYTES)
+}
+
+/// sled's configuration for the store in `dir`: [`CACHE_BYTES`] of cache, the segment size of
+/// [`segment_bytes`]. Whatever opens a store's sled database opens it with this (sled refuses a
+/// segment size other than the store's own).
+pub(crate) fn config(dir: &Path) -> sled::Config {
+    sled::Config::new()
+        .path(dir)
+        .cache_capacity(CACHE_BYTES)
+        .segment_size(segment_bytes(dir))
+}
+
 impl SledStore {
     /// Opens (or creates) the store in `dir`: a new store gets [`format::FORMAT_VERSION`], a store of
     /// an earlier version is upgraded, migrated or refused, a newer one refused
     /// ([`format::check`]).
     pub(crate) fn open(dir: &Path) -> Result<SledStore, Error> {
-        let db = sled::Config::new()
-            .path(dir)
-            .cache_capacity(CACHE_BYTES)
-            .open()?;
+        let db = config(dir).open()?;
         let store = SledStore {
             batches: db.open_tree("batches")?,
             blocks: db.open_tree("job_blocks")?,

@@ -305,7 +305,7 @@ fn version_in(dir: &Path) -> Option<u32> {
     // a store just dropped may hold its lock a moment longer (sled's flusher thread)
     let mut tries = 0;
     let db = loop {
-        match sled::open(dir) {
+        match sled_store::config(dir).open() {
             Ok(db) => break db,
             Err(e) if tries < 50 => {
                 tries += 1;
@@ -440,13 +440,45 @@ fn an_earlier_store_whose_numbers_overflowed_is_refused() {
     }
 }
 
+/// A new store is made with sled segments of [`sled_store::SEGMENT_BYTES`] and reopens with
+/// them; a store made with sled's default segments (every store before them) keeps its own,
+/// which sled would refuse to change, and opens with all its jobs.
+#[test]
+fn each_store_keeps_the_segment_size_it_was_made_with() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = open_retrying(dir.path(), "new store");
+    store.insert_jobs(&varied(1, 100)).expect("insert");
+    store.flush().expect("flush");
+    drop(store);
+    assert_eq!(
+        sled_store::segment_bytes(dir.path()),
+        sled_store::SEGMENT_BYTES
+    );
+    let store = open_retrying(dir.path(), "reopened");
+    assert_eq!(read(&store, &[job_id(1, 99)]).len(), 1);
+    drop(store);
+
+    let old = old_store(&[1]);
+    assert_eq!(
+        sled_store::segment_bytes(old.path()),
+        sled_store::SLED_DEFAULT_SEGMENT_BYTES
+    );
+    let store = open_retrying(old.path(), "earlier store");
+    assert!(read(&store, &[job_id(1, 1)])[0].is_some());
+    drop(store);
+    assert_eq!(
+        sled_store::segment_bytes(old.path()),
+        sled_store::SLED_DEFAULT_SEGMENT_BYTES
+    );
+}
+
 /// A store of a newer format is refused, naming both versions.
 #[test]
 fn a_store_of_a_newer_format_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     drop(open_retrying(dir.path(), "new store"));
     {
-        let db = sled::open(dir.path()).expect("open");
+        let db = sled_store::config(dir.path()).open().expect("open");
         let meta = db.open_tree("meta").expect("tree");
         meta.insert(VERSION_KEY, &(FORMAT_VERSION + 1).to_be_bytes())
             .expect("insert");
