@@ -362,11 +362,11 @@ impl MoveSeq {
     /// The sequence of the turn indices `indices` ([`MoveSeq::indices`]), None when one is not
     /// below 18. Turns are taken as they are: two of one face in a row stay two.
     pub fn from_indices(indices: &[u8]) -> Option<MoveSeq> {
-        indices
-            .iter()
-            .map(|&i| (usize::from(i) < N_MOVE).then_some(Move(i)))
-            .collect::<Option<Vec<Move>>>()
-            .map(MoveSeq)
+        if indices.iter().any(|&i| usize::from(i) >= N_MOVE) {
+            return None;
+        }
+        // one allocation of the final size (collecting through `Option` grew it step by step)
+        Some(MoveSeq(indices.iter().map(|&i| Move(i)).collect()))
     }
 }
 
@@ -374,15 +374,22 @@ impl MoveSeq {
     /// The sequence in standard notation, one space between turns (what `Display` writes):
     /// built directly, without `core::fmt`, which costs as much as replaying the turns on a
     /// cube (the coordinator writes one for every verified result).
+    /// Each turn is written as its face's letter and at most one suffix byte, pushed one by
+    /// one (a `push_str` a turn was a `memcpy` call each).
     pub fn text(&self) -> String {
-        let mut text = String::with_capacity(3 * self.0.len());
+        let mut text = Vec::with_capacity(3 * self.0.len());
         for (i, m) in self.0.iter().enumerate() {
             if i > 0 {
-                text.push(' ');
+                text.push(b' ');
             }
-            text.push_str(m.notation());
+            text.push(m.face().letter() as u8);
+            match m.quarter_turns() {
+                2 => text.push(b'2'),
+                3 => text.push(b'\''),
+                _ => {}
+            }
         }
-        text
+        String::from_utf8(text).expect("turn notation is ASCII")
     }
 }
 

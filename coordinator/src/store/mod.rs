@@ -36,7 +36,10 @@ use prost::Message;
 use crate::error::Error;
 use crate::record::{BatchRecord, JobRecord};
 pub(crate) use block::JobTag;
-pub(crate) use sled_store::{config as sled_config, SledStore};
+/// How tests open a store's sled database directly.
+#[cfg(test)]
+pub(crate) use sled_store::config as sled_config;
+pub(crate) use sled_store::SledStore;
 
 /// Most jobs in one block.
 pub(crate) const BLOCK_JOBS: usize = 64;
