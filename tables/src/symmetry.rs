@@ -59,6 +59,76 @@ pub struct Symmetries {
     /// its conjugates by the six symmetries that take position `j` to position 0, and those
     /// symmetries (bit `s` for symmetry `s`) whose conjugate has that entry.
     leading: [[(u8, u64); 24]; 8],
+    /// `conj[s]`: symmetry `s` prepared to conjugate a cube without a mirrored corner in one
+    /// pass ([`Symmetries::conjugate`]).
+    conj: [Conj; N_SYM],
+}
+
+/// A symmetry `S` prepared to conjugate cubes `c` without a mirrored corner: position `i` of
+/// `S * c * S^-1` holds the conjugate of the piece `c` has at position `j = back_cp[i]`
+/// (`back_ep[i]`), that piece being `k = c.cp[j]`. By the multiplication rule its corner is
+/// `sym_cp[k]` and its twist `(sym_co[k] + turn[c.co[j]] + back_co[i]) mod 3`: for a rotation
+/// the three twists add; for a reflection (mirrored twists `3 + x`) the product of the two
+/// reflections counts the middle twist backwards (`turn` is `[0, 2, 1]`) and the outer ones
+/// by their `x`, with the last negated (stored so here). Its edge is `sym_ep[k]`, flipped by
+/// `sym_eo[k] ^ c.eo[j] ^ back_eo[i]`. Tested against the product of the three cubes.
+#[derive(Clone, Copy, Debug)]
+struct Conj {
+    back_cp: [u8; 8],
+    sym_cp: [u8; 8],
+    sym_co: [u8; 8],
+    back_co: [u8; 8],
+    turn: [u8; 3],
+    back_ep: [u8; 12],
+    sym_ep: [u8; 12],
+    sym_eo: [u8; 12],
+    back_eo: [u8; 12],
+}
+
+impl Conj {
+    /// Symmetry `sym`, whose inverse is `back`, prepared (see [`Conj`]).
+    fn new(sym: &CubieCube, back: &CubieCube) -> Conj {
+        let reflects = sym.mirrored();
+        Conj {
+            back_cp: back.cp,
+            sym_cp: sym.cp,
+            sym_co: sym.co.map(|o| o % 3),
+            back_co: back.co.map(|o| if reflects { (6 - o) % 3 } else { o }),
+            turn: if reflects { [0, 2, 1] } else { [0, 1, 2] },
+            back_ep: back.ep,
+            sym_ep: sym.ep,
+            sym_eo: sym.eo,
+            back_eo: back.eo,
+        }
+    }
+
+    /// The corner at position `i` of the conjugate of `c`, as [`CubieCube::key`] orders
+    /// corners: `cp << 2 | co`.
+    #[inline(always)]
+    fn corner(&self, c: &CubieCube, i: usize) -> u8 {
+        let j = self.back_cp[i] as usize;
+        let k = c.cp[j] as usize & 7;
+        let co = (self.sym_co[k] + self.turn[c.co[j] as usize % 3] + self.back_co[i]) % 3;
+        self.sym_cp[k] << 2 | co
+    }
+
+    /// The conjugate of `c` (no mirrored corner).
+    #[inline]
+    fn apply(&self, c: &CubieCube) -> CubieCube {
+        let corners: [u8; 8] = std::array::from_fn(|i| self.corner(c, i));
+        let mut r = CubieCube {
+            cp: corners.map(|x| x >> 2),
+            co: corners.map(|x| x & 3),
+            ..CubieCube::SOLVED
+        };
+        for i in 0..12 {
+            let j = self.back_ep[i] as usize;
+            let k = c.ep[j] as usize % 12;
+            r.ep[i] = self.sym_ep[k];
+            r.eo[i] = (self.sym_eo[k] ^ c.eo[j] ^ self.back_eo[i]) & 1;
+        }
+        r
+    }
 }
 
 /// The symmetries, computed once on first use (a few microseconds).
@@ -123,20 +193,26 @@ impl Symmetries {
                 }
             }
         }
+        let conj = std::array::from_fn(|s| Conj::new(&cube[s], &cube[inverse[s] as usize]));
         Symmetries {
             cube,
             inverse,
             move_conj,
             leading,
+            conj,
         }
     }
 
-    /// `S_s * c * S_s^-1`.
+    /// `S_s * c * S_s^-1`. A cube without a mirrored corner (every real position) is
+    /// conjugated in one pass over its pieces ([`Conj`]); a mirrored one by the products.
     #[inline]
     pub fn conjugate(&self, c: &CubieCube, s: usize) -> CubieCube {
-        self.cube[s]
-            .multiply(c)
-            .multiply(&self.cube[self.inverse[s] as usize])
+        if c.mirrored() {
+            return self.cube[s]
+                .multiply(c)
+                .multiply(&self.cube[self.inverse[s] as usize]);
+        }
+        self.conj[s].apply(c)
     }
 
     /// The edges of `S_s * c * S_s^-1`, with the corners left solved: half the work of
@@ -266,18 +342,13 @@ impl Symmetries {
     /// True when the corners of `S_s * c * S_s^-1`, compared position by position as
     /// [`CubieCube::key`] orders them, are greater than those of `best`: its key is then
     /// greater too. False when they are smaller or equal (the whole key decides).
+    /// `c` has no mirrored corner.
     #[inline]
     fn corners_beaten(&self, c: &CubieCube, s: usize, best: &CubieCube) -> bool {
-        let (sym, back) = (&self.cube[s], &self.cube[self.inverse[s] as usize]);
+        let conj = &self.conj[s];
         for i in 0..8 {
-            // (S * c * S^-1) at corner position i, by the multiplication rule
-            let j = back.cp[i] as usize;
-            let k = c.cp[j] as usize;
-            let o = combine_corner_orientation(
-                combine_corner_orientation(sym.co[k], c.co[j]),
-                back.co[i],
-            );
-            let mine = sym.cp[k] << 2 | o;
+            // (S * c * S^-1) at corner position i
+            let mine = conj.corner(c, i);
             let theirs = best.cp[i] << 2 | best.co[i];
             if mine != theirs {
                 return mine > theirs;
@@ -333,6 +404,24 @@ impl Canonical {
 mod tests {
     use super::*;
     use crate::moves::MoveSeq;
+
+    /// The one-pass conjugation of real cubes is the product `S_s * c * S_s^-1`, for every
+    /// symmetry (rotations and reflections) and random cubes.
+    #[test]
+    fn conjugation_in_one_pass_is_the_product() {
+        use rand::SeedableRng;
+        let syms = &*SYMMETRIES;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(39);
+        for _ in 0..500 {
+            let c = CubieCube::random(&mut rng);
+            for s in 0..N_SYM {
+                let product = syms.cube[s]
+                    .multiply(&c)
+                    .multiply(&syms.cube[syms.inverse[s] as usize]);
+                assert_eq!(syms.conjugate(&c, s), product, "symmetry {s}");
+            }
+        }
+    }
 
     /// The corner-first comparison picks exactly the smallest key of the 96 candidates (the
     /// first one in symmetry order on ties), on random cubes and on symmetric ones.
