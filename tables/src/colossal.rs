@@ -20,10 +20,13 @@ use rayon::prelude::*;
 
 use crate::coord::{N_PERM_4, N_SLICE, N_SLICE_SORTED, N_TWIST, N_UD_CORNERS};
 use crate::cubie::{CubieCube, N_EDGES};
-use crate::huge::{ClassMoves, FlipConj, GroupExcess, Mod3Coords, Space, GROUP};
+use crate::huge::{
+    entries_equal, ClassMoves, FlipConj, GroupExcess, Mod3Coords, Packed, Space, GROUP,
+};
 use crate::moves::{Move, N_MOVE};
 use crate::movetable::{CoordTables, SymCoord, SymReduction};
 use crate::prune::{build_sym, SymSpace, ALL_MOVES};
+use crate::row256::RowMap;
 use crate::symmetry::{N_SYM_D4H, SYMMETRIES};
 
 /// Values of the corners' coordinate: `2187 * ud_corners + twist`.
@@ -217,6 +220,25 @@ static DIGIT: [[u8; DIGITS_PER_BYTE]; 256] = {
     t
 };
 
+/// `BASE3[x]`: five 2-bit entries (`x`, entry `k` at bits `2 k`, each below 3) as a byte of
+/// base-3 digits (entry `k` the `k`-th digit, least significant first).
+static BASE3: [u8; 1 << (2 * DIGITS_PER_BYTE)] = {
+    let mut t = [0u8; 1 << (2 * DIGITS_PER_BYTE)];
+    let mut x = 0;
+    while x < t.len() {
+        let mut v = 0;
+        let mut k = 0;
+        while k < DIGITS_PER_BYTE {
+            v += ((x >> (2 * k)) & 3) * PLACE[k] as usize;
+            k += 1;
+        }
+        // entries of 3 (never reached) overflow a byte; rows holding them are refused first
+        t[x] = v as u8;
+        x += 1;
+    }
+    t
+};
+
 /// The colossal table's payload, read by entry: its depths mod 3 and the lower bounds of its
 /// depths for the readings that have no neighbour's exact depth to step from (the inverse
 /// side's). Row `r` (entries `256 r..256 r + 256`) is bytes `64 r..64 r + 64`:
@@ -303,18 +325,18 @@ pub fn corner_slice_depths(coords: &CoordTables, index: &ColossalIndex) -> Vec<u
 pub fn build(
     coords: &CoordTables,
     progress: crate::prune::ProgressFn<'_>,
-) -> (Vec<u64>, Result<Vec<u8>, String>) {
+) -> (Vec<u64>, Result<Packed, String>) {
     let space = ColossalSpace::new(coords);
     let rows = corner_slice_depths(coords, &space.index);
     let mut floors = GroupExcess::new(N_COLOSSAL / GROUP, &rows);
-    let (mut bytes, dist) = crate::huge::build(&space, "colossal", progress, Some(&mut floors));
+    let (mut packed, dist) = crate::huge::build(&space, "colossal", progress, Some(&mut floors));
     let laid_out = match floors.below() {
-        0 => interleave_rows(&mut bytes, floors.codes(), &rows),
+        0 => interleave_rows(packed.as_mut(), floors.codes(), &rows),
         n => Err(format!(
             "{n} groups reached below their row's corner-slice depth"
         )),
     };
-    (dist, laid_out.map(|()| bytes))
+    (dist, laid_out.map(|()| packed))
 }
 
 /// Turns a mod-3 build's packed entries (`table`: 2 bits each, four to a byte; one row of 256
@@ -345,14 +367,27 @@ fn interleave_row(row: &mut [u8], codes: &[u8], least: u8) -> Result<(), String>
     if !excess.contains(&0) {
         return Err(format!("no group at its corner-slice depth {least}"));
     }
-    let entries: [u8; N_EO8] = std::array::from_fn(|k| crate::huge::get2(row, k));
-    if let Some(k) = entries.iter().position(|&v| v > 2) {
-        return Err(format!("entry {k} was never reached"));
+    let words: [u64; ROW_BYTES / 8] = std::array::from_fn(|k| {
+        u64::from_le_bytes(row[8 * k..8 * k + 8].try_into().expect("8 bytes"))
+    });
+    for (k, &w) in words.iter().enumerate() {
+        let empty = entries_equal(w, 3);
+        if empty != 0 {
+            let j = empty.trailing_zeros() as usize / 2;
+            return Err(format!("entry {} was never reached", 32 * k + j));
+        }
     }
-    row.fill(0);
-    for (k, &v) in entries.iter().enumerate() {
-        row[k / DIGITS_PER_BYTE] += v * PLACE[k % DIGITS_PER_BYTE];
+    for (b, byte) in row[..ROW_DEPTH_AT].iter_mut().enumerate() {
+        // entries 5 b..5 b + 5: the 10 bits from bit 10 b of the row (0 past its end)
+        let at = 2 * DIGITS_PER_BYTE * b;
+        let (k, shift) = (at / 64, at % 64);
+        let mut bits = words[k] >> shift;
+        if shift > 64 - 2 * DIGITS_PER_BYTE && k + 1 < words.len() {
+            bits |= words[k + 1] << (64 - shift);
+        }
+        *byte = BASE3[(bits & 0x3FF) as usize];
     }
+    row[ROW_DEPTH_AT..].fill(0);
     row[ROW_DEPTH_AT] = least;
     for (g, &digit) in excess.iter().enumerate() {
         row[EXCESS_AT + g / DIGITS_PER_BYTE] += digit * PLACE[g % DIGITS_PER_BYTE];
@@ -401,37 +436,66 @@ pub(crate) struct ColossalSpace<'a> {
     inner: Vec<u16>,
     /// `conj[(495 * s + slice) * 256 + eo8]`: eo8 of the cube conjugated by `s`.
     conj: Vec<u16>,
+    /// `maps[(16 * m + s) * 495 + slice]`: `inner`'s rows as the backward passes read them
+    /// (73 MB).
+    maps: Vec<RowMap>,
+    /// `rows[(16 * m + s) * 11880 + slice_sorted]`: UDSliceSorted after move `m`, then
+    /// conjugated by `s` (6.8 MB: copied into a class's moves, not computed, at every pass).
+    rows: Vec<u16>,
 }
 
 impl<'a> ColossalSpace<'a> {
     /// The space and the tables its build follows (a few seconds).
     pub(crate) fn new(coords: &'a CoordTables) -> Self {
         let index = ColossalIndex::compute(coords);
-        let mut conj = vec![0u16; N_SYM_D4H * N_SLICE * N_EO8];
-        for s in 0..N_SYM_D4H {
-            for slice in 0..N_SLICE {
-                for e in 0..N_EO8 {
+        let conj: Vec<u16> = (0..N_SYM_D4H * N_SLICE)
+            .into_par_iter()
+            .flat_map_iter(|at| {
+                let (s, slice) = (at / N_SLICE, at % N_SLICE);
+                (0..N_EO8).map(move |e| {
                     let c = SYMMETRIES.conjugate_edges(&with_edges(N_PERM_4 * slice, e), s);
-                    conj[(N_SLICE * s + slice) * N_EO8 + e] = eo8(&c) as u16;
-                }
-            }
-        }
-        let mut inner = Vec::with_capacity(N_MOVE * N_SYM_D4H * N_SLICE * N_EO8);
+                    eo8(&c) as u16
+                })
+            })
+            .collect();
+        // `moved[(495 * m + slice) * 256 + eo8]`: the slice position and eo8 after move `m`
+        let moved: Vec<(usize, usize)> = (0..N_MOVE * N_SLICE)
+            .into_par_iter()
+            .flat_map_iter(|at| {
+                let (m, slice) = (at / N_SLICE, at % N_SLICE);
+                (0..N_EO8).map(move |e| {
+                    let c = with_edges(N_PERM_4 * slice, e).apply_move(Move::from_index(m));
+                    (c.slice(), eo8(&c))
+                })
+            })
+            .collect();
+        let inner: Vec<u16> = (0..N_MOVE * N_SYM_D4H * N_SLICE * N_EO8)
+            .map(|i| {
+                let (m, s) = (
+                    i / (N_SYM_D4H * N_SLICE * N_EO8),
+                    i / (N_SLICE * N_EO8) % N_SYM_D4H,
+                );
+                let (slice1, e1) = moved[m * N_SLICE * N_EO8 + i % (N_SLICE * N_EO8)];
+                conj[(N_SLICE * s + slice1) * N_EO8 + e1]
+            })
+            .collect();
+        let mut rows = Vec::with_capacity(N_MOVE * N_SYM_D4H * N_SLICE_SORTED);
         for m in 0..N_MOVE {
             for s in 0..N_SYM_D4H {
-                for slice in 0..N_SLICE {
-                    inner.extend((0..N_EO8).map(|e| {
-                        let c = with_edges(N_PERM_4 * slice, e).apply_move(Move::from_index(m));
-                        conj[(N_SLICE * s + c.slice()) * N_EO8 + eo8(&c)]
-                    }));
-                }
+                rows.extend((0..N_SLICE_SORTED).map(|ss| {
+                    let ss1 = coords.slice_sorted_move[N_MOVE * ss + m] as usize;
+                    index.slice_sorted_conj[N_SYM_D4H * ss1 + s]
+                }));
             }
         }
+        let maps = inner.par_chunks_exact(N_EO8).map(RowMap::new).collect();
         ColossalSpace {
             coords,
             index,
             inner,
             conj,
+            maps,
+            rows,
         }
     }
 }
@@ -450,10 +514,9 @@ impl Space for ColossalSpace<'_> {
             let sc = self.index.class_move(coords, c, m);
             let s = sc.sym();
             (mv.class[m], mv.sym[m]) = (sc.class(), s);
-            for ss in 0..N_SLICE_SORTED {
-                let ss1 = coords.slice_sorted_move[N_MOVE * ss + m] as usize;
-                mv.row[N_SLICE_SORTED * m + ss] = self.index.slice_sorted_conj[N_SYM_D4H * ss1 + s];
-            }
+            let at = (N_SYM_D4H * m + s) * N_SLICE_SORTED;
+            mv.row[N_SLICE_SORTED * m..N_SLICE_SORTED * (m + 1)]
+                .copy_from_slice(&self.rows[at..at + N_SLICE_SORTED]);
         }
     }
 
@@ -468,6 +531,10 @@ impl Space for ColossalSpace<'_> {
 
     fn inner_conj(&self, r: usize, t: usize, s: usize) -> usize {
         self.conj[(N_SLICE * s + r / N_PERM_4) * N_EO8 + t] as usize
+    }
+
+    fn row_map(&self, m: usize, s: usize, r: usize) -> Option<&RowMap> {
+        Some(&self.maps[(N_SYM_D4H * m + s) * N_SLICE + r / N_PERM_4])
     }
 }
 

@@ -186,7 +186,7 @@ impl Header {
     }
 }
 
-/// A table's bytes with its header: over a `Vec<u8>` just built, or over a read-only mapping.
+/// A table's bytes with its header: over bytes just built, or over a read-only mapping.
 pub struct Table<B: AsRef<[u8]> = Mmap> {
     header: Header,
     bytes: B,
@@ -211,15 +211,15 @@ impl<B: AsRef<[u8]>> Table<B> {
     }
 }
 
-impl Table<Vec<u8>> {
+impl<B: AsRef<[u8]>> Table<B> {
     /// A table held in memory (offset 0: `bytes` is the payload).
-    pub fn in_memory(kind: TableKind, entries: u64, bits: u32, bytes: Vec<u8>) -> Self {
+    pub fn in_memory(kind: TableKind, entries: u64, bits: u32, bytes: B) -> Self {
         let header = Header {
             kind,
             entries,
             bits,
-            checksum: crc32fast::hash(&bytes),
-            payload_len: bytes.len() as u64,
+            checksum: parallel_crc32(bytes.as_ref()),
+            payload_len: bytes.as_ref().len() as u64,
         };
         Table {
             header,
@@ -489,7 +489,12 @@ mod tests {
     use super::*;
 
     fn write_sample(dir: &Path) -> PathBuf {
-        let t = Table::in_memory(TableKind::Phase2Slice, 100, 8, (0..100u8).collect());
+        let t = Table::in_memory(
+            TableKind::Phase2Slice,
+            100,
+            8,
+            (0..100u8).collect::<Vec<_>>(),
+        );
         t.write_to(dir).expect("writes")
     }
 

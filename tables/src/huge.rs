@@ -24,7 +24,8 @@
 //! a quarter turn symmetry about the UD axis flips exactly the slice edges. [`FlipConj`] holds
 //! it, split into a part linear in the flip and a part depending on the slice positions.
 
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
@@ -33,6 +34,7 @@ use crate::cubie::CubieCube;
 use crate::moves::N_MOVE;
 use crate::movetable::{CoordTables, SymReduction};
 use crate::prune::{ProgressFn, N_FLIPSLICE_CLASSES};
+use crate::row256::{self, RowMap};
 use crate::symmetry::{N_SYM_D4H, SYMMETRIES};
 
 /// UDSliceSorted classes under the 16 symmetries of D4h.
@@ -181,24 +183,105 @@ pub const HUGE_DISTRIBUTION: [u64; 14] = [
     12056109, 28,
 ];
 
+/// A mod-3 table's entries as a build holds them: 2 bits each, entry `i` at bits `2 (i % 4)`
+/// of byte `i / 4` (the file's packing), in 64-bit words so that the build reads 32 entries at
+/// a time. `len` bytes; the last word's bytes past them are unused.
+pub struct Packed {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Packed {
+    /// `len` bytes of empty entries ([`EMPTY2`]), in memory the kernel is asked to back with
+    /// 2 MB pages (the build reads it at random: with 4 KB pages nearly every reading misses
+    /// the TLB), first touched by all threads.
+    fn empty(len: usize) -> Packed {
+        let n = len.div_ceil(8);
+        let mut words: Vec<u64> = Vec::with_capacity(n);
+        advise_huge_pages(words.spare_capacity_mut());
+        words.par_extend((0..n).into_par_iter().map(|_| u64::MAX));
+        Packed { words, len }
+    }
+}
+
+impl AsRef<[u8]> for Packed {
+    fn as_ref(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.words)[..self.len]
+    }
+}
+
+impl AsMut<[u8]> for Packed {
+    fn as_mut(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
+    }
+}
+
+/// Asks the kernel to back `buf` (not touched yet) with transparent huge pages: only a hint.
+fn advise_huge_pages<T>(buf: &mut [std::mem::MaybeUninit<T>]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE_PAGE: usize = 2 << 20;
+        let start = buf.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(buf);
+        let (from, to) = (
+            start.next_multiple_of(HUGE_PAGE),
+            end / HUGE_PAGE * HUGE_PAGE,
+        );
+        if from < to {
+            // SAFETY: the range lies inside `buf`, and MADV_HUGEPAGE changes no contents.
+            unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = buf;
+}
+
+const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+
+/// Views a packed table's words as atomics so build threads can share it.
+fn as_atomic(words: &mut [u64]) -> &[AtomicU64] {
+    // SAFETY: AtomicU64 has the same size and bit validity as u64 and here the same alignment
+    // (asserted above), and the exclusive borrow guarantees no other non-atomic access for the
+    // lifetime of the returned slice.
+    unsafe { &*(words as *mut [u64] as *const [AtomicU64]) }
+}
+
 /// Views a byte buffer as atomics so build threads can share it.
-fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
+fn as_atomic_bytes(bytes: &mut [u8]) -> &[AtomicU8] {
     // SAFETY: AtomicU8 has the same size, alignment and bit validity as u8, and the exclusive
     // borrow guarantees no other non-atomic access for the lifetime of the returned slice.
     unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) }
 }
 
+/// The low bit of each of a word's 32 entries.
+const LOW_BITS: u64 = 0x5555_5555_5555_5555;
+
+/// Word `k` of a packed table: entries `32 k..32 k + 32`, entry `32 k + j` at bits `2 j`.
 #[inline]
-fn aget(t: &[AtomicU8], i: usize) -> u8 {
-    (t[i >> 2].load(Relaxed) >> ((i & 3) << 1)) & 3
+fn word(t: &[AtomicU64], k: usize) -> u64 {
+    u64::from_le(t[k].load(Relaxed))
 }
 
-/// Writes `v` into an entry that holds [`EMPTY2`] (both bits set), from any thread: clearing
-/// bits is idempotent, and all writers of one pass write the same value.
+/// Bit `2 j` set where entry `j` of word `w` holds `v`; no other bit.
 #[inline]
-fn aset_shared(t: &[AtomicU8], i: usize, v: u8) {
-    let shift = (i & 3) << 1;
-    t[i >> 2].fetch_and(!((3 ^ v) << shift), Relaxed);
+pub(crate) fn entries_equal(w: u64, v: u8) -> u64 {
+    let x = w ^ (LOW_BITS * v as u64);
+    !(x | (x >> 1)) & LOW_BITS
+}
+
+#[inline]
+fn aget(t: &[AtomicU64], i: usize) -> u8 {
+    ((word(t, i >> 5) >> ((i & 31) << 1)) & 3) as u8
+}
+
+/// Writes `v` into the entries of word `k` whose low bits `chosen` has ([`entries_equal`]'s
+/// form), which hold `v` or [`EMPTY2`], from any thread: clearing bits is idempotent, and all
+/// writers of one pass write the same value. Returns how many of them were empty before, so
+/// that each entry a pass fills is counted by exactly one writer.
+#[inline]
+fn set_entries(t: &[AtomicU64], k: usize, chosen: u64, v: u8) -> u64 {
+    let before = u64::from_le(t[k].fetch_and(u64::to_le(!(chosen * (3 ^ v) as u64)), Relaxed));
+    (entries_equal(before, EMPTY2) & chosen).count_ones() as u64
 }
 
 /// Where the entries of one class go under each move: the target class `class[m]`, the
@@ -275,6 +358,11 @@ pub(crate) trait Space: Sync {
     fn inner_moves(&self, m: usize, s: usize, r: usize) -> &[u16];
     /// The inner value of `S_s * x * S_s^-1` for a cube `x` with row `r` and inner value `t`.
     fn inner_conj(&self, r: usize, t: usize, s: usize) -> usize;
+    /// [`Space::inner_moves`] as a [`RowMap`], for spaces of 256 inner values whose backward
+    /// passes read whole rows ([`Pass::pull_row`]); `None` for the others.
+    fn row_map(&self, _m: usize, _s: usize, _r: usize) -> Option<&RowMap> {
+        None
+    }
 }
 
 /// The huge table's entries: UDSliceSorted class x flip x twist.
@@ -380,147 +468,347 @@ impl Space for GiantSpace<'_> {
     }
 }
 
-/// Counts the entries holding each 2-bit value.
-fn count_values(t: &[AtomicU8]) -> [u64; 4] {
-    let mut per_byte = [[0u8; 4]; 256];
-    for (b, counts) in per_byte.iter_mut().enumerate() {
-        for k in 0..4 {
-            counts[(b >> (2 * k)) & 3] += 1;
-        }
-    }
-    t.par_chunks(1 << 22)
-        .map(|part| {
-            let mut local = [0u64; 4];
-            for b in part {
-                let pc = per_byte[b.load(Relaxed) as usize];
-                for v in 0..4 {
-                    local[v] += pc[v] as u64;
-                }
-            }
-            local
-        })
-        .reduce(|| [0; 4], |a, b| std::array::from_fn(|v| a[v] + b[v]))
-}
-
 /// Builds a mod-3 table over `space` breadth-first on all cores: forward from the positions at
 /// the current depth while fewer than a third of the entries are filled, then backward (every
-/// empty entry looks for a neighbour at the current depth). Returns the packed table (2 bits
+/// empty entry looks for a neighbour at the current depth); in a space that maps its rows
+/// ([`Space::row_map`]), backward too from a depth with more than [`WHOLE_ROW_READINGS`]
+/// entries per row, whole rows at a time. Rows are scanned 32 entries to a word, and the
+/// rows a row's expansion reads are prefetched while the row before it is expanded. Returns the packed table (2 bits
 /// per entry, depth mod 3) and the number of entries at each depth. Memory: the table plus a
 /// few hundred KB per thread.
 ///
 /// With `floors`, each group of [`GROUP`] entries gets its least depth's excess over the
-/// group's base ([`GroupExcess`]), which the table's residues alone do not tell.
+/// group's base ([`GroupExcess`]), which the table's residues alone do not tell: each pass's
+/// scan marks the groups holding an entry at its starting depth, and a last scan those of the
+/// deepest.
 pub(crate) fn build<S: Space>(
     space: &S,
     name: &str,
     progress: ProgressFn<'_>,
     mut floors: Option<&mut GroupExcess<'_>>,
-) -> (Vec<u8>, Vec<u64>) {
+) -> (Packed, Vec<u64>) {
     let (classes, rows, inner) = (space.classes(), S::ROWS, S::INNER);
     let n = classes * rows * inner;
     assert_eq!(n % 4, 0, "whole bytes of entries");
-    let mut bytes = vec![0xFFu8; n / 4];
-    bytes[0] &= !3; // the goal: depth 0
-    let table = as_atomic(&mut bytes);
+    let mut packed = Packed::empty(n / 4);
+    packed.as_mut()[0] &= !3; // the goal: depth 0
+    let table = as_atomic(&mut packed.words);
     if let Some(floors) = floors.as_deref_mut() {
         assert_eq!(floors.groups() * GROUP, n, "2 bits per group");
+        assert_eq!(
+            rows * inner % 32,
+            0,
+            "a class's groups fill whole bytes of codes"
+        );
         floors.reach_goal();
     }
+    let marks = floors.as_deref_mut().map(GroupExcess::marks);
+    let row_maps = inner == row256::ROW_ENTRIES && space.row_map(0, 0, 0).is_some();
     let mut dist = vec![1u64];
     let mut filled = 1u64;
-    // entries holding each value before the pass (depth mod 3; 3 = empty)
-    let mut counts = [1u64, 0, 0, n as u64 - 1];
+    let mut below = 0;
     let mut depth = 0u32;
     while filled < n as u64 {
-        let cur = (depth % 3) as u8;
-        let nxt = ((depth + 1) % 3) as u8;
-        let backward = filled * 3 > n as u64;
+        let at_depth = dist[depth as usize];
+        // reading whole rows, a backward pass costs a row's reading per entry row and move, a
+        // forward one an entry's per entry at `depth` and move
+        let backward = filled * 3 > n as u64
+            || (row_maps && at_depth > (classes * rows) as u64 * WHOLE_ROW_READINGS);
+        let pass = Pass {
+            space,
+            table,
+            depth,
+            cur: (depth % 3) as u8,
+            nxt: ((depth + 1) % 3) as u8,
+            backward,
+            whole_rows: backward && row_maps,
+            marks: marks.as_ref(),
+        };
         // one rayon task per class: a thread that finishes its share takes half of another's rest
-        (0..classes).into_par_iter().for_each(|c| {
-            thread_local! {
-                static MOVES: std::cell::RefCell<Option<ClassMoves>> = const { std::cell::RefCell::new(None) };
-            }
-            MOVES.with(|mv| {
-                let mut mv = mv.borrow_mut();
-                let mv = match &mut *mv {
-                    Some(mv) if mv.row.len() == N_MOVE * rows => mv,
-                    other => other.insert(ClassMoves::new(rows)),
-                };
-                space.fill(c, mv);
-                let mut ts: Vec<u16> = Vec::with_capacity(inner);
-                for r in 0..rows {
-                    let base = (rows * c + r) * inner;
-                    ts.clear();
-                    let want = if backward { EMPTY2 } else { cur };
-                    ts.extend(
-                        (0..inner as u16).filter(|&t| aget(table, base + t as usize) == want),
-                    );
-                    if ts.is_empty() {
-                        continue;
-                    }
-                    for m in 0..N_MOVE {
-                        let y1 = mv.class[m];
-                        let r1 = mv.row[rows * m + r] as usize;
-                        let base1 = (rows * y1 + r1) * inner;
-                        let tw = space.inner_moves(m, mv.sym[m], r);
-                        if backward {
-                            ts.retain(|&t| {
-                                let i1 = base1 + tw[t as usize] as usize;
-                                if aget(table, i1) == cur {
-                                    // only this thread writes this class's entries in a
-                                    // backward pass
-                                    aset_shared(table, base + t as usize, nxt);
-                                    false
-                                } else {
-                                    true
-                                }
-                            });
-                            if ts.is_empty() {
-                                break;
-                            }
-                        } else {
-                            let fixed = space.stabilizer(y1);
-                            for &t in &ts {
-                                let t1 = tw[t as usize] as usize;
-                                let i1 = base1 + t1;
-                                if aget(table, i1) != EMPTY2 {
-                                    continue;
-                                }
-                                aset_shared(table, i1, nxt);
-                                // the same position seen through the symmetries that fix the
-                                // class representative
-                                let mut rest = fixed;
-                                while rest != 0 {
-                                    let s = rest.trailing_zeros() as usize;
-                                    rest &= rest - 1;
-                                    let r2 = space.row_conj(y1, r1, s);
-                                    let t2 = space.inner_conj(r1, t1, s);
-                                    let i2 = (rows * y1 + r2) * inner + t2;
-                                    if aget(table, i2) == EMPTY2 {
-                                        aset_shared(table, i2, nxt);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            });
-        });
-        let now = count_values(table);
-        let added = now[nxt as usize] - counts[nxt as usize];
-        counts = now;
+        let (added, below_start) = (0..classes)
+            .into_par_iter()
+            .map(|c| pass.class(c))
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        below += below_start;
         if added == 0 {
             break;
         }
         filled += added;
         depth += 1;
         dist.push(added);
-        if let Some(floors) = floors.as_deref_mut() {
-            floors.mark(table, nxt, depth as u8);
-        }
         progress(name, filled, n as u64);
     }
-    (bytes, dist)
+    if let Some(floors) = floors {
+        floors.below += below;
+        floors.mark(table, (depth % 3) as u8, depth as u8);
+    }
+    (packed, dist)
+}
+
+/// Entries at the current depth per row above which a pass of a space that maps its rows
+/// ([`Space::row_map`]) goes backward: a forward pass reads a neighbour per entry at that
+/// depth, a backward one a neighbouring row per row, costlier by about this much.
+const WHOLE_ROW_READINGS: u64 = 2;
+
+/// One breadth-first pass of [`build`]: from the entries at depth `depth` (residue `cur`) to
+/// those at `depth + 1` (residue `nxt`), forward (each entry at `depth` fills its empty
+/// neighbours) or backward (each empty entry with a neighbour at `depth` is filled). Either way
+/// the entries holding `cur` stay as they are during the pass, which the scans' marks rely on.
+struct Pass<'a, S> {
+    space: &'a S,
+    table: &'a [AtomicU64],
+    depth: u32,
+    cur: u8,
+    nxt: u8,
+    backward: bool,
+    /// Backward, with whole rows read at once ([`Space::row_map`]): the scans list only the
+    /// first entry of a row to expand (the sign that it has one, and where to prefetch).
+    whole_rows: bool,
+    /// The groups' least depths: each group holding an entry at `depth` is marked as the
+    /// pass's scan reads it.
+    marks: Option<&'a Marks<'a>>,
+}
+
+/// A thread's scratch for [`Pass::class`], kept from class to class.
+struct Scratch {
+    mv: ClassMoves,
+    /// The inner values of the row being expanded (`[0]`) and of the row scanned after it.
+    ts: [Vec<u16>; 2],
+    /// The inner values a backward row filled.
+    found: Vec<u16>,
+    /// Per word of a backward row, the low bits of the entries it filled.
+    clear: Vec<u64>,
+}
+
+impl Scratch {
+    fn new(rows: usize, inner: usize) -> Self {
+        Scratch {
+            mv: ClassMoves::new(rows),
+            ts: [Vec::with_capacity(inner), Vec::with_capacity(inner)],
+            found: Vec::with_capacity(inner),
+            // the words a row of `inner` entries can overlap
+            clear: vec![0; inner.div_ceil(32) + 1],
+        }
+    }
+}
+
+impl<S: Space> Pass<'_, S> {
+    /// The pass over class `c`'s entries: how many it filled, and how many groups it marked
+    /// below their base.
+    fn class(&self, c: usize) -> (u64, u64) {
+        thread_local! {
+            static SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
+        }
+        SCRATCH.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            let s = match &mut *cell {
+                Some(s) if s.mv.row.len() == N_MOVE * S::ROWS && s.clear.len() > S::INNER / 32 => s,
+                other => other.insert(Scratch::new(S::ROWS, S::INNER)),
+            };
+            self.space.fill(c, &mut s.mv);
+            let (mut added, mut below) = (0, 0);
+            // each row is scanned, and its neighbours prefetched, one row before it is expanded
+            for r in 0..=S::ROWS {
+                if r < S::ROWS {
+                    below += self.scan(c, r, &mut s.ts[1]);
+                    self.prefetch(&s.mv, r, &s.ts[1]);
+                }
+                if r > 0 && !s.ts[0].is_empty() {
+                    added += if self.whole_rows {
+                        self.pull_row(c, r - 1, &s.mv)
+                    } else if self.backward {
+                        self.pull(c, r - 1, s)
+                    } else {
+                        self.push(r - 1, s)
+                    };
+                }
+                s.ts.swap(0, 1);
+            }
+            (added, below)
+        })
+    }
+
+    /// Lists in `out` the inner values of row `r` of class `c` to expand (empty entries
+    /// backward, entries at `depth` forward), and marks the groups of the words it reads.
+    /// Returns how many groups it marked below their base.
+    fn scan(&self, c: usize, r: usize, out: &mut Vec<u16>) -> u64 {
+        out.clear();
+        let base = (S::ROWS * c + r) * S::INNER;
+        let end = base + S::INNER;
+        let want = if self.backward { EMPTY2 } else { self.cur };
+        let mut below = 0;
+        for k in base >> 5..=(end - 1) >> 5 {
+            let w = word(self.table, k);
+            if let Some(marks) = self.marks {
+                below += marks.mark(k, entries_equal(w, self.cur), self.depth);
+            }
+            let first = 32 * k;
+            let mut hits = entries_equal(w, want);
+            if first < base {
+                hits &= u64::MAX << (2 * (base - first));
+            }
+            if first + 32 > end {
+                hits &= u64::MAX >> (2 * (first + 32 - end));
+            }
+            while hits != 0 {
+                let j = hits.trailing_zeros() as usize / 2;
+                out.push((first + j - base) as u16);
+                hits &= hits - 1;
+                if self.whole_rows {
+                    hits = 0;
+                }
+            }
+        }
+        below
+    }
+
+    /// The entry of the neighbour under move `m` of inner value `t` of row `r` (of the class
+    /// whose moves `mv` holds).
+    #[inline]
+    fn neighbour(&self, mv: &ClassMoves, r: usize, m: usize) -> (usize, &[u16]) {
+        let r1 = mv.row[S::ROWS * m + r] as usize;
+        let base1 = (S::ROWS * mv.class[m] + r1) * S::INNER;
+        (base1, self.space.inner_moves(m, mv.sym[m], r))
+    }
+
+    /// Starts loading, under every move, the neighbour of the first of inner values `ts` of
+    /// row `r`: for a row of 256 entries (64 bytes), all that its expansion reads from the
+    /// table, and reading whole rows, their maps.
+    fn prefetch(&self, mv: &ClassMoves, r: usize, ts: &[u16]) {
+        let Some(&t) = ts.first() else { return };
+        for m in 0..N_MOVE {
+            let (base1, tw) = self.neighbour(mv, r, m);
+            // a row of 256 entries is one cache line: no need to read where `t` goes
+            let i1 = match S::INNER {
+                row256::ROW_ENTRIES => base1,
+                _ => base1 + tw[t as usize] as usize,
+            };
+            crate::prefetch(self.table, i1 >> 5);
+            if self.whole_rows {
+                if let Some(map) = self.space.row_map(m, mv.sym[m], r) {
+                    map.prefetch();
+                }
+            }
+        }
+    }
+
+    /// Fills entry `i` with `nxt`; 1 if this thread filled it, 0 if another did meanwhile.
+    #[inline]
+    fn set(&self, i: usize) -> u64 {
+        set_entries(self.table, i >> 5, 1 << ((i & 31) << 1), self.nxt)
+    }
+
+    /// Forward: fills the empty neighbours of the entries of row `r` listed in `s.ts[0]`.
+    fn push(&self, r: usize, s: &Scratch) -> u64 {
+        let (mv, ts) = (&s.mv, &s.ts[0]);
+        let mut added = 0;
+        for m in 0..N_MOVE {
+            let (y1, r1) = (mv.class[m], mv.row[S::ROWS * m + r] as usize);
+            let (base1, tw) = self.neighbour(mv, r, m);
+            let fixed = self.space.stabilizer(y1);
+            for &t in ts {
+                let t1 = tw[t as usize] as usize;
+                let i1 = base1 + t1;
+                if aget(self.table, i1) != EMPTY2 {
+                    continue;
+                }
+                added += self.set(i1);
+                // the same position seen through the symmetries that fix the class
+                // representative
+                let mut rest = fixed;
+                while rest != 0 {
+                    let s = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    let r2 = self.space.row_conj(y1, r1, s);
+                    let t2 = self.space.inner_conj(r1, t1, s);
+                    let i2 = (S::ROWS * y1 + r2) * S::INNER + t2;
+                    if aget(self.table, i2) == EMPTY2 {
+                        added += self.set(i2);
+                    }
+                }
+            }
+        }
+        added
+    }
+
+    /// Backward, whole rows at once: fills the empty entries of row `r` of class `c` that have
+    /// a neighbour at `depth`, reading each neighbouring row once for all of them
+    /// ([`row256::matches`]), one write per word.
+    fn pull_row(&self, c: usize, r: usize, mv: &ClassMoves) -> u64 {
+        let row = |base: usize| -> [u64; 8] {
+            std::array::from_fn(|k| word(self.table, (base >> 5) + k))
+        };
+        let base = (S::ROWS * c + r) * S::INNER;
+        let mut empty = row256::matches(&row(base), &RowMap::IDENTITY, EMPTY2);
+        let mut found = [0u64; 4];
+        for m in 0..N_MOVE {
+            let (base1, _) = self.neighbour(mv, r, m);
+            let map = (self.space.row_map(m, mv.sym[m], r))
+                .expect("whole rows are read only in spaces that map them");
+            let hits = row256::matches(&row(base1), map, self.cur);
+            let mut left = 0;
+            for q in 0..4 {
+                found[q] |= empty[q] & hits[q];
+                empty[q] &= !hits[q];
+                left |= empty[q];
+            }
+            if left == 0 {
+                break;
+            }
+        }
+        let mut added = 0;
+        for k in 0..8 {
+            let chosen = row256::spread_even((found[k / 2] >> (32 * (k % 2))) as u32);
+            if chosen != 0 {
+                added += set_entries(self.table, (base >> 5) + k, chosen, self.nxt);
+            }
+        }
+        added
+    }
+
+    /// Backward: fills the empty entries of row `r` of class `c` listed in `s.ts[0]` that have
+    /// a neighbour at `depth`, one write per word.
+    fn pull(&self, c: usize, r: usize, s: &mut Scratch) -> u64 {
+        let Scratch {
+            mv,
+            ts,
+            found,
+            clear,
+        } = s;
+        let ts = &mut ts[0];
+        found.clear();
+        for m in 0..N_MOVE {
+            let (base1, tw) = self.neighbour(mv, r, m);
+            ts.retain(|&t| {
+                let hit = aget(self.table, base1 + tw[t as usize] as usize) == self.cur;
+                if hit {
+                    found.push(t);
+                }
+                !hit
+            });
+            if ts.is_empty() {
+                break;
+            }
+        }
+        if found.is_empty() {
+            return 0;
+        }
+        let base = (S::ROWS * c + r) * S::INNER;
+        let k0 = base >> 5;
+        for &t in found.iter() {
+            let i = base + t as usize;
+            clear[(i >> 5) - k0] |= 1 << ((i & 31) << 1);
+        }
+        let mut added = 0;
+        for (k, chosen) in clear.iter_mut().enumerate() {
+            if *chosen != 0 {
+                // other threads write here only where a neighbouring class shares the word
+                added += set_entries(self.table, k0 + k, *chosen, self.nxt);
+                *chosen = 0;
+            }
+        }
+        added
+    }
 }
 
 /// Entries per group of a mod-3 build's least depths ([`GroupExcess`]): the 8 entries of one
@@ -554,12 +842,12 @@ impl<'a> GroupExcess<'a> {
     pub const MAX_EXCESS: u8 = 2;
 
     /// `groups` groups (a multiple of 4), all unreached, with one base per `groups /
-    /// base.len()` consecutive groups.
+    /// base.len()` consecutive groups (a multiple of 4: one base per byte of codes).
     pub fn new(groups: usize, base: &'a [u8]) -> Self {
         assert!(groups.is_multiple_of(4), "whole bytes of codes");
         assert!(
-            !base.is_empty() && groups.is_multiple_of(base.len()),
-            "whole runs of groups per base"
+            !base.is_empty() && groups.is_multiple_of(4 * base.len()),
+            "whole bytes of codes per base"
         );
         GroupExcess {
             codes: vec![0xFF; groups / 4],
@@ -591,47 +879,68 @@ impl<'a> GroupExcess<'a> {
         self.codes[0] &= !3;
     }
 
+    /// The codes as the passes of a build mark them from all threads.
+    fn marks(&mut self) -> Marks<'_> {
+        Marks {
+            codes: as_atomic_bytes(&mut self.codes),
+            base: self.base,
+            per_base: self.per_base,
+        }
+    }
+
     /// After the pass that reached `depth` (whose residue is `value`): every unreached group
     /// holding an entry of residue `value` gets its code. Such a group had no entry at any
     /// smaller depth, so its entries of that residue were reached in this pass.
-    fn mark(&mut self, table: &[AtomicU8], value: u8, depth: u8) {
-        const CHUNK: usize = 1 << 18;
-        let pattern = 0x5555u16 * value as u16;
-        let (base, per_base) = (self.base, self.per_base);
-        self.below += self
-            .codes
-            .par_chunks_mut(CHUNK)
-            .enumerate()
-            .map(|(i, part)| {
-                let mut below = 0;
-                for (j, byte) in part.iter_mut().enumerate() {
-                    for k in 0..4 {
-                        if (*byte >> (2 * k)) & 3 != Self::UNREACHED {
-                            continue;
-                        }
-                        let g = 4 * (i * CHUNK + j) + k;
-                        let word = u16::from_le_bytes([
-                            table[2 * g].load(Relaxed),
-                            table[2 * g + 1].load(Relaxed),
-                        ]);
-                        // a field equal to `value` becomes 00: no bit set in either of its bits
-                        let x = word ^ pattern;
-                        if (x | (x >> 1)) & 0x5555 == 0x5555 {
-                            continue;
-                        }
-                        let floor = base[g / per_base];
-                        let code = if depth < floor {
-                            below += 1;
-                            0
-                        } else {
-                            (depth - floor).min(Self::MAX_EXCESS)
-                        };
-                        *byte &= !((Self::UNREACHED ^ code) << (2 * k));
-                    }
-                }
-                below
-            })
-            .sum::<u64>();
+    fn mark(&mut self, table: &[AtomicU64], value: u8, depth: u8) {
+        let marks = self.marks();
+        let below: u64 = (0..marks.codes.len())
+            .into_par_iter()
+            .with_min_len(1 << 16)
+            .map(|k| marks.mark(k, entries_equal(word(table, k), value), depth as u32))
+            .sum();
+        self.below += below;
+    }
+}
+
+/// [`GroupExcess`]'s codes as a build's threads mark them: byte `k` holds the codes of the
+/// groups of the table's word `k` (entries `32 k..32 k + 32`), and the threads mark the groups
+/// of disjoint words.
+struct Marks<'a> {
+    codes: &'a [AtomicU8],
+    base: &'a [u8],
+    per_base: usize,
+}
+
+impl Marks<'_> {
+    /// Gives its code to each unreached group of word `k` that holds an entry at `depth`:
+    /// `found` has bit `2 j` set where entry `32 k + j` is at `depth` (as [`entries_equal`]
+    /// gives). Returns how many of them were reached below their base.
+    #[inline]
+    fn mark(&self, k: usize, found: u64, depth: u32) -> u64 {
+        let byte = self.codes[k].load(Relaxed);
+        // a group is unreached when both bits of its code are set
+        if found == 0 || byte & (byte >> 1) & 0x55 == 0 {
+            return 0;
+        }
+        let mut marked = byte;
+        let mut below = 0;
+        // the word's four groups share a base
+        let floor = self.base[4 * k / self.per_base] as u32;
+        for j in 0..4 {
+            if (byte >> (2 * j)) & 3 != GroupExcess::UNREACHED || (found >> (16 * j)) & 0xFFFF == 0
+            {
+                continue;
+            }
+            let code = if depth < floor {
+                below += 1;
+                0
+            } else {
+                (depth - floor).min(GroupExcess::MAX_EXCESS as u32) as u8
+            };
+            marked &= !((GroupExcess::UNREACHED ^ code) << (2 * j));
+        }
+        self.codes[k].store(marked, Relaxed);
+        below
     }
 }
 
@@ -669,10 +978,10 @@ pub(crate) mod tests {
     /// alone, and a group reached below its base is counted.
     #[test]
     fn group_excess_marks_the_pass_that_first_reaches_a_group() {
-        let mut bytes = vec![0xFFu8; 8 * GROUP / 4];
-        let set = |bytes: &mut [u8], i: usize, v: u8| {
-            bytes[i / 4] &= !(3 << (2 * (i % 4)));
-            bytes[i / 4] |= v << (2 * (i % 4));
+        let mut bytes = vec![u64::MAX; 8 * GROUP / 32];
+        let set = |words: &mut [u64], i: usize, v: u8| {
+            let w = u64::from_le(words[i / 32]) & !(3 << (2 * (i % 32)));
+            words[i / 32] = u64::to_le(w | (v as u64) << (2 * (i % 32)));
         };
         let code = |f: &GroupExcess<'_>, g: usize| (f.codes()[g / 4] >> (2 * (g % 4))) & 3;
         let codes = |f: &GroupExcess<'_>| (0..8).map(|g| code(f, g)).collect::<Vec<_>>();

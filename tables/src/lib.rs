@@ -16,6 +16,7 @@
 //!   and their build;
 //! - [`colossal`]: the optimal solver's colossal table (nxopt's kind of goal), its rows with
 //!   their floors, and its build;
+//! - `row256`: its build's reading of a 256-entry row through a map of its entries at once;
 //! - [`mod3`]: a huge, giant or colossal table loaded for the searches, with its index;
 //! - [`file`]: the table file format and memory-mapped loading;
 //! - [`Tables`]: all of it together, loaded from (or built into) a directory.
@@ -37,6 +38,7 @@ pub mod mod3;
 pub mod moves;
 pub mod movetable;
 pub mod prune;
+mod row256;
 pub mod states;
 pub mod symmetry;
 
@@ -186,16 +188,21 @@ impl Tables {
         }
         let coords = CoordTables::compute();
         for &kind in &todo {
-            let (bytes, entries, bits) = match kind {
-                TableKind::Phase1 => (prune::build_phase1(&coords, progress), None, 8),
-                TableKind::Phase2 => (prune::build_phase2(&coords, progress), None, 8),
-                TableKind::Phase2Slice => (prune::build_phase2_slice(&coords, progress), None, 8),
-                TableKind::Coords => (coords.file_payload(), None, 0),
+            // the mod-3 tables come as words ([`huge::Packed`]), the others as bytes
+            let (bytes, entries, bits): (Box<dyn AsRef<[u8]>>, _, _) = match kind {
+                TableKind::Phase1 => (Box::new(prune::build_phase1(&coords, progress)), None, 8),
+                TableKind::Phase2 => (Box::new(prune::build_phase2(&coords, progress)), None, 8),
+                TableKind::Phase2Slice => (
+                    Box::new(prune::build_phase2_slice(&coords, progress)),
+                    None,
+                    8,
+                ),
+                TableKind::Coords => (Box::new(coords.file_payload()), None, 0),
                 TableKind::Phase1Moves => {
                     // derived from the phase-1 depths, which are built first
                     let phase1 = Table::open(dir, TableKind::Phase1)?;
                     let bytes = prune::build_phase1_moves(&coords, phase1.payload(), progress);
-                    (bytes, Some(prune::N_PHASE1 as u64), 40)
+                    (Box::new(bytes), Some(prune::N_PHASE1 as u64), 40)
                 }
                 TableKind::Huge => {
                     let (bytes, dist) =
@@ -208,7 +215,7 @@ impl Tables {
                             ),
                         });
                     }
-                    (bytes, Some(huge::N_HUGE as u64), 2)
+                    (Box::new(bytes), Some(huge::N_HUGE as u64), 2)
                 }
                 TableKind::Colossal => {
                     let (dist, rows) = colossal::build(&coords, progress);
@@ -228,7 +235,7 @@ impl Tables {
                         _ => {}
                     }
                     let n = colossal::N_COLOSSAL as u64;
-                    (bytes, Some(n), colossal::COLOSSAL_ENCODING)
+                    (Box::new(bytes), Some(n), colossal::COLOSSAL_ENCODING)
                 }
                 TableKind::Giant => {
                     // no published distribution: the build is checked by its total, and the
@@ -236,9 +243,10 @@ impl Tables {
                     let (bytes, dist) =
                         huge::build(&huge::GiantSpace::new(&coords), "giant", progress, None);
                     check_reached(dir, kind, &dist, huge::N_GIANT)?;
-                    (bytes, Some(huge::N_GIANT as u64), 2)
+                    (Box::new(bytes), Some(huge::N_GIANT as u64), 2)
                 }
             };
+            let bytes = (*bytes).as_ref();
             let entries = entries.unwrap_or(bytes.len() as u64);
             Table::in_memory(kind, entries, bits, bytes).write_to(dir)?;
         }
