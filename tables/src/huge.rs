@@ -471,11 +471,12 @@ impl Space for GiantSpace<'_> {
 /// Builds a mod-3 table over `space` breadth-first on all cores: forward from the positions at
 /// the current depth while fewer than a third of the entries are filled, then backward (every
 /// empty entry looks for a neighbour at the current depth); in a space that maps its rows
-/// ([`Space::row_map`]), backward too from a depth with more than [`WHOLE_ROW_READINGS`]
-/// entries per row, whole rows at a time. Rows are scanned 32 entries to a word, and the
-/// rows a row's expansion reads are prefetched while the row before it is expanded. Returns the packed table (2 bits
-/// per entry, depth mod 3) and the number of entries at each depth. Memory: the table plus a
-/// few hundred KB per thread.
+/// ([`Space::row_map`]), on a CPU that reads them fast ([`row256::fast`]), backward too from a
+/// depth with more than [`WHOLE_ROW_READINGS`] entries per row, whole rows at a time. Rows are
+/// scanned 32 entries to a word, and the rows a row's expansion reads are prefetched while the
+/// row before it is expanded. Returns the packed table (2 bits per entry, depth mod 3) and the
+/// number of entries at each depth. Memory: the table (and the space's own tables) plus a few
+/// hundred KB per thread.
 ///
 /// With `floors`, each group of [`GROUP`] entries gets its least depth's excess over the
 /// group's base ([`GroupExcess`]), which the table's residues alone do not tell: each pass's
@@ -503,7 +504,8 @@ pub(crate) fn build<S: Space>(
         floors.reach_goal();
     }
     let marks = floors.as_deref_mut().map(GroupExcess::marks);
-    let row_maps = inner == row256::ROW_ENTRIES && space.row_map(0, 0, 0).is_some();
+    let row_maps =
+        inner == row256::ROW_ENTRIES && row256::fast() && space.row_map(0, 0, 0).is_some();
     let mut dist = vec![1u64];
     let mut filled = 1u64;
     let mut below = 0;

@@ -45,13 +45,23 @@ impl RowMap {
     }
 }
 
+/// Whether [`matches`] is fast here (AVX-512 VBMI). Without it, reading whole rows costs more
+/// than reading entries, and the build does not.
+pub(crate) fn fast() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512vbmi") && std::is_x86_feature_detected!("avx512bw") {
+        return true;
+    }
+    false
+}
+
 /// Bit `t % 64` of word `t / 64` set where entry `to[t]` of `row` holds `v` (`map` is `to`,
 /// `v < 4`). `row` is the row's 64 bytes as 8 little-endian words, entry `j` at bits `2 (j %
 /// 32)` of word `j / 32`.
 #[inline]
 pub(crate) fn matches(row: &[u64; 8], map: &RowMap, v: u8) -> [u64; 4] {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512vbmi") && std::is_x86_feature_detected!("avx512bw") {
+    if fast() {
         // SAFETY: the CPU has the features `matches_vbmi` is compiled for (checked just above).
         return unsafe { matches_vbmi(row, map, v) };
     }
