@@ -978,3 +978,96 @@ async fn attack_13_a_hostile_status_enum_changes_nothing_stored() {
     );
     server.stop().await;
 }
+
+/// 14. A solution sent as turn numbers (`Completion.moves`, what every worker of this version
+/// sends) with hostile bytes from a raw worker: a number above 17, one face turned twice in a
+/// row, text and numbers both, a sequence that does not solve the position, one past the
+/// target, one past the most turns a message may carry. Each is refused, the job keeps no
+/// solution and is leased again; an honest report by numbers afterwards is stored as the
+/// coordinator writes the turns, and the coordinator keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_14_hostile_turn_numbers_change_nothing_stored() {
+    use cubefleet_tables::MoveSeq;
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut farm = as_(&server, FARM).await;
+    let w = register(&mut farm, "w", 1).await;
+    let right = MoveSeq::parse(&undo("R U")).unwrap().indices();
+    // the undo of "R U" after U D U' D' repeated: solves the position, in too many turns
+    let padded = |n: usize| -> Vec<u8> {
+        let cycle = MoveSeq::parse("U D U' D'").unwrap().indices();
+        let mut m: Vec<u8> = cycle.iter().copied().cycle().take(4 * n).collect();
+        m.extend(&right);
+        m
+    };
+    let hostile: [(Vec<u8>, &str, &str); 7] = [
+        (vec![18], "", "above 17"),
+        (vec![255, 0], "", "above 17"),
+        (vec![0, 1], "", "twice in a row"),
+        (right.clone(), "U' R'", "both"),
+        (
+            MoveSeq::parse("R U").unwrap().indices(),
+            "",
+            "does not solve",
+        ),
+        (padded(6), "", "above the target"),
+        (padded(100), "", "moves"),
+    ];
+    for (k, (moves, text, says)) in hostile.into_iter().enumerate() {
+        // a batch of its own each: a job refused five times from one credential fails
+        let batch = format!("bytes{k}");
+        submit(&mut alice, submission(&batch, two_phase(20), &[], &["R U"]))
+            .await
+            .unwrap();
+        let id = lease(&mut farm, &w, 1).await[0].job_id;
+        let c = Completion {
+            moves: moves.clone(),
+            ..solved(id, text, false, 0)
+        };
+        match complete(&mut farm, &w, vec![c]).await {
+            Ok((accepted, reasons)) => {
+                assert_eq!(accepted, 0, "{moves:?}");
+                assert!(reasons[0].contains(says), "{moves:?}: {reasons:?}");
+            }
+            Err(e) => {
+                assert_eq!(e.code(), Code::InvalidArgument, "{moves:?}: {e:?}");
+                assert!(e.message().contains(says), "{moves:?}: {e:?}");
+            }
+        }
+        let r = job(&mut alice, id).await;
+        assert_ne!(r.state, JobState::Done as i32, "{moves:?}: {r:?}");
+        assert!(r.solution.is_empty(), "{moves:?}: {r:?}");
+        // a refused call leaves the job leased: hand it back
+        farm.workers
+            .release(ReleaseRequest {
+                worker_id: w.clone(),
+                jobs: vec![JobProgress {
+                    job_id: id,
+                    ..JobProgress::default()
+                }],
+            })
+            .await
+            .ok();
+        alice
+            .batches
+            .cancel_batch(BatchRef { batch_id: batch })
+            .await
+            .unwrap();
+    }
+    submit(
+        &mut alice,
+        submission("honest", two_phase(20), &[], &["R U"]),
+    )
+    .await
+    .unwrap();
+    let id = lease(&mut farm, &w, 1).await[0].job_id;
+    let c = Completion {
+        moves: right,
+        ..solved(id, "", false, 0)
+    };
+    assert_eq!(complete(&mut farm, &w, vec![c]).await.unwrap().0, 1);
+    let r = job(&mut alice, id).await;
+    assert_eq!(r.state, JobState::Done as i32, "{r:?}");
+    assert_eq!((r.solution.as_str(), r.length), ("U' R'", 2));
+    server.stop().await;
+}
