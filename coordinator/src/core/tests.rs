@@ -650,6 +650,7 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
     copy_dir(dir.path(), oracle.path());
     {
         let db = crate::store::sled_config(oracle.path())
+            .expect("conf")
             .open()
             .expect("sled");
         let meta = db.open_tree("meta").expect("meta");
@@ -693,6 +694,7 @@ fn a_clean_stop_reopens_from_its_summary_as_a_scan_would() {
     let db = (0..200)
         .find_map(|_| {
             crate::store::sled_config(dir.path())
+                .expect("conf")
                 .open()
                 .inspect_err(|_| std::thread::sleep(Duration::from_millis(10)))
                 .ok()

@@ -47,26 +47,41 @@ pub(super) const SEGMENT_BYTES: usize = 2 << 20;
 pub(super) const SLED_DEFAULT_SEGMENT_BYTES: usize = 512 << 10;
 
 /// The segment size to open the store in `dir` with: the one its sled configuration file
-/// (`conf`, a line `segment_size: N`) records, [`SLED_DEFAULT_SEGMENT_BYTES`] when that file
-/// names none, [`SEGMENT_BYTES`] for a new store (no such file).
-pub(super) fn segment_bytes(dir: &Path) -> usize {
-    let Ok(conf) = std::fs::read(dir.join("conf")) else {
-        return SEGMENT_BYTES;
+/// (`conf`, a line `segment_size: N`) records, or [`SEGMENT_BYTES`] for a new store (no such
+/// file). A file that records none (sled writes it into every store, so it is damaged) is
+/// refused: opening with a guessed size could read sled's log in segments of the wrong size.
+/// Stores made before [`SEGMENT_BYTES`] record sled's default, [`SLED_DEFAULT_SEGMENT_BYTES`].
+pub(super) fn segment_bytes(dir: &Path) -> Result<usize, Error> {
+    let path = dir.join("conf");
+    let conf = match std::fs::read(&path) {
+        Ok(conf) => conf,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SEGMENT_BYTES),
+        Err(e) => return Err(e.into()),
     };
     String::from_utf8_lossy(&conf)
         .lines()
         .find_map(|l| l.strip_prefix("segment_size: ")?.trim().parse().ok())
-        .unwrap_or(SLED_DEFAULT_SEGMENT_BYTES)
+        .ok_or_else(|| {
+            Error::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "{}: sled's configuration names no segment size (a line `segment_size: N`), \
+                     so the store is damaged; restore the data directory from a copy or start \
+                     a new one",
+                    path.display()
+                ),
+            ))
+        })
 }
 
 /// sled's configuration for the store in `dir`: [`CACHE_BYTES`] of cache, the segment size of
 /// [`segment_bytes`]. Whatever opens a store's sled database opens it with this (sled refuses a
 /// segment size other than the store's own).
-pub(crate) fn config(dir: &Path) -> sled::Config {
-    sled::Config::new()
+pub(crate) fn config(dir: &Path) -> Result<sled::Config, Error> {
+    Ok(sled::Config::new()
         .path(dir)
         .cache_capacity(CACHE_BYTES)
-        .segment_size(segment_bytes(dir))
+        .segment_size(segment_bytes(dir)?))
 }
 
 impl SledStore {
@@ -74,7 +89,7 @@ impl SledStore {
     /// an earlier version is upgraded, migrated or refused, a newer one refused
     /// ([`format::check`]).
     pub(crate) fn open(dir: &Path) -> Result<SledStore, Error> {
-        let db = config(dir).open()?;
+        let db = config(dir)?.open()?;
         let store = SledStore {
             batches: db.open_tree("batches")?,
             blocks: db.open_tree("job_blocks")?,

@@ -305,7 +305,7 @@ fn version_in(dir: &Path) -> Option<u32> {
     // a store just dropped may hold its lock a moment longer (sled's flusher thread)
     let mut tries = 0;
     let db = loop {
-        match sled_store::config(dir).open() {
+        match sled_store::config(dir).expect("conf").open() {
             Ok(db) => break db,
             Err(e) if tries < 50 => {
                 tries += 1;
@@ -451,7 +451,7 @@ fn each_store_keeps_the_segment_size_it_was_made_with() {
     store.flush().expect("flush");
     drop(store);
     assert_eq!(
-        sled_store::segment_bytes(dir.path()),
+        sled_store::segment_bytes(dir.path()).unwrap(),
         sled_store::SEGMENT_BYTES
     );
     let store = open_retrying(dir.path(), "reopened");
@@ -460,16 +460,30 @@ fn each_store_keeps_the_segment_size_it_was_made_with() {
 
     let old = old_store(&[1]);
     assert_eq!(
-        sled_store::segment_bytes(old.path()),
+        sled_store::segment_bytes(old.path()).unwrap(),
         sled_store::SLED_DEFAULT_SEGMENT_BYTES
     );
     let store = open_retrying(old.path(), "earlier store");
     assert!(read(&store, &[job_id(1, 1)])[0].is_some());
     drop(store);
     assert_eq!(
-        sled_store::segment_bytes(old.path()),
+        sled_store::segment_bytes(old.path()).unwrap(),
         sled_store::SLED_DEFAULT_SEGMENT_BYTES
     );
+}
+
+/// A store whose sled configuration file is garbage (no segment size, one that is not a
+/// number, not text, empty) is refused naming the file, never opened with a guessed segment
+/// size and never a panic.
+#[test]
+fn a_garbage_sled_configuration_is_an_error_not_a_panic() {
+    for conf in [&b"segment_size: banana\n"[..], b"\xff\xfe", b""] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        drop(open_retrying(dir.path(), "new store"));
+        std::fs::write(dir.path().join("conf"), conf).expect("write");
+        let e = SledStore::open(dir.path()).err().expect("refused");
+        assert!(e.to_string().contains("segment size"), "{conf:?}: {e}");
+    }
 }
 
 /// A store of a newer format is refused, naming both versions.
@@ -478,7 +492,10 @@ fn a_store_of_a_newer_format_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     drop(open_retrying(dir.path(), "new store"));
     {
-        let db = sled_store::config(dir.path()).open().expect("open");
+        let db = sled_store::config(dir.path())
+            .expect("conf")
+            .open()
+            .expect("open");
         let meta = db.open_tree("meta").expect("tree");
         meta.insert(VERSION_KEY, &(FORMAT_VERSION + 1).to_be_bytes())
             .expect("insert");
