@@ -43,14 +43,11 @@ const CACHE_BYTES: u64 = 64 << 20;
 /// see [`segment_bytes`].
 pub(super) const SEGMENT_BYTES: usize = 2 << 20;
 
-/// sled's default segment size, which every store made before [`SEGMENT_BYTES`] has.
-pub(super) const SLED_DEFAULT_SEGMENT_BYTES: usize = 512 << 10;
-
 /// The segment size to open the store in `dir` with: the one its sled configuration file
 /// (`conf`, a line `segment_size: N`) records, or [`SEGMENT_BYTES`] for a new store (no such
 /// file). A file that records none (sled writes it into every store, so it is damaged) is
 /// refused: opening with a guessed size could read sled's log in segments of the wrong size.
-/// Stores made before [`SEGMENT_BYTES`] record sled's default, [`SLED_DEFAULT_SEGMENT_BYTES`].
+/// Stores made before [`SEGMENT_BYTES`] record sled's default, 512 KiB.
 pub(super) fn segment_bytes(dir: &Path) -> Result<usize, Error> {
     let path = dir.join("conf");
     let conf = match std::fs::read(&path) {

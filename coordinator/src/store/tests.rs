@@ -440,6 +440,10 @@ fn an_earlier_store_whose_numbers_overflowed_is_refused() {
     }
 }
 
+/// sled's default segment size, which every store made before [`sled_store::SEGMENT_BYTES`]
+/// has.
+const SLED_DEFAULT_SEGMENT_BYTES: usize = 512 << 10;
+
 /// A new store is made with sled segments of [`sled_store::SEGMENT_BYTES`] and reopens with
 /// them; a store made with sled's default segments (every store before them) keeps its own,
 /// which sled would refuse to change, and opens with all its jobs.
@@ -461,14 +465,14 @@ fn each_store_keeps_the_segment_size_it_was_made_with() {
     let old = old_store(&[1]);
     assert_eq!(
         sled_store::segment_bytes(old.path()).unwrap(),
-        sled_store::SLED_DEFAULT_SEGMENT_BYTES
+        SLED_DEFAULT_SEGMENT_BYTES
     );
     let store = open_retrying(old.path(), "earlier store");
     assert!(read(&store, &[job_id(1, 1)])[0].is_some());
     drop(store);
     assert_eq!(
         sled_store::segment_bytes(old.path()).unwrap(),
-        sled_store::SLED_DEFAULT_SEGMENT_BYTES
+        SLED_DEFAULT_SEGMENT_BYTES
     );
 }
 
