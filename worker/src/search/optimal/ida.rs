@@ -9,7 +9,7 @@ use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{CubieCube, Face, Move, MoveSeq};
 
 use super::bounds::{combine, inverse_axes, Axis, Node, OptimalTables, AXIS_SYM};
-use super::prefixes::Prefixes;
+use super::prefixes::{Prefixes, REFINE_AFTER};
 use super::{Metric, OptimalOptions, Progress};
 use crate::search::symmetric::{CyclicWindows, SymSet};
 use crate::search::{moves_in, Budget, Outcome, Status, AFTER, NO_MOVE};
@@ -170,6 +170,9 @@ pub struct OptimalSearcher<'a> {
     /// at a time, densest first ([`Prefixes`]); below it, walking the 3,240 prefixes (a few
     /// milliseconds an iteration) would cost more than their order saves.
     prefixes_after: u64,
+    /// The nodes an iteration must take for the next ones to use finer prefixes
+    /// ([`REFINE_AFTER`]; see [`Prefixes`]).
+    refine_after: u64,
     pub(super) stopped: bool,
     pub(super) found_len: usize,
 }
@@ -222,6 +225,7 @@ impl<'a> OptimalSearcher<'a> {
             side_changes: 0,
             next_check: CHECK_EVERY,
             prefixes_after: PREFIXES_AFTER,
+            refine_after: REFINE_AFTER,
             stopped: false,
             found_len: 0,
         }
@@ -281,7 +285,7 @@ impl<'a> OptimalSearcher<'a> {
                 return self.stopped_outcome(d, budget);
             }
             if prefixes.is_none() && self.nodes - before >= self.prefixes_after {
-                prefixes = Some(Prefixes::new(self.metric));
+                prefixes = Some(Prefixes::new(self.metric, self.refine_after));
             }
             d += self.step();
             progress(Progress {
@@ -895,13 +899,17 @@ mod tests {
             let par =
                 super::super::solve_parallel(t, &c, &opts, &Budget::unlimited(), 2, &mut |_| {});
             assert_eq!(par.solution.expect("solved").len(), sol.len());
-            // one thread, every iteration a prefix's subtree at a time (densest first)
-            let mut by_prefix = OptimalSearcher::new(t);
-            by_prefix.prefixes_after = 0;
-            let got = by_prefix.solve(&c, &opts, &Budget::unlimited(), &mut |_| {});
-            let moves = got.solution.expect("solved").0;
-            assert!(c.apply_moves(&moves).is_solved());
-            assert_eq!(moves.len(), sol.len());
+            // one thread, every iteration a prefix's subtree at a time (densest first), with
+            // the coarse prefixes and with the fine ones from the second iteration on
+            for refine_after in [REFINE_AFTER, 0] {
+                let mut by_prefix = OptimalSearcher::new(t);
+                by_prefix.prefixes_after = 0;
+                by_prefix.refine_after = refine_after;
+                let got = by_prefix.solve(&c, &opts, &Budget::unlimited(), &mut |_| {});
+                let moves = got.solution.expect("solved").0;
+                assert!(c.apply_moves(&moves).is_solved());
+                assert_eq!(moves.len(), sol.len());
+            }
         }
         assert!(changes > 0, "the search never changed sides");
     }
