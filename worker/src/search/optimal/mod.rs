@@ -67,7 +67,8 @@
 //! prefixes with a run of adjacent moves smaller than the run of the same length at the start.
 //!
 //! Once an iteration takes 10,000 nodes, the next ones are searched one subtree at a time,
-//! below each prefix of three moves (of four once an iteration takes 100,000 nodes), the
+//! below each prefix of three moves (of four once an iteration takes 100,000 nodes,
+//! unless the position's symmetries prune moves), the
 //! subtrees densest at the depth before first (vcube's ordering): the last iteration stops at
 //! its first solution, and the densest subtrees are where solutions are likeliest.
 //!

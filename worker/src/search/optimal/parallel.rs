@@ -7,7 +7,7 @@ use cubefleet_tables::{CubieCube, Move, MoveSeq};
 
 use super::bounds::OptimalTables;
 use super::ida::{OptimalSearcher, Stop, CHECK_EVERY};
-use super::prefixes::{Prefixes, REFINE_AFTER};
+use super::prefixes::Prefixes;
 use super::{OptimalOptions, Progress};
 use crate::search::{Budget, Outcome, Status};
 
@@ -45,7 +45,7 @@ pub fn solve_parallel(
             s
         })
         .collect();
-    let mut prefixes = Prefixes::new(opts.metric, REFINE_AFTER);
+    let mut prefixes = Prefixes::new(opts.metric, main.prefix_refinement());
     let mut total_nodes = 0u64;
     loop {
         if let Some(mut outcome) = main.past_limit(d, opts) {
