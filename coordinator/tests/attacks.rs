@@ -116,6 +116,22 @@ async fn complete(
     ))
 }
 
+/// Reports the one result `c` as `worker` and asserts it is refused, with `says` in the reason
+/// (a rejection in the reply, or the call refused as an invalid argument); `what` names the case
+/// in a failure.
+async fn assert_refused(client: &mut Client, worker: &str, c: Completion, says: &str, what: &str) {
+    match complete(client, worker, vec![c]).await {
+        Ok((accepted, reasons)) => {
+            assert_eq!(accepted, 0, "{what}");
+            assert!(reasons[0].contains(says), "{what}: {reasons:?}");
+        }
+        Err(e) => {
+            assert_eq!(e.code(), Code::InvalidArgument, "{what}: {e:?}");
+            assert!(e.message().contains(says), "{what}: {e:?}");
+        }
+    }
+}
+
 /// A "solved" result of `job_id`, claimed optimal with `lower_bound` when `optimal`.
 fn solved(job_id: u64, solution: &str, optimal: bool, lower_bound: u32) -> Completion {
     Completion {
@@ -912,16 +928,7 @@ async fn attack_13_a_hostile_status_enum_changes_nothing_stored() {
             result_status: value,
             ..solved(id, &right, false, 0)
         };
-        match complete(&mut farm, &w, vec![c]).await {
-            Ok((accepted, reasons)) => {
-                assert_eq!(accepted, 0, "{value}");
-                assert!(reasons[0].contains(says), "{value}: {reasons:?}");
-            }
-            Err(e) => {
-                assert_eq!(e.code(), Code::InvalidArgument, "{value}: {e:?}");
-                assert!(e.message().contains(says), "{value}: {e:?}");
-            }
-        }
+        assert_refused(&mut farm, &w, c, says, &value.to_string()).await;
         let r = job(&mut alice, id).await;
         assert_ne!(r.state, JobState::Done as i32, "{value}: {r:?}");
         assert!(
@@ -1024,16 +1031,7 @@ async fn attack_14_hostile_turn_numbers_change_nothing_stored() {
             moves: moves.clone(),
             ..solved(id, text, false, 0)
         };
-        match complete(&mut farm, &w, vec![c]).await {
-            Ok((accepted, reasons)) => {
-                assert_eq!(accepted, 0, "{moves:?}");
-                assert!(reasons[0].contains(says), "{moves:?}: {reasons:?}");
-            }
-            Err(e) => {
-                assert_eq!(e.code(), Code::InvalidArgument, "{moves:?}: {e:?}");
-                assert!(e.message().contains(says), "{moves:?}: {e:?}");
-            }
-        }
+        assert_refused(&mut farm, &w, c, says, &format!("{moves:?}")).await;
         let r = job(&mut alice, id).await;
         assert_ne!(r.state, JobState::Done as i32, "{moves:?}: {r:?}");
         assert!(r.solution.is_empty(), "{moves:?}: {r:?}");
