@@ -122,6 +122,11 @@ pub(crate) struct BatchRecord {
     /// is one, 2 is two).
     #[prost(uint32, tag = "17")]
     pub(crate) confirm: u32,
+    /// The client credential that made the batch (store format 6); empty for a batch of
+    /// `run`, of a coordinator without credentials, and of earlier versions. Only it (or an
+    /// admin) may cancel the batch.
+    #[prost(string, tag = "18")]
+    pub(crate) owner: String,
 }
 
 impl BatchRecord {

@@ -70,8 +70,9 @@ pub struct Session {
     pub name: String,
     /// Its search threads.
     pub threads: u32,
-    /// The name its answers carry and `revoke` takes: the credential's name when the
-    /// credential is named, else the worker's name.
+    /// The name its answers carry and `revoke` takes: the credential's name (given or
+    /// derived), never what the worker says of itself; the worker's name only on a
+    /// coordinator without credentials ([`crate::credentials::Credential::names_workers`]).
     pub identity: String,
 }
 
@@ -102,7 +103,8 @@ impl SessionKey {
     }
 
     /// A new session of `name` with `threads`, registered by `credential` (`named`: whether
-    /// the credential's name names its workers): the session and its token.
+    /// the credential's name names its workers, see
+    /// [`crate::credentials::Credential::names_workers`]): the session and its token.
     pub fn issue(
         &self,
         credential: &str,

@@ -1,7 +1,14 @@
-//! Completions: a worker's results verified ([`crate::verify`]), stored by compare-and-swap,
-//! flushed, then counted and indexed; rejected results requeue the job (or fail it after
+//! Completions: a worker's results, each decided by the job state machine
+//! ([`super::machine::decide`]: only the lease holder, or its last holder within the grace,
+//! reports on a job), verified ([`crate::verify`]), stored by compare-and-swap, flushed, then
+//! counted and indexed; rejected results requeue the job (or fail it after
 //! [`MAX_REJECTIONS`]); finished jobs go to the followers of their batch. A batch that keeps
 //! only lengths (`--keep histogram`) stores a verified result without its solution text.
+//!
+//! A result is an *answer* only when it is a verified solution that meets the batch's
+//! question (no `optimal` flag, no lower bound, status `solved`); everything else is a
+//! *claim*: stored with its worker and `claimed`, held until the batch's `confirm`
+//! credentials agree, undone by `revoke`.
 
 use cubefleet_proto::{Completion, JobResult, JobState, Mode, ResultStatus};
 use cubefleet_tables::CubieCube;
@@ -9,6 +16,7 @@ use cubefleet_tables::CubieCube;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::machine::{decide, Actor, Event, Next, Phase};
 use super::state::{Claim, FastMap};
 use super::{view, Core};
 use crate::error::Error;
@@ -63,19 +71,43 @@ struct Verified {
     session: String,
     /// Of a batch with `confirm` 2: the workers whose equal claims made it final.
     confirmed_by: Vec<String>,
+    /// Whether it rests on a claim ([`is_claim`]).
+    claim: bool,
+}
+
+/// Whether a result that passed [`verify`] (`checked`, reported `optimal`) is a claim: all
+/// but a solution with no bound and no optimality asserted, whose status is `solved` — a
+/// verified solution within the batch's target or depth, which is all the question asks.
+fn is_claim(checked: &Checked, optimal: bool) -> bool {
+    optimal || checked.lower_bound > 0 || checked.status != ResultStatus::Solved
+}
+
+/// Whether two claims on one job agree: the same status and length; for a timeout or an
+/// answer over the target (whose best solution found may differ from search to search), the
+/// same status.
+fn agrees(a: &Claim, status: ResultStatus, length: u32) -> bool {
+    a.status == status
+        && (a.length == length
+            || matches!(status, ResultStatus::Timeout | ResultStatus::OverTarget))
+}
+
+/// The state machine's phase of the job whose record is `job`, given `mem`, what memory says
+/// of it (leased or queued).
+fn phase_of(job: &JobRecord, mem: Phase) -> Phase {
+    match job.state() {
+        JobState::Done | JobState::Failed if job.r().claimed => Phase::Claimed,
+        JobState::Done => Phase::Answered,
+        JobState::Failed => Phase::Claimed,
+        JobState::Invalid | JobState::Cancelled => Phase::Closed,
+        _ => mem,
+    }
 }
 
 impl Verified {
-    /// Whether the answer rests on a claim the coordinator cannot check (what `confirm` 2
-    /// holds until a second credential agrees).
-    fn claims(&self) -> bool {
-        self.optimal || self.status == ResultStatus::NoneWithin
-    }
-
     /// The record `job` with this result: done, with the lower bound [`verify`] proved (the
     /// stored one taken into account, clamped, never above the solution's length).
     fn apply(self, mut job: JobRecord) -> JobRecord {
-        let claimed = self.claims() || self.lower_bound > 0;
+        let claimed = self.claim;
         let r = job.r_mut();
         r.state = JobState::Done as i32;
         r.set_outcome(self.status);
@@ -111,7 +143,7 @@ impl Core {
         // the modes of the batches concerned, read under the lock once (and which of them
         // keep only the lengths of their results), and the positions the jobs' leases made
         // (a job's position never changes: see `Lease::cube`)
-        let (modes, histogram_only, leased, identity, confirm) = {
+        let (modes, histogram_only, leased, identity, confirm, standing) = {
             let st = self.lock();
             let identity = st
                 .workers
@@ -120,6 +152,7 @@ impl Core {
             let (mut modes, mut keeps) = (FastMap::default(), FastMap::default());
             let mut confirm = FastMap::default();
             let mut leased: FastMap<u64, CubieCube> = FastMap::default();
+            let mut standing: FastMap<u64, (Phase, Actor)> = FastMap::default();
             leased.reserve(results.len());
             for c in results {
                 let seq = batch_seq(c.job_id);
@@ -130,11 +163,15 @@ impl Core {
                 confirm
                     .entry(seq)
                     .or_insert_with(|| st.batches.get(&seq).is_some_and(|b| b.confirm >= 2));
-                if let Some(cube) = st.leases.get(&c.job_id).and_then(|l| l.cube) {
-                    leased.insert(c.job_id, cube);
+                let stands = st.standing(c.job_id, worker);
+                standing.insert(c.job_id, stands);
+                if stands.1 == Actor::Holder {
+                    if let Some(cube) = st.leases.get(&c.job_id).and_then(|l| l.cube) {
+                        leased.insert(c.job_id, cube);
+                    }
                 }
             }
-            (modes, keeps, leased, identity, confirm)
+            (modes, keeps, leased, identity, confirm, standing)
         };
         for _attempt in 0..8 {
             if pending.is_empty() {
@@ -166,10 +203,12 @@ impl Core {
                     continue;
                 }
                 let old = at.and_then(|i| records[i].as_ref());
-                match self.complete_one(worker, &identity, c, old, leased.get(&c.job_id), mode)? {
+                let stands = standing[&c.job_id];
+                let leased = leased.get(&c.job_id);
+                match self.complete_one(worker, &identity, c, old, stands, leased, mode)? {
                     // a verified result always has the record it was checked against
                     Completed::Verified(mut v) => {
-                        if confirm[&batch_seq(c.job_id)] && v.claims() {
+                        if confirm[&batch_seq(c.job_id)] && v.claim {
                             match self.confirm(worker, c.job_id, &v)? {
                                 Some(names) => v.confirmed_by = names,
                                 None => {
@@ -230,18 +269,21 @@ impl Core {
         st.counters.completed += done.len() as u64;
         for (id, new) in &done {
             let id = *id;
-            // the job left `leased` when it held a lease, else `queued` (a late result after
-            // its lease expired)
-            let from = if st.unlease(id).is_some() {
+            // the job left `leased` when it held a lease, else `queued` (a late result of its
+            // last holder); only a search the coordinator saw run counts in the search times
+            // (the queued-work estimate and the autoscaling signal), never longer than it saw
+            let from = if let Some(lease) = st.unlease(id) {
+                let seen = lease.since.elapsed().as_secs_f64() * 1000.0;
+                st.solve_times.observe(new.r().millis.min(seen));
                 JobState::Leased
             } else {
                 st.ready.remove(id);
+                st.returned.remove(&id);
                 JobState::Queued
             };
             st.count(id, from, JobState::Done);
             st.rejections.remove(&id);
             st.record_length(id, new.r());
-            st.solve_times.observe(new.r().millis);
         }
         drop(st);
         if self.followed() {
@@ -258,26 +300,49 @@ impl Core {
     }
 
     /// One step of [`Core::complete`] for result `c` of a job whose batch has `mode` and whose
-    /// record, as read, is `job`; `leased` is the job's position as its lease made it from the
-    /// record (None without a lease: made here from `job`).
+    /// record, as read, is `job`; `stands` is how the job and `worker` stand in memory (its
+    /// phase there, and `worker`'s relation to it), and `leased` the job's position as the
+    /// worker's lease made it from the record (None without a lease: made here from `job`).
+    /// What may happen is the state machine's ([`decide`]); nothing is verified for a worker
+    /// that may not report on the job.
+    #[allow(clippy::too_many_arguments)]
     fn complete_one(
         &self,
         worker: &str,
         identity: &str,
         c: &Completion,
         job: Option<&JobRecord>,
+        stands: (Phase, Actor),
         leased: Option<&CubieCube>,
         mode: &Mode,
     ) -> Result<Completed, Error> {
         let Some(job) = job else {
             return Ok(Completed::Rejected("no such job".into()));
         };
-        if job.state().is_finished() {
-            return Ok(Completed::Before); // reported before: harmless
-        }
-        if c.reported() == Some(ResultStatus::Cancelled) {
-            self.requeue_from(c.job_id, Some(worker), "worker gave it up")?;
-            return Ok(Completed::GivenUp);
+        let phase = phase_of(job, stands.0);
+        let finished = job.state().is_finished();
+        let actor = if finished && !job.r().session.is_empty() && job.r().session == worker {
+            Actor::Answerer
+        } else {
+            stands.1
+        };
+        let event = if c.reported() == Some(ResultStatus::Cancelled) {
+            Event::GiveUp
+        } else {
+            Event::Answer
+        };
+        // who may not report on the job is refused before anything is verified
+        match decide(phase, event, actor) {
+            Err(why) => {
+                tracing::debug!(worker, job = c.job_id, %why, "report refused");
+                return Ok(Completed::Rejected(why.reason().into()));
+            }
+            Ok(Next::Repeat) => return Ok(Completed::Before), // reported before: harmless
+            Ok(Next::Requeue) => {
+                self.requeue_from(c.job_id, Some(worker), "worker gave it up")?;
+                return Ok(Completed::GivenUp);
+            }
+            Ok(_) => {}
         }
         let checked = match leased.copied().or_else(|| job.cube()) {
             Some(cube) => verify(
@@ -293,32 +358,45 @@ impl Core {
         match checked {
             Err(reason) => {
                 let reason = cut(&reason, MAX_REASON);
-                tracing::warn!(worker, job = c.job_id, %reason, "result rejected");
-                self.refuse(c.job_id, worker, &reason)?;
+                tracing::warn!(worker, job = c.job_id, ?reason, "result rejected");
+                if decide(phase, Event::Wrong, actor) == Ok(Next::Count) {
+                    self.refuse(c.job_id, worker, &reason)?;
+                }
                 Ok(Completed::Rejected(reason))
             }
-            Ok(Checked {
-                status,
-                length,
-                solution,
-                lower_bound,
-            }) => Ok(Completed::Verified(Verified {
-                status,
-                solution,
-                length,
-                optimal: c.optimal,
-                lower_bound,
-                nodes: c.nodes,
-                millis: c.millis,
-                worker: identity.to_string(),
-                session: worker.to_string(),
-                confirmed_by: Vec::new(),
-            })),
+            Ok(checked) => {
+                let claim = is_claim(&checked, c.optimal);
+                let event = if claim { Event::Claim } else { Event::Answer };
+                match decide(phase, event, actor) {
+                    Ok(Next::Store | Next::Claim) => {}
+                    Ok(_) => return Ok(Completed::Before),
+                    Err(why) => return Ok(Completed::Rejected(why.reason().into())),
+                }
+                let Checked {
+                    status,
+                    length,
+                    solution,
+                    lower_bound,
+                } = checked;
+                Ok(Completed::Verified(Verified {
+                    status,
+                    solution,
+                    length,
+                    optimal: c.optimal,
+                    lower_bound,
+                    nodes: c.nodes,
+                    millis: c.millis,
+                    worker: identity.to_string(),
+                    session: worker.to_string(),
+                    confirmed_by: Vec::new(),
+                    claim,
+                }))
+            }
         }
     }
 
     /// Holds the claim `v` of `worker` on job `id` (of a batch with `confirm` 2) until a
-    /// worker of another credential makes the same claim (status and length): then the names
+    /// worker of another credential makes the same claim ([`agrees`]): then the names
     /// of the two workers, and the answer is final. Until then the job goes back to the queue,
     /// for a credential that has not claimed it yet ([`Core::lease`] passes it over for the
     /// others); two claims that differ are a disagreement, settled by a third credential's.
@@ -331,9 +409,7 @@ impl Core {
             };
             let claims = st.pending.entry(id).or_default();
             if !claims.iter().any(|c| c.credential == credential) {
-                let same = claims
-                    .iter()
-                    .find(|c| c.status == v.status && c.length == v.length);
+                let same = claims.iter().find(|c| agrees(c, v.status, v.length));
                 if let Some(first) = same {
                     let names = vec![first.identity.clone(), identity];
                     st.pending.remove(&id);
@@ -415,6 +491,17 @@ impl Core {
             let r = new.r_mut();
             r.state = JobState::Failed as i32;
             r.set_outcome(ResultStatus::Failed);
+            // a failure rests on its refusers: a claim of theirs that `revoke` undoes
+            r.claimed = true;
+            r.worker = st
+                .workers
+                .get(worker)
+                .map_or_else(|| worker.to_string(), |w| w.identity.to_string());
+            r.session = worker.to_string();
+            let mut by: Vec<String> = reasons.iter().map(|(c, _)| c.to_string()).collect();
+            by.sort();
+            by.dedup();
+            r.confirmed_by = by;
             r.error = format!(
                 "results rejected {} times: {}; check the workers' versions and logs, then \
                  submit the line again",
@@ -429,7 +516,7 @@ impl Core {
                 st.unlease(id);
                 st.count(id, JobState::Leased, JobState::Failed);
                 drop(st);
-                tracing::warn!(job = id, worker, ?reasons, "job failed");
+                tracing::warn!(job = id, worker, reasons = reasons.len(), "job failed");
                 if self.followed() {
                     self.send_followers(batch_seq(id), [(id, new)]);
                 }

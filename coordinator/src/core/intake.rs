@@ -58,7 +58,7 @@ impl Core {
     /// Starts or continues a submission: creates the batch or checks that the spec matches.
     /// Returns the batch record (its `total` says how many lines are already stored; of a
     /// range or sample batch, how many states it covers).
-    pub(crate) fn begin_submit(&self, spec: BatchSpec) -> Result<BatchRecord, Error> {
+    pub(crate) fn begin_submit(&self, spec: BatchSpec, owner: &str) -> Result<BatchRecord, Error> {
         let mode = normalize_mode(spec.mode.unwrap_or_default())?;
         limits::check_len("name", spec.name.as_bytes(), limits::MAX_BATCH_NAME)?;
         limits::check_len("batch_id", spec.batch_id.as_bytes(), limits::MAX_BATCH_ID)?;
@@ -104,6 +104,7 @@ impl Core {
             content_hash: spec.content_hash,
             keep: keep as i32,
             confirm: spec.confirm.max(1),
+            owner: owner.to_string(),
             ..BatchRecord::default()
         };
         match states {
@@ -164,6 +165,16 @@ impl Core {
                 });
             }
             return Ok(b);
+        }
+        if !new.owner.is_empty() {
+            let open = self.lock().open_batches_of(&new.owner);
+            if open >= limits::MAX_OPEN_BATCHES {
+                return Err(Error::Exhausted(format!(
+                    "credential {} has {open} unfinished batches, the most one credential may \
+                     have; wait for some to finish, or cancel some",
+                    new.owner
+                )));
+            }
         }
         let b = self.store.create_batch(&BatchRecord {
             created_unix_ms: now_ms(),
@@ -386,7 +397,9 @@ impl Core {
         if batch.cancelled {
             r.state = JobState::Cancelled as i32;
             r.set_outcome(ResultStatus::Cancelled);
-        } else if let Some(stored) = self.answer_from_store(cube, &canon, &key, mkey)? {
+        } else if let Some(stored) =
+            self.answer_from_store(cube, &canon, &key, mkey, batch.confirm)?
+        {
             r.state = JobState::Done as i32;
             r.set_outcome(stored.outcome());
             r.solution = stored.solution;
@@ -398,6 +411,7 @@ impl Core {
             r.worker = stored.worker;
             r.session = stored.session;
             r.claimed = stored.claimed;
+            r.confirmed_by = stored.confirmed_by;
             if batch.keeps_histogram() {
                 r.solution.clear();
             }
@@ -412,18 +426,38 @@ impl Core {
 
     /// A stored result for `cube` (or a symmetric / inverse copy) in the mode with key `mkey`,
     /// mapped back to `cube` and verified; `key` is the key of `canon`, its canonical form.
+    /// Only an answer trusted as far as the batch asks is served: one resting on claims must
+    /// have been confirmed by `confirm` credentials (a batch with `confirm` 2 is never
+    /// answered by one credential's claim; [`trusted_for`]).
     fn answer_from_store(
         &self,
         cube: &CubieCube,
         canon: &Canonical,
         key: &[u8; 16],
         mkey: &[u8],
+        confirm: u32,
     ) -> Result<Option<JobResult>, Error> {
         for (_, job, stored) in self.indexed(key, &[mkey])? {
+            if !trusted_for(job.r(), confirm) {
+                continue;
+            }
             if let Some(r) = map_result(job.r().clone(), &stored, cube, canon) {
                 return Ok(Some(r));
             }
         }
         Ok(None)
     }
+}
+
+/// Whether the stored answer `r` may answer a batch that asks `confirm` credentials to agree
+/// on a claim: a verified answer always; a claim when that many distinct credentials made it
+/// (`confirmed_by`; one, its worker, when it names none).
+pub(super) fn trusted_for(r: &JobResult, confirm: u32) -> bool {
+    if !r.claimed {
+        return true;
+    }
+    let mut by: Vec<&str> = r.confirmed_by.iter().map(String::as_str).collect();
+    by.sort_unstable();
+    by.dedup();
+    by.len().max(1) >= confirm.max(1) as usize
 }

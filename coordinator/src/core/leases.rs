@@ -10,6 +10,7 @@ use cubefleet_tables::{CubieCube, FaceletCube};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
 
+use super::machine::{decide, Actor, Event, Next as Rule, Phase};
 use super::ready::Next;
 use super::state::Lease;
 use super::Core;
@@ -77,8 +78,11 @@ impl Core {
     /// Expired leases are not looked for here: the coordinator's sweeper returns them to the
     /// queue every half second (and wakes long-polling leases when it does).
     ///
-    /// A session holds at most [`Core::max_held`] jobs: `max` is cut to the room it has left
-    /// (none when it is full). A session the registry does not list is refused.
+    /// A session holds at most [`Core::max_held`] jobs, and the sessions of one credential
+    /// together at most what one worker of the most threads may ([`Core::credential_room`]):
+    /// `max` is cut to the room left (none when it is full). A session the registry does not
+    /// list is refused. Each job is leased by the state machine's rule
+    /// ([`super::machine::decide`]).
     pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<Leased>, Error> {
         let _op = self.op()?;
         let max = {
@@ -91,6 +95,7 @@ impl Core {
             };
             let max = if w.capped {
                 let room = self.max_held_in(&st, w.threads).saturating_sub(w.held);
+                let room = room.min(self.credential_room(&st, &w.credential));
                 u64::from(max).min(room) as u32
             } else {
                 max
@@ -125,7 +130,8 @@ impl Core {
                     return Err(e);
                 }
             };
-            let deadline = Instant::now() + self.lease_duration;
+            let now = Instant::now();
+            let deadline = now + self.lease_duration;
             for (id, job) in ids.into_iter().zip(views) {
                 // a queued job always has a position; without one its lease simply expires
                 let Some(job) = job.filter(|j| j.state() == JobState::Queued) else {
@@ -136,6 +142,9 @@ impl Core {
                     passed.push(id);
                     continue;
                 }
+                if decide(Phase::Queued, Event::Lease, Actor::Session) != Ok(Rule::Lease) {
+                    continue;
+                }
                 st.count(id, JobState::Queued, JobState::Leased);
                 let cube = job.cube();
                 st.lease(
@@ -143,6 +152,7 @@ impl Core {
                     Lease {
                         worker: owner.clone(),
                         deadline,
+                        since: now,
                         cube,
                     },
                 );
@@ -230,17 +240,15 @@ impl Core {
             self.touch(&mut st, worker);
             let deadline = Instant::now() + self.lease_duration;
             for p in jobs {
-                let ours = st
-                    .leases
-                    .get(&p.job_id)
-                    .is_some_and(|l| *l.worker == *worker);
+                let (phase, actor) = st.standing(p.job_id, worker);
                 // a job it holds has a batch; an id it made up names none, and makes none
-                let cancelled = ours
+                let extend = decide(phase, Event::Heartbeat, actor) == Ok(Rule::Extend);
+                let cancelled = extend
                     && st
                         .batches
                         .get(&batch_seq(p.job_id))
                         .is_some_and(|b| b.cancelled);
-                if !ours || cancelled {
+                if !extend || cancelled {
                     cancel.push(p.job_id);
                     continue;
                 }
@@ -284,21 +292,23 @@ impl Core {
     pub fn release(&self, worker: &str, jobs: &[JobProgress]) -> Result<u32, Error> {
         let mut n = 0;
         for p in jobs {
-            let ours = self
-                .lock()
-                .leases
-                .get(&p.job_id)
-                .is_some_and(|l| *l.worker == *worker);
-            if !ours {
-                continue;
-            }
-            if p.reason.is_empty() {
-                self.heartbeat(worker, std::slice::from_ref(p))?;
-                self.requeue(p.job_id, "released by worker")?;
+            let event = if p.reason.is_empty() {
+                Event::Release
             } else {
-                let reason = format!("the worker cannot run it: {}", p.reason);
-                tracing::warn!(worker, job = p.job_id, %reason, "job handed back");
-                self.refuse(p.job_id, worker, &reason)?;
+                Event::CannotRun
+            };
+            let (phase, actor) = self.lock().standing(p.job_id, worker);
+            match decide(phase, event, actor) {
+                Ok(Rule::Requeue) => {
+                    self.heartbeat(worker, std::slice::from_ref(p))?;
+                    self.requeue_from(p.job_id, Some(worker), "released by worker")?;
+                }
+                Ok(Rule::Count) => {
+                    let reason = format!("the worker cannot run it: {}", p.reason);
+                    tracing::warn!(worker, job = p.job_id, ?reason, "job handed back");
+                    self.refuse(p.job_id, worker, &reason)?;
+                }
+                _ => continue,
             }
             n += 1;
         }
@@ -306,32 +316,35 @@ impl Core {
         Ok(n)
     }
 
-    /// Returns every lease past its deadline to the queue, with the progress it reached.
+    /// Returns every lease past its deadline to the queue, with the progress it reached; its
+    /// holder may still report on the job within the grace
+    /// ([`super::machine::Actor::LastHolder`]).
     pub fn expire_leases(&self) -> Result<usize, Error> {
         let now = Instant::now();
-        let expired: Vec<u64> = {
+        let expired: Vec<(u64, Arc<str>)> = {
             let st = self.lock();
             st.leases
                 .iter()
                 .filter(|(_, l)| l.deadline <= now)
-                .map(|(&id, _)| id)
+                .map(|(&id, l)| (id, l.worker.clone()))
                 .collect()
         };
-        for &id in &expired {
-            self.requeue(id, "lease expired")?;
-            self.lock().counters.lease_expiries += 1;
+        for (id, holder) in &expired {
+            if decide(Phase::Leased, Event::Expire, Actor::Coordinator) != Ok(Rule::Requeue) {
+                continue;
+            }
+            self.requeue_from(*id, Some(holder), "lease expired")?;
+            let mut st = self.lock();
+            st.counters.lease_expiries += 1;
+            if !st.leases.contains_key(id) {
+                st.returned.insert(*id, (holder.clone(), now));
+            }
         }
         Ok(expired.len())
     }
 
     /// Moves a leased job back to the queue (keeping its lower bound), or to `cancelled` when
-    /// its batch was cancelled. Does nothing when the job holds no lease (it was completed or
-    /// returned already), so it is safe to call twice.
-    fn requeue(&self, id: u64, why: &str) -> Result<(), Error> {
-        self.requeue_from(id, None, why)
-    }
-
-    /// Like [`Core::requeue`], but when `owner` is given only if the job is leased to that
+    /// its batch was cancelled; when `owner` is given only if the job is leased to that
     /// worker: a worker whose lease was lost must not take the job from its new holder.
     ///
     /// A lease is memory only, so returning a job to the queue writes nothing; a cancelled

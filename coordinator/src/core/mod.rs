@@ -51,17 +51,23 @@
 //!   while the core serves (its readers wait until it is whole),
 //!   and every candidate it names is checked against the record before use;
 //! - every change of the store runs inside [`Core::op`], from its first write until the state
-//!   in memory follows it, so [`Core::close`] sees no change half made.
+//!   in memory follows it, so [`Core::close`] sees no change half made;
+//! - every change of a job is first decided by the job state machine (`machine`): who may do
+//!   what to which job, in which state, in one function;
+//! - security state (revocations) is stored before the call returns and kept apart from the
+//!   state rebuilt from the jobs (`security`).
 
 mod cancel;
 mod completion;
 mod dedup;
 mod intake;
 mod leases;
+mod machine;
 mod making;
 mod queries;
 mod ready;
 mod recovery;
+mod security;
 mod state;
 mod submit;
 mod summary;
@@ -83,6 +89,8 @@ pub use self::completion::MAX_REJECTIONS;
 use self::dedup::SymIndex;
 pub use self::intake::MAX_LINE_LEN;
 pub use self::leases::{Leased, MAX_LEASE_JOBS, MAX_LEASE_WAIT, SWEEP_EVERY};
+pub use self::cancel::Canceller;
+pub use self::security::Revoker;
 pub use self::state::Counters;
 use self::state::State;
 pub use self::submit::EndHash;
@@ -129,6 +137,9 @@ pub struct Core {
     followers: Mutex<Vec<(u32, Follower)>>,
     /// The key worker session tokens are signed with (kept in the store's `meta`).
     session_key: crate::session::SessionKey,
+    /// What a restart must keep of credentials (revocations): stored, and apart from
+    /// `state`, which is rebuilt from the jobs at open.
+    security: Mutex<security::Security>,
 }
 
 /// Key in the store's `meta` of the session key.
@@ -159,9 +170,11 @@ impl Core {
             finished: tokio::sync::watch::Sender::new(0),
             followers: Mutex::new(Vec::new()),
             session_key,
+            security: Mutex::new(security::Security::default()),
         };
-        core.load_revoked()?;
         let done = core.rebuild()?;
+        // after the job state, never overwritten by it; ends revocations a crash cut short
+        core.load_security()?;
         let core = Arc::new(core);
         Core::build_index_behind(&core, done);
         Ok(core)

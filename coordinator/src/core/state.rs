@@ -10,6 +10,7 @@ use std::time::Instant;
 use cubefleet_proto::{JobResult, JobState, Mode, ResultStatus};
 use cubefleet_tables::CubieCube;
 
+use super::machine::{Actor, Phase};
 use super::ready::Ready;
 use super::WorkerInfo;
 use crate::range::States;
@@ -23,6 +24,9 @@ pub(super) struct Lease {
     pub(super) worker: Arc<str>,
     /// When the lease ends unless a heartbeat extends it.
     pub(super) deadline: Instant,
+    /// When the lease was made: a completion's search time is never counted as longer than
+    /// the coordinator saw it take (the queued-work estimate rests on what it measured).
+    pub(super) since: Instant,
     /// The job's position as the lease made it from the stored record (None: the record has
     /// no valid position). A job's position never changes once stored (its id names one line
     /// of one batch, and neither is ever replaced), so a completion verifies against this
@@ -60,6 +64,8 @@ pub(super) struct BatchMem {
     pub(super) confirm: u32,
     /// Claims that two workers disagreed on since start.
     pub(super) disagreements: u64,
+    /// The client credential that submitted it ("" for none; as its record's `owner`).
+    pub(super) owner: String,
 }
 
 impl BatchMem {
@@ -74,6 +80,7 @@ impl BatchMem {
         self.made = b.made;
         self.keep_histogram = b.keeps_histogram();
         self.confirm = b.confirm;
+        self.owner.clone_from(&b.owner);
     }
 
     /// Lines of a range or sample batch not made into jobs yet (and never to be made once it
@@ -132,22 +139,24 @@ pub(super) struct State {
     pub(super) rejections: FastMap<u64, Vec<(Arc<str>, String)>>,
     /// Search times of accepted results, for metrics and the queued-work estimate.
     pub(super) solve_times: crate::solve_times::SolveTimes,
-    /// Revoked worker identities and credential names (as stored, see `workers`).
-    pub(super) revoked: std::collections::HashSet<String>,
+    /// Per job whose lease expired lately: the session that held it and when it expired
+    /// (see [`super::machine::Actor::LastHolder`]); dropped when the job is leased again and
+    /// by the sweeper once the grace is over.
+    pub(super) returned: FastMap<u64, (Arc<str>, Instant)>,
     /// The claims waiting for confirmation, per job of a batch with `confirm` 2 (memory
     /// only: after a restart such a job is searched again).
     pub(super) pending: FastMap<u64, Vec<Claim>>,
 }
 
-/// An unverifiable answer (optimal, none within) waiting for a worker of another credential
-/// to make the same claim.
+/// An answer the coordinator cannot check in full (optimal, none within, a bound, a timeout,
+/// over the target) waiting for a worker of another credential to make the same claim.
 #[derive(Clone, Debug)]
 pub(super) struct Claim {
     /// The credential of the worker that made it.
     pub(super) credential: Arc<str>,
     /// The worker's identity (what `confirmed_by` names).
     pub(super) identity: String,
-    /// Its status (solved, none_within).
+    /// Its status (solved, timeout, over_target, none_within).
     pub(super) status: ResultStatus,
     /// Its solution's length (0 without one).
     pub(super) length: u32,
@@ -159,8 +168,10 @@ impl State {
         self.batches.entry(seq).or_default()
     }
 
-    /// Leases job `id` (`lease.worker` holds one job more).
+    /// Leases job `id` (`lease.worker` holds one job more; no earlier holder may report on
+    /// it from now on).
     pub(super) fn lease(&mut self, id: u64, lease: Lease) {
+        self.returned.remove(&id);
         if let Some(w) = self.workers.get_mut(&*lease.worker) {
             w.held += 1;
         }
@@ -171,6 +182,21 @@ impl State {
         }
     }
 
+    /// How job `id` and the session `worker` stand, as far as memory knows (the record is not
+    /// read): leased (to it, or to another session), or queued (it being the last holder
+    /// within the grace, or not). A finished job reads as queued here; the callers that may
+    /// change it read its record ([`super::completion`]).
+    pub(super) fn standing(&self, id: u64, worker: &str) -> (Phase, Actor) {
+        match self.leases.get(&id) {
+            Some(l) if *l.worker == *worker => (Phase::Leased, Actor::Holder),
+            Some(_) => (Phase::Leased, Actor::Session),
+            None => match self.returned.get(&id) {
+                Some((last, _)) if **last == *worker => (Phase::Queued, Actor::LastHolder),
+                _ => (Phase::Queued, Actor::Session),
+            },
+        }
+    }
+
     /// Ends the lease of job `id`, if it has one (its holder holds one job less).
     pub(super) fn unlease(&mut self, id: u64) -> Option<Lease> {
         let lease = self.leases.remove(&id)?;
@@ -178,6 +204,20 @@ impl State {
             w.held = w.held.saturating_sub(1);
         }
         Some(lease)
+    }
+
+    /// Batches of the client credential `owner` not finished yet (not cancelled, with jobs
+    /// queued or leased, or lines not made yet): what [`crate::limits::MAX_OPEN_BATCHES`]
+    /// bounds.
+    pub(super) fn open_batches_of(&self, owner: &str) -> usize {
+        self.batches
+            .values()
+            .filter(|b| b.owner == owner && !b.cancelled)
+            .filter(|b| {
+                b.counts[JobState::Queued as usize] + b.counts[JobState::Leased as usize] > 0
+                    || b.unmade() > 0
+            })
+            .count()
     }
 
     /// Jobs queued and not leased, of every batch.

@@ -49,24 +49,28 @@ impl Core {
     where
         S: Stream<Item = Result<Vec<String>, Status>> + Unpin,
     {
-        self.submit_with_end(spec, chunks, Arc::default()).await
+        self.submit_with_end(spec, chunks, Arc::default(), String::new())
+            .await
     }
 
-    /// [`Core::submit`], and once every line is stored the hash the stream left in `end` (if
-    /// any) names the batch's contents ([`Core::name_contents`]), before the batch is free
-    /// for another submitter and before the answer.
+    /// [`Core::submit`] for the client credential `owner` ("" for none: `run`, a coordinator
+    /// without credentials), which a new batch records; once every line is stored the hash
+    /// the stream left in `end` (if any) names the batch's contents
+    /// ([`Core::name_contents`]), before the batch is free for another submitter and before
+    /// the answer.
     pub async fn submit_with_end<S>(
         self: &Arc<Self>,
         spec: BatchSpec,
         mut chunks: S,
         end: EndHash,
+        owner: String,
     ) -> Result<SubmitResponse, Status>
     where
         S: Stream<Item = Result<Vec<String>, Status>> + Unpin,
     {
         let mut batch = {
             let core = self.clone();
-            blocking(move || core.begin_submit(spec)).await?
+            blocking(move || core.begin_submit(spec, &owner)).await?
         };
         let id = batch.batch_id.clone();
         // whatever happens below, the batch is free for the next submitter afterwards

@@ -7,6 +7,7 @@ use std::time::Duration;
 use cubefleet_proto::{mode, BatchSpec, Completion, JobState, Mode, TwoPhase};
 use cubefleet_tables::{parse_position, InputFormat};
 
+use super::Canceller;
 use super::dedup::SymIndex;
 use super::{Core, MAX_LINE_LEN};
 use crate::error::Error;
@@ -25,7 +26,7 @@ fn submit(core: &Core, id: &str, lines: &[&str]) -> BatchRecord {
             }),
             priority: 0,
             ..BatchSpec::default()
-        })
+        }, "")
         .expect("begin");
     let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     let jobs = core.prepare_chunk(&batch, 0, lines).expect("prepare");
@@ -49,32 +50,32 @@ fn a_resubmission_with_other_lines_is_refused() {
         content_hash: hash.to_vec(),
         ..BatchSpec::default()
     };
-    let mut b = core.begin_submit(spec(&[1; 32])).expect("begin");
+    let mut b = core.begin_submit(spec(&[1; 32]), "").expect("begin");
     let lines = |l: &[&str]| l.iter().map(|l| l.to_string()).collect::<Vec<_>>();
     let jobs = core
         .prepare_chunk(&b, 0, lines(&["R U", "F D2"]))
         .expect("prepare");
     core.store_chunk(&mut b, jobs).expect("store");
     core.end_submit("same");
-    let e = core.begin_submit(spec(&[2; 32])).expect_err("another hash");
+    let e = core.begin_submit(spec(&[2; 32]), "").expect_err("another hash");
     assert!(matches!(e, Error::ContentDiffers { .. }), "{e}");
     assert!(e.to_string().contains("another batch id"), "{e}");
     // refused, the batch is free for the next submitter; without a hash nothing shows the
     // lines are the batch's
-    let e = core.begin_submit(spec(&[])).expect_err("no hash");
+    let e = core.begin_submit(spec(&[]), "").expect_err("no hash");
     assert!(e.to_string().contains("without a content hash"), "{e}");
     // a batch made without a hash is continued by its own lines only
     let unnamed = |hash: &[u8]| BatchSpec {
         batch_id: "unnamed".into(),
         ..spec(hash)
     };
-    let mut b = core.begin_submit(unnamed(&[])).expect("begin");
+    let mut b = core.begin_submit(unnamed(&[]), "").expect("begin");
     let jobs = core
         .prepare_chunk(&b, 0, lines(&["R U", "F D2"]))
         .expect("prepare");
     core.store_chunk(&mut b, jobs).expect("store");
     core.end_submit("unnamed");
-    let b = core.begin_submit(unnamed(&[])).expect("no hash");
+    let b = core.begin_submit(unnamed(&[]), "").expect("no hash");
     let e = core
         .prepare_chunk(&b, 0, lines(&["R U", "F D'"]))
         .expect_err("line 1 differs");
@@ -85,7 +86,7 @@ fn a_resubmission_with_other_lines_is_refused() {
     assert_eq!(more.len(), 1);
     assert_eq!(line_index(more[0].0), 2);
     core.end_submit("unnamed");
-    assert!(core.begin_submit(spec(&[1; 32])).is_ok(), "the same hash");
+    assert!(core.begin_submit(spec(&[1; 32]), "").is_ok(), "the same hash");
 }
 
 /// A core on a fresh store (in the returned directory) with a registered worker.
@@ -120,39 +121,43 @@ fn a_result_reported_twice_in_one_group_is_stored_and_counted_once() {
     assert_eq!(core.job(job_id(b.seq, 0)).expect("job").solution, "U' R'");
 }
 
-/// A result is verified against its own job's position whether the job is leased (the
-/// position its lease made from the record) or not (a late result: the position made from the
-/// record as read), by the holder or by another worker.
+/// A result is verified against its own job's position as its lease made it, and only the
+/// session holding the lease may report on a job: another session's report, right or wrong,
+/// changes nothing, and so does a report on a job nobody leased.
 #[test]
-fn results_are_verified_against_their_jobs_positions_leased_or_not() {
+fn only_the_lease_holder_reports_and_its_results_are_verified() {
     let (_dir, core, w) = fresh_core();
     let other = core.register("other".into(), 1, String::new()).0;
     let b = submit(&core, "p", &["R U", "F D2", "L2 B'", "U R2 F"]);
     let ids: Vec<u64> = (0..4).map(|i| job_id(b.seq, i)).collect();
     assert_eq!(core.lease(&w, 2).expect("lease").len(), 2, "lines 0 and 1");
-    // each answer of the other line of its pair: refused, leased or not
-    let swapped = [
-        solved(ids[0], "D2 F'"),
-        solved(ids[1], "U' R'"),
-        solved(ids[2], "F' R2 U'"),
-        solved(ids[3], "B L2"),
-    ];
-    let (accepted, rejected) = core.complete(&other, &swapped).expect("complete");
-    assert_eq!((accepted, rejected.len()), (0, 4), "{rejected:?}");
-    assert!(rejected.iter().all(|(_, r)| r.contains("does not solve")));
     let right = [
         solved(ids[0], "U' R'"),
         solved(ids[1], "D2 F'"),
         solved(ids[2], "B L2"),
         solved(ids[3], "F' R2 U'"),
     ];
-    // lines 0 and 1 still leased to `w` (another worker's rejection does not end its lease),
-    // lines 2 and 3 queued again
-    let (accepted, rejected) = core.complete(&other, &right[..2]).expect("complete");
-    assert_eq!((accepted, rejected.len()), (2, 0), "{rejected:?}");
+    // another session: refused before anything is verified, leased or not
+    let (accepted, rejected) = core.complete(&other, &right).expect("complete");
+    assert_eq!((accepted, rejected.len()), (0, 4), "{rejected:?}");
+    assert!(rejected.iter().all(|(_, r)| r.contains("not leased to this session")));
+    // the holder, on jobs it does not hold: refused too
     let (accepted, rejected) = core.complete(&w, &right[2..]).expect("complete");
-    assert_eq!((accepted, rejected.len()), (2, 0), "{rejected:?}");
+    assert_eq!((accepted, rejected.len()), (0, 2), "{rejected:?}");
+    // each answer of the other line of its pair, from the holder: refused by verification
+    let swapped = [solved(ids[0], "D2 F'"), solved(ids[1], "U' R'")];
+    let (accepted, rejected) = core.complete(&w, &swapped).expect("complete");
+    assert_eq!((accepted, rejected.len()), (0, 2), "{rejected:?}");
+    assert!(rejected.iter().all(|(_, r)| r.contains("does not solve")));
+    // queued again: leased anew, answered right
+    assert_eq!(core.lease(&w, 4).expect("lease").len(), 4);
+    let (accepted, rejected) = core.complete(&w, &right).expect("complete");
+    assert_eq!((accepted, rejected.len()), (4, 0), "{rejected:?}");
     assert_eq!(core.status("p").expect("status").done, 4);
+    // the same report again is accepted (a lost acknowledgement); another's is not
+    assert_eq!(core.complete(&w, &right[..1]).expect("again").0, 1);
+    let (_, rejected) = core.complete(&other, &right[..1]).expect("other");
+    assert!(rejected[0].1.contains("finished"), "{rejected:?}");
 }
 
 #[test]
@@ -319,7 +324,7 @@ fn range_batch(core: &Core, id: &str, start: u128, n: u128) -> BatchRecord {
             range_start: start.to_string(),
             range_end: (start + n).to_string(),
             ..BatchSpec::default()
-        })
+        }, "")
         .expect("begin");
     core.end_submit(id);
     b
@@ -399,7 +404,7 @@ fn range_jobs_are_made_as_leased_and_stop_at_cancel() {
             batch_id: "urgent".into(),
             priority: 5,
             ..BatchSpec::default()
-        })
+        }, "")
         .expect("begin");
     let jobs = core
         .prepare_chunk(&file, 0, vec!["R U".into(), "F2".into()])
@@ -413,7 +418,7 @@ fn range_jobs_are_made_as_leased_and_stop_at_cancel() {
         [file.seq, file.seq, batch_seq(leased[0].job_id), seqs[3]]
     );
     assert_eq!(core.status("big").expect("status").made, 5);
-    let s = core.cancel("big").expect("cancel");
+    let s = core.cancel("big", &ADMIN).expect("cancel");
     assert_eq!(s.queued, 0);
     assert_eq!(s.cancelled + s.leased, crate::record::MAX_LINES);
     assert!(core.lease(&w, 10).expect("lease").is_empty());
@@ -599,7 +604,7 @@ fn busy_core() -> (
     let text: Vec<&str> = lines.iter().map(|(s, _)| s.as_str()).collect();
     let a = submit(&core, "a", &text[..300]);
     submit(&core, "c", &text[300..]);
-    core.cancel("c").expect("cancel");
+    core.cancel("c", &ADMIN).expect("cancel");
     range_batch(&core, "r", 5000, 40);
     let leased = core.lease(&w, 60).expect("lease");
     assert_eq!(leased.len(), 60);
@@ -882,3 +887,9 @@ fn a_batch_rate_is_known_at_the_first_read_and_reading_does_not_change_it() {
     );
     assert_eq!((second.done, second.queued + second.leased), (2, 1));
 }
+
+/// An admin's cancellation (any batch).
+const ADMIN: Canceller = Canceller {
+    name: String::new(),
+    admin: true,
+};

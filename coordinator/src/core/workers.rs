@@ -9,22 +9,18 @@
 //! the lease sweeper ([`Core::prune_workers`]), so the registry stays as large as the fleet
 //! that calls.
 //!
-//! Revocation ([`Core::revoke`]) is stored: revoked names (a worker's identity, or a
-//! credential's name) are refused from then on, across restarts.
+//! A session's identity is its credential's name ([`crate::session::Session::identity`]);
+//! revoked names (`security`) are refused from then on, across restarts.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cubefleet_proto::{JobState, ResultStatus};
-use prost::Message;
 
 use super::state::State;
 use super::Core;
 use crate::credentials::Credential;
 use crate::error::Error;
 use crate::limits::{check_len, check_name, MAX_FINGERPRINT, MAX_THREADS, MAX_WORKER_NAME};
-use crate::record::{batch_seq, JobRecord};
 use crate::session::Session;
 
 /// Most sessions of one credential the registry lists at once (more registrations are
@@ -81,17 +77,6 @@ impl WorkerInfo {
     }
 }
 
-/// The revoked names as stored (in `meta`, key `revoked`).
-#[derive(Clone, PartialEq, prost::Message)]
-pub(super) struct Revoked {
-    /// Worker identities and credential names, refused from now on.
-    #[prost(string, repeated, tag = "1")]
-    pub(super) names: Vec<String>,
-}
-
-/// Key in the store's `meta` of the revoked names.
-pub(super) const REVOKED_KEY: &[u8] = b"revoked";
-
 impl Core {
     /// Registers a worker session for `credential` (checked: name, threads and fingerprint in
     /// range, the worker and credential not revoked, the credential below
@@ -112,7 +97,7 @@ impl Core {
         check_len("table_fingerprint", fingerprint.as_bytes(), MAX_FINGERPRINT)?;
         let (session, token) =
             self.session_key
-                .issue(&credential.name, credential.named, name, threads);
+                .issue(&credential.name, credential.names_workers(), name, threads);
         let mut st = self.lock();
         self.admit(&mut st, &session, fingerprint)?;
         tracing::info!(worker = %session.id, name, identity = %session.identity,
@@ -142,7 +127,7 @@ impl Core {
     pub fn session(&self, credential: &Credential, token: &str) -> Result<Session, Error> {
         let session = self
             .session_key
-            .check(token, &credential.name, credential.named)?;
+            .check(token, &credential.name, credential.names_workers())?;
         let mut st = self.lock();
         if let Some(w) = st.workers.get_mut(&*session.id) {
             w.last_seen = Instant::now();
@@ -156,7 +141,7 @@ impl Core {
     /// credential has its most sessions listed.
     fn admit(&self, st: &mut State, session: &Session, fingerprint: String) -> Result<(), Error> {
         for name in [session.identity.as_str(), &*session.credential] {
-            if st.revoked.contains(name) {
+            if self.is_revoked(name) {
                 return Err(Error::PermissionDenied(format!("worker {name} is revoked")));
             }
         }
@@ -208,11 +193,28 @@ impl Core {
 
     /// Forgets the sessions silent for three lease durations (all their leases have expired
     /// by then); a forgotten session that calls again is listed again. Run by the sweeper.
+    /// Also forgets the last holders of returned jobs once their grace is over.
     pub fn prune_workers(&self) {
         let gone = 3 * self.lease_duration;
-        self.lock()
+        let grace = self.lease_duration * super::machine::GRACE_LEASES;
+        let mut st = self.lock();
+        st.workers.retain(|_, w| w.last_seen.elapsed() <= gone);
+        st.returned.retain(|_, (_, at)| at.elapsed() <= grace);
+    }
+
+    /// Jobs the sessions of `credential` may still lease, all of them together: what one
+    /// worker of at most [`MAX_THREADS`] threads may hold ([`Core::max_held_in`]) less what
+    /// they hold now. So registering more sessions never lets one credential hold more, and
+    /// the rest of the queue stays for the other credentials' workers. Sessions of this
+    /// process (`run`) are not counted and not held to it.
+    pub(super) fn credential_room(&self, st: &State, credential: &str) -> u64 {
+        let (held, threads) = st
             .workers
-            .retain(|_, w| w.last_seen.elapsed() <= gone);
+            .values()
+            .filter(|w| w.capped && &*w.credential == credential)
+            .fold((0, 0u64), |(h, t), w| (h + w.held, t + u64::from(w.threads)));
+        let threads = threads.clamp(1, u64::from(MAX_THREADS)) as u32;
+        self.max_held_in(st, threads).saturating_sub(held)
     }
 
     /// Registered workers, by public session id.
@@ -225,137 +227,5 @@ impl Core {
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
-    }
-
-    /// The revoked names stored, read at open.
-    pub(super) fn load_revoked(&self) -> Result<(), Error> {
-        if let Some(bytes) = self.store.meta(REVOKED_KEY)? {
-            let revoked = Revoked::decode(&bytes[..])?;
-            self.lock().revoked = revoked.names.into_iter().collect();
-        }
-        Ok(())
-    }
-
-    /// Revokes the worker `name` (an identity as results show it; when a credential has that
-    /// name, the credential too): stored and flushed before anything else, its sessions
-    /// dropped and their leases returned, then every finished job whose answer rests on its
-    /// unverifiable claims (`claimed`, from its searches or served from the store from them)
-    /// queued again and taken out of the symmetry index. Returns the jobs queued again.
-    pub fn revoke(&self, name: &str) -> Result<u64, Error> {
-        check_name("worker", name, MAX_WORKER_NAME)?;
-        {
-            let _op = self.op()?;
-            let mut st = self.lock();
-            st.revoked.insert(name.to_string());
-            let mut names: Vec<String> = st.revoked.iter().cloned().collect();
-            names.sort();
-            drop(st);
-            self.store
-                .put_meta(REVOKED_KEY, &Revoked { names }.encode_to_vec())?;
-            self.store.flush()?;
-        }
-        // its sessions go, and with them their leases
-        let sessions: HashSet<String> = {
-            let mut st = self.lock();
-            let ids: HashSet<String> = st
-                .workers
-                .iter()
-                .filter(|(_, w)| w.identity == name || &*w.credential == name)
-                .map(|(id, _)| id.clone())
-                .collect();
-            st.workers.retain(|id, _| !ids.contains(id));
-            // its claims waiting for confirmation confirm nothing
-            for claims in st.pending.values_mut() {
-                claims.retain(|c| c.identity != name && &*c.credential != name);
-            }
-            ids
-        };
-        let held: Vec<u64> = {
-            let st = self.lock();
-            st.leases
-                .iter()
-                .filter(|(_, l)| sessions.contains(&*l.worker))
-                .map(|(&id, _)| id)
-                .collect()
-        };
-        for id in held {
-            self.requeue_from(id, None, "worker revoked")?;
-        }
-        // the answers resting on its claims: found by a pass over the finished jobs
-        let mut tainted = Vec::new();
-        self.store.for_each_job(&mut |id, job: JobRecord| {
-            let r = job.r();
-            if job.state() == JobState::Done && r.claimed && r.worker == name {
-                tainted.push((id, job));
-            }
-        })?;
-        let mut requeued = HashSet::new();
-        for (id, job) in tainted {
-            if self.unanswer(id, &job)? {
-                requeued.insert(id);
-            }
-        }
-        self.store.flush()?;
-        self.index
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .0
-            .retain(|_, named| !requeued.contains(named));
-        let requeued = requeued.len() as u64;
-        tracing::warn!(worker = name, requeued, "worker revoked");
-        Ok(requeued)
-    }
-
-    /// Whether `name` is revoked.
-    pub fn is_revoked(&self, name: &str) -> bool {
-        self.lock().revoked.contains(name)
-    }
-
-    /// Takes the answer of the finished job `id` (read as `job`) back: its record queued again
-    /// without result or provenance (by compare-and-swap; false when it changed meanwhile),
-    /// its counts and histogram moved back (the caller drops its slot in the symmetry index).
-    fn unanswer(&self, id: u64, job: &JobRecord) -> Result<bool, Error> {
-        let _op = self.op()?;
-        let mut new = job.clone();
-        let was_from_store = job.r().from_store;
-        let r = new.r_mut();
-        let had_length = r.has_length();
-        let length = r.length;
-        r.state = JobState::Queued as i32;
-        r.set_outcome(ResultStatus::Unspecified);
-        r.solution.clear();
-        r.length = 0;
-        r.optimal = false;
-        r.lower_bound = 0;
-        r.nodes = 0;
-        r.millis = 0.0;
-        r.from_store = false;
-        r.worker.clear();
-        r.session.clear();
-        r.claimed = false;
-        r.confirmed_by.clear();
-        new.bound_session.clear();
-        let mut st = self.lock();
-        if !self.store.cas_job(id, job, &new)? {
-            return Ok(false);
-        }
-        let seq = batch_seq(id);
-        st.count(id, JobState::Done, JobState::Queued);
-        let priority = {
-            let b = st.batch(seq);
-            if had_length {
-                if let Some(n) = b.histogram.get_mut(length as usize) {
-                    *n = n.saturating_sub(1);
-                }
-            }
-            if was_from_store {
-                b.from_store = b.from_store.saturating_sub(1);
-            }
-            b.priority
-        };
-        st.ready.requeue(id, priority);
-        drop(st);
-        Self::bump(&self.queued);
-        Ok(true)
     }
 }

@@ -32,6 +32,15 @@
 //!   read as answers of unknown provenance. Version 4 became 5 so that a cubefleet that would
 //!   drop the provenance when it rewrites a record, and would serve a revoked worker's
 //!   answers, refuses the store instead; a version-4 store is upgraded in place.
+//! - 6: as 5, and the revoked names in `meta` may list those whose pass over the jobs has not
+//!   ended (`pending`, ended at the next open); answers resting on any unverified claim
+//!   (also a timeout, an answer over the target, a failure) carry `claimed` and their
+//!   worker, and a failed job the credentials whose refusals failed it (`confirmed_by`);
+//!   batch records name the client credential that submitted them (`owner`). Version 5
+//!   became 6 so that a cubefleet that would forget a revocation a crash cut short refuses
+//!   the store instead; a store of an earlier version is upgraded in place with every
+//!   revoked name pending once (key `revoked_unswept`, see `core::security`), since a
+//!   version-5 revocation cut short left no mark.
 //!
 //! A store with a version newer than [`FORMAT_VERSION`] is refused ([`Error::NewerStore`]).
 //!
@@ -47,7 +56,11 @@ use crate::error::Error;
 use crate::record::{BatchRecord, MAX_BATCH_SEQ};
 
 /// The store format this version writes (see the module doc for what each version is).
-pub(crate) const FORMAT_VERSION: u32 = 5;
+pub(crate) const FORMAT_VERSION: u32 = 6;
+
+/// Key in `meta` set (to 1) by an upgrade from a version before 6: every revoked name's pass
+/// over the jobs is run again at this open (`core::security`), which sets it to 0.
+pub(crate) const REVOKED_UNSWEPT_KEY: &[u8] = b"revoked_unswept";
 
 /// Key in `meta` of the store's format version (a big-endian u32; absent: version 1).
 pub(super) const VERSION_KEY: &[u8] = b"format_version";
@@ -80,7 +93,9 @@ pub(super) fn check(
             }
             if (2..FORMAT_VERSION).contains(&found) {
                 // version 2 holds no summary, version 3 no tagged block, version 4 no
-                // provenance: each is a store of this version as it is
+                // provenance, version 5 no pending revocation: each is a store of this
+                // version as it is, but for the revocations it may have cut short
+                meta.insert(REVOKED_UNSWEPT_KEY, &[1u8])?;
                 meta.insert(VERSION_KEY, &FORMAT_VERSION.to_be_bytes())?;
                 db.flush()?;
                 tracing::info!(from = found, version = FORMAT_VERSION, "store upgraded");

@@ -39,6 +39,7 @@ pub(crate) use block::JobTag;
 /// How tests open a store's sled database directly.
 #[cfg(test)]
 pub(crate) use sled_store::config as sled_config;
+pub(crate) use format::REVOKED_UNSWEPT_KEY;
 pub(crate) use sled_store::SledStore;
 
 /// Most jobs in one block.
