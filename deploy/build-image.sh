@@ -8,7 +8,8 @@
 #
 # Options (or environment):
 #   --tag TAG        image to build (CUBEFLEET_IMAGE, default cubefleet:local)
-#   --binary FILE    use this cubefleet binary instead of `cargo build --release --locked -p cubefleet`
+#   --binary FILE    use this cubefleet binary instead of `cargo build --profile dist --locked -p cubefleet`
+#                    (the fastest code: thin LTO, one codegen unit; BENCHMARKS.md has what it buys)
 #                    (CUBEFLEET_BINARY)
 #   --version TEXT   the image's org.opencontainers.image.version label (default: git describe)
 #   --base IMAGE     the base image, made here when missing (CUBEFLEET_BASE_IMAGE,
@@ -67,8 +68,8 @@ fi
 
 # --- 2. the binary, built on this host ---------------------------------------------------------
 if [[ -z "$binary" ]]; then
-    (cd "$root" && cargo build --release --locked -p cubefleet)
-    binary="$root/target/release/cubefleet"
+    (cd "$root" && cargo build --profile dist --locked -p cubefleet)
+    binary="$root/target/dist/cubefleet"
 fi
 mkdir -p "$work/context"
 install -m 0755 "$binary" "$work/context/cubefleet"

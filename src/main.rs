@@ -39,6 +39,10 @@ struct Cli {
     /// Log format on stderr.
     #[arg(long, global = true, value_enum, default_value = "text")]
     log_format: LogFormat,
+    /// Log more: `-v` the internal steps of every command (`info`), `-vv` debugging detail.
+    /// `RUST_LOG` (e.g. `RUST_LOG=cubefleet_coordinator=debug`) overrides it.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -83,14 +87,52 @@ enum Command {
     Index(cmd::index::IndexArgs),
     /// Print the position (facelet string) with each state index.
     Position(cmd::index::PositionArgs),
+    /// Make a private CA and a coordinator's TLS certificate for the names given.
+    Certs(cmd::certs::Args),
+}
+
+impl Command {
+    /// True for the commands that serve until stopped (coordinator, worker) and the
+    /// benchmarks: their log is their output, `info` by default. The others print what they
+    /// do themselves and log only warnings unless asked (`-v`).
+    fn logs_by_default(&self) -> bool {
+        matches!(
+            self,
+            Command::Coordinator(_) | Command::Worker(_) | Command::Bench(_)
+        )
+    }
+}
+
+/// The log level when `RUST_LOG` is not set: `info` for the servers, `warn` for the other
+/// commands, one step more for each `-v`.
+fn log_level(serves: bool, verbose: u8) -> &'static str {
+    match (serves, verbose) {
+        (false, 0) => "warn",
+        (true, 0) | (false, 1) => "info",
+        (_, 2) | (true, 1) => "debug",
+        _ => "trace",
+    }
+}
+
+/// Colour codes in the log only on a terminal, and never with `NO_COLOR` set to anything
+/// (<https://no-color.org>): a log in a file or a pipe stays plain text.
+fn log_in_colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 fn main() -> ExitCode {
+    use std::io::IsTerminal;
     let cli = Cli::parse();
+    let level = log_level(cli.command.logs_by_default(), cli.verbose);
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let colour = log_in_colour(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR"),
+    );
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr);
     match cli.log_format {
         LogFormat::Text => builder.init(),
@@ -112,6 +154,7 @@ fn main() -> ExitCode {
         Command::Revoke(a) => cmd::client::revoke(a),
         Command::Index(a) => cmd::index::index(a),
         Command::Position(a) => cmd::index::position(a),
+        Command::Certs(a) => cmd::certs::run(a),
     };
     match result {
         Ok(code) => code,
@@ -128,6 +171,23 @@ fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn servers_log_info_and_the_other_commands_warnings_unless_asked() {
+        assert_eq!(super::log_level(true, 0), "info");
+        assert_eq!(super::log_level(false, 0), "warn");
+        assert_eq!(super::log_level(false, 1), "info");
+        assert_eq!(super::log_level(true, 1), "debug");
+        assert_eq!(super::log_level(false, 9), "trace");
+    }
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(super::log_in_colour(true, None));
+        assert!(super::log_in_colour(true, Some("".into())));
+        assert!(!super::log_in_colour(true, Some("1".into())));
+        assert!(!super::log_in_colour(false, None));
+    }
+
     #[test]
     fn the_purge_delay_option_has_the_number_used() {
         // SAFETY: reading an option returns a number.

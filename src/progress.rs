@@ -1,18 +1,24 @@
 //! Progress bars on stderr (data goes to stdout).
 
+use std::io::IsTerminal;
 use std::sync::Mutex;
+use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// A progress callback for table builds that draws one bar per table.
+/// A progress callback for table builds: one bar per table on a terminal; elsewhere (a log
+/// file, a pipe) a line when each table starts and when it is built, with its time.
 pub(crate) struct TableBuildBar {
-    bar: Mutex<Option<(String, ProgressBar)>>,
+    bar: Mutex<Option<(String, ProgressBar, Instant)>>,
+    /// Standard error is not a terminal: lines instead of bars.
+    plain: bool,
 }
 
 impl TableBuildBar {
     pub(crate) fn new() -> Self {
         TableBuildBar {
             bar: Mutex::new(None),
+            plain: !std::io::stderr().is_terminal(),
         }
     }
 
@@ -21,9 +27,9 @@ impl TableBuildBar {
         let Ok(mut guard) = self.bar.lock() else {
             return;
         };
-        if guard.as_ref().is_none_or(|(n, _)| n != name) {
-            if let Some((_, old)) = guard.take() {
-                old.finish();
+        if guard.as_ref().is_none_or(|(n, _, _)| n != name) {
+            if let Some((old, bar, start)) = guard.take() {
+                self.done(&old, &bar, start);
             }
             let bar = ProgressBar::new(total);
             bar.set_style(
@@ -34,13 +40,30 @@ impl TableBuildBar {
                 .progress_chars("=> "),
             );
             bar.set_message(name.to_string());
-            *guard = Some((name.to_string(), bar));
-        }
-        if let Some((_, bar)) = guard.as_ref() {
-            bar.set_position(filled);
-            if filled >= total {
-                bar.finish();
+            if self.plain {
+                eprintln!("building table {name}");
             }
+            *guard = Some((name.to_string(), bar, Instant::now()));
+        }
+        if let Some((n, bar, start)) = guard.as_ref() {
+            bar.set_position(filled);
+            if filled >= total && !bar.is_finished() {
+                self.done(n, bar, *start);
+            }
+        }
+    }
+
+    /// Ends the bar of table `name` (on a terminal) or says it was built (elsewhere).
+    fn done(&self, name: &str, bar: &ProgressBar, start: Instant) {
+        if bar.is_finished() {
+            return;
+        }
+        bar.finish();
+        if self.plain {
+            eprintln!(
+                "built table {name} in {:.1} s",
+                start.elapsed().as_secs_f64()
+            );
         }
     }
 }
@@ -54,6 +77,19 @@ pub(crate) fn load_tables(
     optimal_bound: bool,
 ) -> anyhow::Result<cubefleet_tables::Tables> {
     if build {
+        let missing: Vec<&str> = cubefleet_tables::TWO_PHASE_TABLES
+            .iter()
+            .filter(|k| !dir.join(k.file_name()).exists())
+            .map(|k| k.name())
+            .collect();
+        if !missing.is_empty() {
+            eprintln!(
+                "building the two-phase tables in {} ({}): once per machine, about 1 GB, \
+                 10-60 s on 2 cores",
+                dir.display(),
+                missing.join(", ")
+            );
+        }
         let bar = TableBuildBar::new();
         let built = cubefleet_tables::Tables::build(
             dir,
@@ -62,12 +98,16 @@ pub(crate) fn load_tables(
             &|n, f, t| bar.update(n, f, t),
         )?;
         if !built.is_empty() {
-            tracing::info!(dir = %dir.display(), ?built, "built missing tables");
+            let names: Vec<&str> = built.iter().map(|k| k.name()).collect();
+            tracing::info!(dir = %dir.display(), tables = names.join(","), "built missing tables");
         }
     }
     let start = std::time::Instant::now();
     let tables = cubefleet_tables::Tables::load_with(dir, optimal_bound)?;
-    tracing::debug!(elapsed = ?start.elapsed(), "tables loaded and verified");
+    tracing::debug!(
+        seconds = start.elapsed().as_secs_f64(),
+        "tables loaded and verified"
+    );
     if hugepages_asked(std::env::var("CUBEFLEET_HUGEPAGES").ok().as_deref()) {
         return Ok(tables.into_private_hugepages()?);
     }

@@ -20,6 +20,7 @@
 //! | `state_index` | utf8 (decimal: an index can exceed `u64`) | a file's line |
 //! | `error` | utf8 | the line was not refused |
 
+#[cfg(feature = "parquet")]
 use std::io::Write;
 use std::sync::{Arc, OnceLock};
 
@@ -30,8 +31,11 @@ use arrow_array::builder::{
 use arrow_array::types::Int8Type;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+#[cfg(feature = "parquet")]
 use parquet::arrow::ArrowWriter;
+#[cfg(feature = "parquet")]
 use parquet::basic::Compression;
+#[cfg(feature = "parquet")]
 use parquet::file::properties::WriterProperties;
 
 /// Rows per Parquet row group (and per record batch the writers hand on): large enough for
@@ -46,6 +50,7 @@ pub enum Error {
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
     /// The Parquet encoder or the output failed.
+    #[cfg(feature = "parquet")]
     #[error("parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
 }
@@ -191,6 +196,7 @@ impl Columns {
 }
 
 /// The writer properties of every file: Snappy pages, row groups of [`ROW_GROUP_ROWS`].
+#[cfg(feature = "parquet")]
 fn properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
@@ -205,6 +211,7 @@ fn properties() -> WriterProperties {
 /// The encoder writes into a buffer of its own, which is moved to `out` after each row group
 /// (only bytes the encoder has already written are taken, in order, and it counts offsets
 /// itself), so `out` may be any writer, `Send` or not (`dyn Write`, standard output).
+#[cfg(feature = "parquet")]
 pub struct ParquetWriter<W: Write> {
     writer: ArrowWriter<Vec<u8>>,
     columns: Columns,
@@ -212,6 +219,7 @@ pub struct ParquetWriter<W: Write> {
     written: u64,
 }
 
+#[cfg(feature = "parquet")]
 impl<W: Write> ParquetWriter<W> {
     /// Starts a file of result rows on `out`.
     pub fn new(out: W) -> Result<Self, Error> {
@@ -289,6 +297,7 @@ pub fn histogram_batch(counts: &[u64]) -> Result<RecordBatch, Error> {
 }
 
 /// Writes a length histogram as a Parquet file of [`histogram_schema`]; returns the output.
+#[cfg(feature = "parquet")]
 pub fn write_histogram<W: Write>(mut out: W, counts: &[u64]) -> Result<W, Error> {
     let mut writer = ArrowWriter::try_new(Vec::new(), histogram_schema(), Some(properties()))?;
     writer.write(&histogram_batch(counts)?)?;
@@ -299,7 +308,7 @@ pub fn write_histogram<W: Write>(mut out: W, counts: &[u64]) -> Result<W, Error>
     Ok(out)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "parquet"))]
 mod tests {
     use super::*;
     use arrow_array::cast::AsArray;

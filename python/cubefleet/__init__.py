@@ -6,6 +6,7 @@ Every answer is checked by applying it to the position before it is returned.
     >>> cubefleet.solve("R U R' U'").solution
     "U R U' R'"
     >>> table = cubefleet.solve_many(cubefleet.scramble(1000, seed=1))  # all cores
+    >>> table.column("length").value_counts()     # pyarrow; with pandas (the "pandas" extra):
     >>> table.to_pandas()["length"].value_counts()
 
 Positions are read exactly as the ``cubefleet`` CLI reads them: move sequences (``R U2 F'``,
@@ -96,16 +97,20 @@ class InvalidPosition(ValueError):
         super().__init__(f"{where}{input!r}: {reason}")
 
 
-def _parameters_of(model: Callable[..., Any]) -> Callable[[_F], _F]:
+def _parameters_of(model: Callable[..., Any], **defaults: Any) -> Callable[[_F], _F]:
     """Shows the decorated ``f(first, *args, **options)``, which hands ``args`` and ``options``
     on as ``model`` takes them, with ``model``'s parameters after its own first one (in
-    ``help()`` and ``inspect.signature``), so that they are written once."""
+    ``help()`` and ``inspect.signature``), so that they are written once; ``defaults`` are
+    the decorated function's own defaults where they differ from ``model``'s."""
 
     def show(f: _F) -> _F:
         own = inspect.signature(f)
         model_sig = inspect.signature(model)
         first = next(iter(own.parameters.values()))
-        rest = list(model_sig.parameters.values())[1:]
+        rest = [
+            p.replace(default=defaults[p.name]) if p.name in defaults else p
+            for p in list(model_sig.parameters.values())[1:]
+        ]
         f.__signature__ = model_sig.replace(parameters=[first, *rest])  # type: ignore[attr-defined]
         return f
 
@@ -227,11 +232,15 @@ def solve_file(
     path: _Path, max_length: int = ..., threads: Optional[int] = ...,
     *, output: Literal["list"], **options: Unpack[_BatchOptions],
 ) -> List[SolveResult]: ...
-@_parameters_of(solve_many)
+@_parameters_of(solve_many, invalid="keep")
 def solve_file(path: _Path, *args: Any, **options: Any) -> Union[pyarrow.Table, List[SolveResult]]:
     """Solve every line of a file, read as ``cubefleet run`` reads it (``index`` is the
-    0-based line; blank and ``#`` lines are ``skipped``). Otherwise as :func:`solve_many`.
+    0-based line; blank and ``#`` lines are ``skipped``) and answered as it answers them: a
+    refused line gets status ``invalid`` and its reason in ``error``, and the rest are solved
+    (``invalid="raise"`` raises :class:`InvalidPosition` for the first one instead, before
+    anything is searched). Otherwise as :func:`solve_many`.
     """
+    options.setdefault("invalid", "keep")
     return _native.solve_many(os.fspath(path), *args, from_file=True, **options)
 
 

@@ -38,7 +38,7 @@ class Client:
     def __init__(self, url: str, token: Optional[str] = None, tls_ca: Optional[_Path] = None) -> None: ...
     def submit(
         self,
-        lines: Optional[List[str]] = None,
+        lines: Union[List[str], "os.PathLike[str]", None] = None,
         *,
         path: Optional[_Path] = None,
         range: Optional[Tuple[int, int]] = None,

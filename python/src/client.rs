@@ -7,14 +7,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cubefleet_columns::{Columns, Row};
-use cubefleet_proto::client::Client as Grpc;
+use cubefleet_proto::client::{CallError, Cause, Client as Grpc};
 use cubefleet_proto::view::{BatchState, BatchView};
 use cubefleet_proto::{
     submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, JobState, Keep, LineChunk,
     ListBatchesRequest, LookupRequest, ResultStatus, ResultsRequest, SubmitRequest,
 };
 use cubefleet_tables::input::ContentHash;
-use pyo3::exceptions::{PyConnectionError, PyRuntimeError, PyStopIteration, PyValueError};
+use pyo3::exceptions::{
+    PyConnectionError, PyPermissionError, PyRuntimeError, PyStopIteration, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tokio_stream::StreamExt;
@@ -27,16 +29,60 @@ const CHUNK_LINES: usize = 2000;
 /// Results per record batch of [`Client::results`].
 const RESULTS_PER_BATCH: usize = 8192;
 
-/// A gRPC failure as a Python exception (`ConnectionError` when the coordinator could not be
-/// reached, `RuntimeError` with the coordinator's message otherwise).
-fn status_err(s: tonic::Status) -> PyErr {
-    match s.code() {
-        tonic::Code::Unavailable => PyConnectionError::new_err(s.message().to_string()),
-        tonic::Code::InvalidArgument | tonic::Code::NotFound => {
-            PyValueError::new_err(s.message().to_string())
+/// A gRPC failure of a call to the coordinator at `url` as a Python exception, its message
+/// the CLI's ([`CallError`]: the URL and the cause, never gRPC's boilerplate):
+/// `ConnectionError` when the coordinator could not be reached (nothing listening, a name that
+/// does not resolve, a TLS mismatch), `PermissionError` when it refused the credential,
+/// `ValueError` for a value it refused or a batch it does not have, `RuntimeError` otherwise.
+fn status_err(url: &str, s: &tonic::Status) -> PyErr {
+    let e = CallError::from_status(url, s);
+    let text = e.to_string();
+    match (&e.cause, s.code()) {
+        (Cause::CredentialRefused(_) | Cause::NotPermitted(_), _) => {
+            PyPermissionError::new_err(text)
         }
-        _ => PyRuntimeError::new_err(format!("{:?}: {}", s.code(), s.message())),
+        (Cause::Refused(_), tonic::Code::InvalidArgument | tonic::Code::NotFound) => {
+            PyValueError::new_err(text)
+        }
+        (Cause::Refused(_) | Cause::ProtocolTooOld(_), _) => PyRuntimeError::new_err(text),
+        _ => PyConnectionError::new_err(text),
     }
+}
+
+/// `submit`'s first argument as lines or a path: a list (or tuple) of positions is lines, a
+/// `pathlib.Path` (any `os.PathLike`) a file; a `str` is refused with what to write instead
+/// (one string could be a file name or a single position).
+fn lines_or_path(
+    lines: Option<Bound<'_, PyAny>>,
+    path: Option<std::path::PathBuf>,
+) -> PyResult<(Option<Vec<String>>, Option<std::path::PathBuf>)> {
+    let Some(given) = lines else {
+        return Ok((None, path));
+    };
+    if given.is_instance_of::<pyo3::types::PyString>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "submit() takes a list of positions or a pathlib.Path, not a str: for a file \
+             write submit(path=\"file.txt\"), for one position submit([\"R U R' U'\"])",
+        ));
+    }
+    if given.hasattr("__fspath__")? {
+        if path.is_some() {
+            return Err(PyValueError::new_err(
+                "give exactly one of lines, path, range and sample",
+            ));
+        }
+        return Ok((None, Some(given.extract()?)));
+    }
+    let lines: Vec<String> = given.extract().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "submit() takes a list of positions (str) or a pathlib.Path, not {}",
+            given
+                .get_type()
+                .name()
+                .map_or_else(|_| "this".to_string(), |n| n.to_string())
+        ))
+    })?;
+    Ok((Some(lines), path))
 }
 
 /// A connection to a cubefleet coordinator (`cubefleet coordinator --listen ADDR`), over the
@@ -67,7 +113,8 @@ impl Client {
         py: Python<'_>,
         f: impl std::future::Future<Output = Result<T, tonic::Status>> + Send,
     ) -> PyResult<T> {
-        py.detach(|| self.runtime.block_on(f)).map_err(status_err)
+        py.detach(|| self.runtime.block_on(f))
+            .map_err(|s| status_err(&self.url, &s))
     }
 }
 
@@ -173,7 +220,7 @@ impl Client {
     fn submit(
         &self,
         py: Python<'_>,
-        lines: Option<Vec<String>>,
+        lines: Option<Bound<'_, PyAny>>,
         path: Option<std::path::PathBuf>,
         range: Option<(u128, u128)>,
         step: u64,
@@ -188,6 +235,7 @@ impl Client {
         batch_id: Option<String>,
         keep: &str,
     ) -> PyResult<String> {
+        let (lines, path) = lines_or_path(lines, path)?;
         let given = [
             lines.is_some(),
             path.is_some(),
@@ -357,6 +405,7 @@ impl Client {
         })?;
         Ok(Results {
             runtime: self.runtime.clone(),
+            url: self.url.clone(),
             stream: Mutex::new(Some(stream)),
         })
     }
@@ -406,6 +455,8 @@ impl Client {
 #[pyclass(module = "cubefleet")]
 pub(crate) struct Results {
     runtime: Arc<tokio::runtime::Runtime>,
+    /// The coordinator's URL (named by errors).
+    url: String,
     /// `None` once the stream ended.
     stream: Mutex<Option<tonic::Streaming<JobResult>>>,
 }
@@ -435,7 +486,7 @@ impl Results {
             match ended {
                 Err(e) => {
                     *guard = None;
-                    Err(status_err(e))
+                    Err(status_err(&self.url, &e))
                 }
                 Ok(ended) => {
                     if ended {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use cubefleet_proto::client::Client;
+use cubefleet_proto::client::{CallError, Client};
 use tokio_util::sync::CancellationToken;
 
 /// Where the coordinator is.
@@ -24,6 +24,25 @@ impl ConnectArgs {
     /// Connects once.
     pub(crate) async fn connect(&self) -> anyhow::Result<Client> {
         Ok(Client::connect(&self.coordinator, self.token.as_deref()).await?)
+    }
+
+    /// `e` with a call's gRPC failure ([`tonic::Status`]) told as what it means for this
+    /// coordinator ([`CallError`]: the URL and the cause, never gRPC's boilerplate), under the
+    /// same context lines; any other error as it is.
+    pub(crate) fn explain(&self, e: anyhow::Error) -> anyhow::Error {
+        let Some(status) = e.downcast_ref::<tonic::Status>() else {
+            return e;
+        };
+        let plain = anyhow::Error::new(CallError::from_status(&self.coordinator, status));
+        let context: Vec<String> = e
+            .chain()
+            .take_while(|c| !c.is::<tonic::Status>())
+            .map(ToString::to_string)
+            .collect();
+        context
+            .into_iter()
+            .rev()
+            .fold(plain, |err, line| err.context(line))
     }
 }
 

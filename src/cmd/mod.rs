@@ -3,6 +3,7 @@
 pub(crate) mod bench;
 pub(crate) mod bench_coordinator;
 pub(crate) mod bench_walk;
+pub(crate) mod certs;
 pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod coordinator;
@@ -49,8 +50,27 @@ impl TablesArgs {
         mode: &cubefleet_worker::search::Mode,
     ) -> anyhow::Result<cubefleet_tables::Tables> {
         let optimal_bound = !matches!(mode, cubefleet_worker::search::Mode::TwoPhase { .. });
-        crate::progress::load_tables(&self.dir(), !self.no_build, optimal_bound)
+        let tables = crate::progress::load_tables(&self.dir(), !self.no_build, optimal_bound)?;
+        if optimal_bound && tables.optimal_bound.is_none() {
+            eprintln!("{}", no_bound_table_note(&self.dir()));
+        }
+        Ok(tables)
     }
+}
+
+/// What an optimal or depth-limited search without a huge, giant or colossal table says at
+/// its start: it will be slow, and which table makes it fast at what cost (BENCHMARKS.md's
+/// figures: one thread, random states, 2 cores).
+pub(crate) fn no_bound_table_note(dir: &std::path::Path) -> String {
+    format!(
+        "note: {} holds no huge, giant or colossal table, so this search bounds its depth with \
+         the phase-1 table alone: a random position can take longer than any timeout. Build \
+         one once: `cubefleet tables build --huge` (about 1 min, +0.9 GB; about 40 s a random \
+         position), `--giant` (3.4 min, +2.5 GB; about 19 s) or `--colossal` (3-13 min, \
+         +7.6 GB and 8.8 GB of memory to build; about 12 s). Two-phase (no --optimal) finds a \
+         solution of at most 20 moves in milliseconds.",
+        dir.display()
+    )
 }
 
 /// How solution lengths are counted.

@@ -23,7 +23,7 @@ use cubefleet_worker::search::Progress;
 use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{content_hash, read_chunks, show_progress, InputArgs, KeepArg};
+use super::client::{content_hash, read_chunks, show_progress, thousands, InputArgs, KeepArg};
 use super::connect::{runtime, shutdown_signal};
 use super::{ModeArgs, TablesArgs};
 
@@ -171,6 +171,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         // cancelled when the coordinator stops: its sweeper ends and a lease answers at once
         let stopping = CancellationToken::new();
         let sweeper = core.sweep_leases(stopping.clone());
+        // the batch as an earlier run of the same input left it, if one did
+        let earlier = {
+            let (core, id) = (core.clone(), id.clone());
+            tokio::task::spawn_blocking(move || core.status(&id).ok()).await?
+        };
         let submission = {
             let (core, file) = (core.clone(), args.input.file.clone());
             tokio::spawn(async move {
@@ -217,10 +222,22 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         tracing::debug!("batch submitted");
         // the lines to write: a file's, or the jobs a range or sample makes
         let lines = states.map_or(submitted.total, |s| s.lines());
-        eprintln!(
-            "batch {id}: {} lines ({} invalid, {} answered from the store)",
-            lines, submitted.invalid, submitted.from_store
-        );
+        if let Some(before) = earlier {
+            // a run of this input was stopped before: only the rest is searched
+            let answered = before.finished() - before.cancelled.min(before.finished());
+            eprintln!(
+                "batch {id}: resuming: {} of {} lines already answered",
+                thousands(answered),
+                thousands(lines)
+            );
+        } else {
+            eprintln!(
+                "batch {id}: {} lines ({} invalid, {} answered from the store)",
+                thousands(lines),
+                thousands(submitted.invalid),
+                thousands(submitted.from_store)
+            );
+        }
         // the results go out as they finish, in line order
         let out: Box<dyn Write + Send> = match &args.out {
             Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),

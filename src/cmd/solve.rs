@@ -178,12 +178,45 @@ fn solve_line(
     line
 }
 
+/// What `solve` says when searches ran out of time before finding any solution (optimal and
+/// depth-limited searches find one only at the depth they prove): what they proved, and what
+/// would help.
+fn timeout_note(lines: &[(usize, Option<u32>)], timeout: f64, has_bound_table: bool) -> String {
+    let shown: Vec<String> = lines
+        .iter()
+        .take(5)
+        .map(|(i, bound)| match bound {
+            Some(b) => format!("line {i}: no solution shorter than {b} moves"),
+            None => format!("line {i}"),
+        })
+        .collect();
+    let more = if lines.len() > shown.len() {
+        format!(" and {} more", lines.len() - shown.len())
+    } else {
+        String::new()
+    };
+    let table = if has_bound_table {
+        ""
+    } else {
+        "build a bound table (`cubefleet tables build --huge`, about a minute), "
+    };
+    format!(
+        "timeout: {} position(s) ran out of the {timeout} s budget before a solution was \
+         proven ({}{more}); {table}give more --timeout, or leave out --optimal/--max-depth for a \
+         solution of at most 20 moves at once",
+        lines.len(),
+        shown.join("; ")
+    )
+}
+
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let inputs = read_inputs(&args)?;
     let tables: Tables = args.tables.load_for(&args.mode.mode())?;
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, ResultLine)>();
     let mut any_invalid = false;
+    // (index, lower bound) of the searches whose time ran out before any solution
+    let mut empty_timeouts = Vec::new();
     // one position gets every thread; several get one thread each
     let (workers, per_position) = if inputs.len() == 1 {
         (1, args.threads.max(1))
@@ -233,6 +266,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             while let Some(line) = pending.remove(&printed) {
                 any_invalid |= line.error.is_some();
+                if line.status == LineStatus::Result(ResultStatus::Timeout)
+                    && line.solution.is_empty()
+                {
+                    empty_timeouts.push((line.index, line.lower_bound));
+                }
                 match args.format {
                     Format::Text => writeln!(out, "{}", line.text())?,
                     Format::Json => writeln!(out, "{}", serde_json::to_string(&line)?)?,
@@ -251,6 +289,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     })?;
+    if !empty_timeouts.is_empty() {
+        eprintln!(
+            "{}",
+            timeout_note(
+                &empty_timeouts,
+                args.timeout,
+                tables.optimal_bound.is_some()
+            )
+        );
+    }
     Ok(if any_invalid {
         ExitCode::from(1)
     } else {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cubefleet_proto::client::{CallError, ConnectError};
 use cubefleet_worker::metrics::{Metered, WorkerMetrics};
 use cubefleet_worker::remote::GrpcCoordinator;
 use cubefleet_worker::runtime::{self, Backoff, RuntimeConfig};
@@ -46,11 +47,28 @@ pub(crate) struct Args {
     addr_file: Option<PathBuf>,
 }
 
+/// True when `e` (a connection's or registration's failure) needs a setting changed before
+/// any retry can succeed ([`CallError::needs_a_change`]).
+fn needs_a_change(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<CallError>()
+            .or_else(|| match c.downcast_ref::<ConnectError>() {
+                Some(ConnectError::Unreachable(u)) => Some(u),
+                _ => None,
+            })
+            .is_some_and(CallError::needs_a_change)
+            || matches!(
+                c.downcast_ref::<ConnectError>(),
+                Some(ConnectError::Invalid(_))
+            )
+    })
+}
+
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let start = std::time::Instant::now();
     let tables = Arc::new(args.tables.load()?);
     let load_time = start.elapsed();
-    tracing::info!(elapsed = ?load_time, "tables mapped");
+    tracing::info!(seconds = load_time.as_secs_f64(), "tables mapped");
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -98,6 +116,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 let client = args.connect.connect().await?;
                 let c = GrpcCoordinator::register(
                     client,
+                    &args.connect.coordinator,
                     name.clone(),
                     threads as u32,
                     tables.fingerprint(),
@@ -105,22 +124,19 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .await?;
                 anyhow::Ok(c)
             };
-            match attempt.await {
+            match attempt.await.map_err(|e| args.connect.explain(e)) {
                 Ok(c) => break c,
-                // refused for good (revoked, a wrong role, a value out of range): no retry helps
-                Err(e)
-                    if e.downcast_ref::<tonic::Status>().is_some_and(|s| {
-                        matches!(
-                            s.code(),
-                            tonic::Code::PermissionDenied | tonic::Code::InvalidArgument
-                        )
-                    }) =>
-                {
-                    return Err(e.context("the coordinator refused this worker"));
+                // refused for good (a wrong token, revoked, a wrong role, a coordinator too
+                // old, a value out of range): no retry helps
+                Err(e) if needs_a_change(&e) => {
+                    return Err(e.context(format!(
+                        "the coordinator at {} refused this worker",
+                        args.connect.coordinator
+                    )));
                 }
                 Err(e) => {
                     let wait = backoff.step();
-                    tracing::warn!(error = %e, retry_in = ?wait, "coordinator not reachable");
+                    tracing::warn!("{e:#}; retrying in {:.1} s", wait.as_secs_f64());
                     tokio::select! {
                         _ = tokio::time::sleep(wait) => {}
                         _ = shutdown.cancelled() => return Ok(ExitCode::SUCCESS),
@@ -137,7 +153,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let coordinator = Metered::new(coordinator, metrics);
         let stats = runtime::run(Arc::new(coordinator), tables, config, shutdown).await;
-        tracing::info!(?stats, "worker stopped");
+        tracing::info!(
+            leased = stats.leased,
+            completed = stats.completed,
+            released = stats.released,
+            search_panics = stats.search_panics,
+            "worker stopped"
+        );
         Ok(ExitCode::SUCCESS)
     })
 }

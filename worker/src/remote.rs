@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use cubefleet_proto::client::Client;
+use cubefleet_proto::client::{CallError, Client};
 use cubefleet_proto::{
     mode, CompleteRequest, Completion, HeartbeatRequest, JobProgress, LeaseRequest,
     Metric as PMetric, RegisterRequest, ReleaseRequest,
@@ -18,6 +18,8 @@ use crate::search::{Mode, Progress};
 /// A worker registered with a coordinator.
 pub struct GrpcCoordinator {
     client: Client,
+    /// The coordinator's URL, named by every error (what the logs show).
+    url: String,
     /// The session secret the coordinator issued (sent with every call, never shown).
     worker_id: String,
     /// The session's public id (what logs and the status page show).
@@ -40,13 +42,16 @@ fn check_protocol(coordinator: u32) -> Result<(), Status> {
 }
 
 impl GrpcCoordinator {
-    /// Registers with the coordinator behind `client`.
+    /// Registers with the coordinator at `url` behind `client`; a failure names the URL and
+    /// its cause ([`CallError`]).
     pub async fn register(
         client: Client,
+        url: &str,
         name: String,
         threads: u32,
         fingerprint: String,
-    ) -> Result<GrpcCoordinator, Status> {
+    ) -> Result<GrpcCoordinator, CallError> {
+        let explain = |s: Status| CallError::from_status(url, &s);
         let r = client
             .workers
             .clone()
@@ -56,9 +61,10 @@ impl GrpcCoordinator {
                 table_fingerprint: fingerprint,
                 protocol: cubefleet_proto::PROTOCOL,
             })
-            .await?
+            .await
+            .map_err(explain)?
             .into_inner();
-        check_protocol(r.protocol)?;
+        check_protocol(r.protocol).map_err(explain)?;
         let lease = if r.lease_seconds.is_finite() {
             r.lease_seconds.clamp(1.0, MAX_SECONDS)
         } else {
@@ -66,6 +72,7 @@ impl GrpcCoordinator {
         };
         Ok(GrpcCoordinator {
             client,
+            url: url.to_string(),
             worker_id: r.worker_id,
             session: r.session,
             lease: Duration::from_secs_f64(lease),
@@ -224,10 +231,17 @@ pub fn progress_list(jobs: Vec<(u64, Progress)>) -> Vec<JobProgress> {
         .collect()
 }
 
-impl Coordinator for GrpcCoordinator {
-    type Error = Status;
+impl GrpcCoordinator {
+    /// A call's failure as what it means for this coordinator.
+    fn explain(&self, s: &Status) -> CallError {
+        CallError::from_status(&self.url, s)
+    }
+}
 
-    async fn lease(&self, max: u32, wait: Duration) -> Result<Vec<Job>, Status> {
+impl Coordinator for GrpcCoordinator {
+    type Error = CallError;
+
+    async fn lease(&self, max: u32, wait: Duration) -> Result<Vec<Job>, CallError> {
         let r = self
             .client
             .workers
@@ -238,7 +252,8 @@ impl Coordinator for GrpcCoordinator {
                 wait_millis: wait.as_millis().min(u128::from(u32::MAX)) as u32,
                 max_seconds: 0.0,
             })
-            .await?
+            .await
+            .map_err(|s| self.explain(&s))?
             .into_inner();
         let mut jobs = Vec::with_capacity(r.jobs.len());
         let mut cannot = Vec::new();
@@ -264,12 +279,13 @@ impl Coordinator for GrpcCoordinator {
                     worker_id: self.worker_id.clone(),
                     jobs: cannot,
                 })
-                .await?;
+                .await
+                .map_err(|s| self.explain(&s))?;
         }
         Ok(jobs)
     }
 
-    async fn heartbeat(&self, held: Vec<(u64, Progress)>) -> Result<HeartbeatReply, Status> {
+    async fn heartbeat(&self, held: Vec<(u64, Progress)>) -> Result<HeartbeatReply, CallError> {
         let r = self
             .client
             .workers
@@ -278,12 +294,13 @@ impl Coordinator for GrpcCoordinator {
                 worker_id: self.worker_id.clone(),
                 jobs: progress_list(held),
             })
-            .await?
+            .await
+            .map_err(|s| self.explain(&s))?
             .into_inner();
         Ok(HeartbeatReply { cancel: r.cancel })
     }
 
-    async fn complete(&self, results: &[Finished]) -> Result<(), Status> {
+    async fn complete(&self, results: &[Finished]) -> Result<(), CallError> {
         let results = results.iter().map(completion).collect();
         let r = self
             .client
@@ -293,7 +310,8 @@ impl Coordinator for GrpcCoordinator {
                 worker_id: self.worker_id.clone(),
                 results,
             })
-            .await?
+            .await
+            .map_err(|s| self.explain(&s))?
             .into_inner();
         for rej in r.rejected {
             tracing::warn!(job = rej.job_id, reason = %rej.reason, "coordinator refused a result");
@@ -301,7 +319,7 @@ impl Coordinator for GrpcCoordinator {
         Ok(())
     }
 
-    async fn release(&self, jobs: Vec<(u64, Progress)>) -> Result<(), Status> {
+    async fn release(&self, jobs: Vec<(u64, Progress)>) -> Result<(), CallError> {
         self.client
             .workers
             .clone()
@@ -309,7 +327,8 @@ impl Coordinator for GrpcCoordinator {
                 worker_id: self.worker_id.clone(),
                 jobs: progress_list(jobs),
             })
-            .await?;
+            .await
+            .map_err(|s| self.explain(&s))?;
         Ok(())
     }
 }

@@ -50,8 +50,13 @@ fn definition_text(v: &BatchView) -> String {
 /// A batch's status as one line of text.
 pub(super) fn status_text(s: &BatchStatus) -> String {
     let v = BatchView::from(s);
+    // a cancelled batch says so first: its cancelled jobs are finished, not done
+    let state = match v.state {
+        cubefleet_proto::view::BatchState::Cancelled => " [cancelled]",
+        _ => "",
+    };
     format!(
-        "{} {}: total {} queued {} leased {} done {} invalid {} cancelled {} failed {}  {:.1}/s  ETA {}  lengths {}{}",
+        "{} {}{state}: total {} queued {} leased {} done {} invalid {} cancelled {} failed {}  {:.1}/s  ETA {}  lengths {}{}",
         v.batch,
         v.name,
         v.total,

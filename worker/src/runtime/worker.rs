@@ -256,7 +256,11 @@ impl<C: Coordinator> Worker<C> {
             }
             Err(e) => {
                 let wait = self.backoff.step();
-                tracing::warn!(error = %e, ?wait, "lease failed; retrying");
+                tracing::warn!(
+                    error = %e,
+                    retry_in_seconds = wait.as_secs_f64(),
+                    "lease failed; retrying"
+                );
                 self.pause(wait).await;
             }
         }
