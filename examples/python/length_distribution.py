@@ -3,15 +3,17 @@
 Solves a sample of uniformly random states (random state indexes) at target 20 with
 cubefleet, loads the results into pandas, and plots their length distribution beside the
 published distribution of optimal lengths over all 43,252,003,274,489,856,000 states
-(Rokicki, Kociemba, Davidson and Dethridge, 2010; cube20.org). Saves the PNG.
+(Rokicki, Kociemba, Davidson and Dethridge, 2010; cube20.org). Saves the PNG: by default the
+README's picture, docs/length-distribution.png, which this script keeps current.
 
-    pip install ./python pandas matplotlib
-    python examples/python/length_distribution.py --count 10000 --out length-distribution.png
+    pip install "./python[pandas]" matplotlib
+    python examples/python/length_distribution.py --count 10000
 """
 
 from __future__ import annotations
 
 import argparse
+import pathlib
 import random
 import time
 
@@ -22,6 +24,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import cubefleet  # noqa: E402
+
+#: the README's picture of the distribution (the default output)
+README_PICTURE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "length-distribution.png"
 
 #: positions at each optimal distance, out of all states (cube20.org; 16 to 20 are estimates
 #: from the same work, rounded as published)
@@ -41,7 +46,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default="length-distribution.png")
+    parser.add_argument("--out", default=str(README_PICTURE))
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
