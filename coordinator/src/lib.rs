@@ -10,14 +10,19 @@
 //! [`solve_times`] keeps the search-time statistics; `rate` is the one computation of a
 //! rate (batches' and workers'); `auth` compares bearer tokens (gRPC and
 //! HTTP alike) against the [`credentials`] (roles: client, worker, both); [`session`] makes
-//! and checks worker session tokens; [`limits`] is every limit a field of a message has.
+//! and checks worker session tokens; [`limits`] is every limit a field of a message has,
+//! and of the transport: [`conn`] bounds the connections of both ports, `streams` the
+//! response streams each credential holds open; [`logsafe`] writes the texts callers chose
+//! into log lines.
 
 mod auth;
+pub mod conn;
 pub mod core;
 pub mod credentials;
 mod error;
 pub mod http;
 pub mod limits;
+pub mod logsafe;
 pub mod metrics;
 mod mode;
 pub mod range;
@@ -28,6 +33,7 @@ pub mod session;
 pub mod snapshot;
 pub mod solve_times;
 mod store;
+mod streams;
 mod verify;
 
 use std::path::PathBuf;
@@ -63,6 +69,9 @@ pub struct Config {
     /// [`cubefleet_proto::MAX_REQUEST_BYTES`]). Answers are limited to
     /// [`cubefleet_proto::MAX_RESPONSE_BYTES`], what the clients accept.
     pub max_message_bytes: usize,
+    /// The bounds of the transport (connections, silence, keepalive, open streams per
+    /// credential); defaults: the figures of [`limits`].
+    pub transport: conn::Transport,
 }
 
 /// How long a lease lasts without a heartbeat by default (`--lease`'s default): a worker
@@ -72,7 +81,8 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 impl Config {
     /// Defaults for a store in `data_dir`: no token, no TLS, [`DEFAULT_LEASE`] leases,
-    /// messages of up to [`cubefleet_proto::MAX_REQUEST_BYTES`].
+    /// messages of up to [`cubefleet_proto::MAX_REQUEST_BYTES`], the transport's bounds of
+    /// [`limits`].
     pub fn new(data_dir: impl Into<PathBuf>) -> Config {
         Config {
             data_dir: data_dir.into(),
@@ -81,6 +91,7 @@ impl Config {
             tls: None,
             lease: DEFAULT_LEASE,
             max_message_bytes: cubefleet_proto::MAX_REQUEST_BYTES,
+            transport: conn::Transport::default(),
         }
     }
 }

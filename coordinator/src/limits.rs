@@ -28,6 +28,23 @@
 //!
 //! Stored texts that a worker's input shapes (rejection reasons) are cut to [`MAX_REASON`]
 //! bytes each.
+//!
+//! The transport's bounds, per credential or per connection (figures below; a test may
+//! shorten them through [`crate::conn::Transport`]):
+//!
+//! | resource | most | what a caller gets past it |
+//! | --- | --- | --- |
+//! | `WatchBatch` streams open, per credential name | [`MAX_WATCHES`] | `RESOURCE_EXHAUSTED` naming `limits::MAX_WATCHES`; other credentials are not affected |
+//! | `StreamResults` streams open, per credential name | [`MAX_RESULT_STREAMS`] | `RESOURCE_EXHAUSTED` naming `limits::MAX_RESULT_STREAMS`; other credentials are not affected |
+//! | what a results stream never read holds | one page being sent and the next read (1000 results each), 256 in its channel; a watch: 4 updates | (HTTP/2 flow control stops it) |
+//! | gRPC connections open at once | [`MAX_CONNECTIONS`] | a new connection is closed at once (logged, at most every 10 s) |
+//! | calls in flight on one gRPC connection | [`MAX_STREAMS_PER_CONNECTION`] | HTTP/2 `SETTINGS_MAX_CONCURRENT_STREAMS`: the client waits |
+//! | silence of a new connection (gRPC and HTTP): its first 24 bytes, a TLS handshake | [`SILENT_CONNECTION`] | the connection is closed |
+//! | an unanswered gRPC keepalive ping | every [`KEEPALIVE_INTERVAL`], answered within [`KEEPALIVE_TIMEOUT`] | the connection is closed |
+//! | a gRPC connection's age (so an idle one too) | [`MAX_CONNECTION_AGE`] | HTTP/2 GOAWAY: calls in flight end, the client reconnects for the next |
+//! | HTTP connections (status page, `/metrics`) open at once | [`MAX_HTTP_CONNECTIONS`] | a new connection is closed at once (logged, at most every 10 s) |
+//! | an HTTP request's headers, and an idle kept-alive HTTP connection | [`HTTP_HEADER_TIMEOUT`] | the connection is closed (HTTP/1.1 only) |
+//! | a call still in flight when the coordinator stops (a stream never read) | [`STOP_GRACE`] after the stop began | its connection is closed, so the store is flushed and the process ends |
 
 use cubefleet_proto::{Completion, JobProgress, JobResult, JobState, Mode, ResultStatus};
 
@@ -248,6 +265,49 @@ pub fn cut(text: &str, max: usize) -> String {
     }
     format!("{}...", &text[..end])
 }
+
+// The transport's bounds (the second table of the module doc).
+
+/// Most `WatchBatch` streams one credential holds open at once (`submit --wait`, `status
+/// --watch`: one each); with no credentials configured every caller is one credential.
+pub const MAX_WATCHES: usize = 64;
+
+/// Most `StreamResults` streams one credential holds open at once (`results`: one each). A
+/// stream never read holds up to about 2,300 results (see the table), 8 MB at most with
+/// lines of 4 KB.
+pub const MAX_RESULT_STREAMS: usize = 8;
+
+/// Most gRPC connections open at once (a worker or a client command holds one).
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// Most calls in flight on one gRPC connection (HTTP/2's `SETTINGS_MAX_CONCURRENT_STREAMS`;
+/// a client past it waits for one to end).
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 64;
+
+/// How long a new connection (gRPC or HTTP) may take to send its first 24 bytes, and a TLS
+/// handshake to end, before it is closed.
+pub const SILENT_CONNECTION: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How often gRPC pings each connection (HTTP/2 PING).
+pub const KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long gRPC waits for a ping's answer before it closes the connection.
+pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// After how long a gRPC connection is asked to go away (GOAWAY; calls in flight end, the
+/// client's next call opens a new one): the longest an idle connection is held.
+pub const MAX_CONNECTION_AGE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// Most HTTP connections (status page, `/metrics`) open at once.
+pub const MAX_HTTP_CONNECTIONS: usize = 64;
+
+/// How long the HTTP port waits for a request's headers, also for the next request of a
+/// kept-alive connection, before it closes the connection.
+pub const HTTP_HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a stopping coordinator lets the calls in flight end before it closes their
+/// connections (a caller that never reads its stream cannot hold the stop up).
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[cfg(test)]
 mod tests {

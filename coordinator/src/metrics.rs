@@ -18,16 +18,16 @@
 //! | `cubefleet_solve_mean_seconds` | gauge | mean search time of the last results (a default before any) |
 //! | `cubefleet_queued_work_seconds` | gauge | queue depth x mean search time: thread-seconds of work queued, the autoscaling signal |
 //! | `cubefleet_workers` | gauge | workers registered |
-//! | `cubefleet_worker_threads{worker,name}` | gauge | search threads of a worker |
-//! | `cubefleet_worker_completed_total{worker,name}` | counter | results of a worker accepted (its throughput: `rate()`) |
-//! | `cubefleet_worker_rejected_total{worker,name}` | counter | results of a worker refused |
-//! | `cubefleet_worker_last_seen_seconds{worker,name}` | gauge | seconds since the worker last called |
+//! | `cubefleet_worker_threads` | gauge | search threads of all registered workers |
+//! | `cubefleet_worker_last_seen_max_seconds` | gauge | seconds since the longest-silent registered worker last called (0 with none) |
 //! | `cubefleet_solve_seconds` | histogram | search time of accepted results |
 //! | `cubefleet_solution_length` | histogram | length of the solutions in the store, all batches |
 //!
-//! The only labels are job and batch states, histogram bounds, and a worker's id and name:
-//! nothing of a batch's contents (names, lines, solutions) is exposed, so `/metrics` can stay
-//! open where the status page needs the token.
+//! The only labels are job and batch states and histogram bounds: counts, never a name (of
+//! a worker, a credential or a batch), a line, a solution or a secret, so `/metrics` can stay
+//! open where the status page needs the token (the README's promise). What each worker did
+//! is on the status page (which needs a client credential) and on the worker's own
+//! `/metrics`.
 //!
 //! Counters are registered without their `_total`: OpenMetrics adds it to the sample.
 
@@ -36,8 +36,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{
-    DescriptorEncoder, EncodeGaugeValue, EncodeLabelSet, EncodeLabelValue, LabelValueEncoder,
-    MetricEncoder, NoLabelSet,
+    DescriptorEncoder, EncodeGaugeValue, EncodeLabelSet, MetricEncoder, NoLabelSet,
 };
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
@@ -131,26 +130,6 @@ impl Collector for SnapshotCollector {
     }
 }
 
-/// A label value that others chose (a worker's id and name), written with `\\`, `"` and
-/// newlines escaped as the exposition format requires: prometheus-client 0.24 writes label
-/// values as they are, so a worker named `a"b` would otherwise break the whole scrape.
-struct Escaped<'a>(&'a str);
-
-impl EncodeLabelValue for Escaped<'_> {
-    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> fmt::Result {
-        use std::fmt::Write as _;
-        for ch in self.0.chars() {
-            match ch {
-                '\\' => encoder.write_str("\\\\")?,
-                '"' => encoder.write_str("\\\"")?,
-                '\n' => encoder.write_str("\\n")?,
-                c => encoder.write_char(c)?,
-            }
-        }
-        Ok(())
-    }
-}
-
 /// A gauge without labels.
 fn gauge(
     e: &mut DescriptorEncoder<'_>,
@@ -168,34 +147,9 @@ fn counter(e: &mut DescriptorEncoder<'_>, name: &str, help: &str, v: u64) -> fmt
         .encode_counter::<NoLabelSet, u64, u64>(&v, None)
 }
 
-/// A sample's value: a count (written as an integer) or a real number.
-#[derive(Clone, Copy)]
-enum Value {
-    /// A number of things.
-    Count(u64),
-    /// A measure (seconds).
-    Real(f64),
-}
-
-/// A per-worker figure.
-type PerWorker = fn(&crate::core::WorkerInfo) -> Value;
-
-/// One sample of a labelled family: a gauge or a counter (as `family` was described).
-fn sample(
-    family: &mut MetricEncoder<'_>,
-    labels: &impl EncodeLabelSet,
-    kind: MetricType,
-    v: Value,
-) -> fmt::Result {
-    let mut m = family.encode_family(labels)?;
-    match (kind, v) {
-        (MetricType::Counter, Value::Count(n)) => {
-            m.encode_counter::<NoLabelSet, u64, u64>(&n, None)
-        }
-        (MetricType::Counter, Value::Real(x)) => m.encode_counter::<NoLabelSet, f64, f64>(&x, None),
-        (_, Value::Count(n)) => m.encode_gauge(&n),
-        (_, Value::Real(x)) => m.encode_gauge(&x),
-    }
+/// One sample of a labelled gauge family: a count.
+fn sample(family: &mut MetricEncoder<'_>, labels: &impl EncodeLabelSet, n: u64) -> fmt::Result {
+    family.encode_family(labels)?.encode_gauge(&n)
 }
 
 /// A histogram from counts per bound (not cumulative; `+Inf` as the last bound).
@@ -226,12 +180,7 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
         MetricType::Gauge,
     )?;
     for (state, n) in snap.jobs_by_state() {
-        sample(
-            &mut jobs,
-            &[("state", state)],
-            MetricType::Gauge,
-            Value::Count(n),
-        )?;
+        sample(&mut jobs, &[("state", state)], n)?;
     }
     let mut batches = e.encode_descriptor(
         "cubefleet_batches",
@@ -241,7 +190,7 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
     )?;
     for (state, n) in snap.batches_by_state() {
         let labels = [("state", state.name())];
-        sample(&mut batches, &labels, MetricType::Gauge, Value::Count(n))?;
+        sample(&mut batches, &labels, n)?;
     }
 
     let counters: [(&str, &str, u64); 7] = [
@@ -310,40 +259,25 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
         snap.workers.len() as u64,
     )?;
 
-    // one family per worker figure, one sample per registered worker
-    let per_worker: [(&str, MetricType, &str, PerWorker); 4] = [
-        (
-            "cubefleet_worker_threads",
-            MetricType::Gauge,
-            "Search threads of a registered worker.",
-            |w| Value::Count(u64::from(w.threads)),
-        ),
-        (
-            "cubefleet_worker_completed",
-            MetricType::Counter,
-            "Results of a worker accepted; rate() is its throughput.",
-            |w| Value::Count(w.completed),
-        ),
-        (
-            "cubefleet_worker_rejected",
-            MetricType::Counter,
-            "Results of a worker refused by verification.",
-            |w| Value::Count(w.rejected),
-        ),
-        (
-            "cubefleet_worker_last_seen_seconds",
-            MetricType::Gauge,
-            "Seconds since a worker last called the coordinator.",
-            |w| Value::Real(w.last_seen.elapsed().as_secs_f64()),
-        ),
-    ];
-    for (name, kind, help, value) in per_worker {
-        let mut family = e.encode_descriptor(name, help, None, kind)?;
-        for (id, w) in &snap.workers {
-            let labels = [("worker", Escaped(id)), ("name", Escaped(&w.name))];
-            sample(&mut family, &labels, kind, value(w))?;
-        }
-    }
+    // all workers together: no sample names a worker
+    gauge(
+        e,
+        "cubefleet_worker_threads",
+        "Search threads of all registered workers.",
+        snap.workers
+            .iter()
+            .map(|(_, w)| u64::from(w.threads))
+            .sum::<u64>(),
+    )?;
+    gauge(
+        e,
+        "cubefleet_worker_last_seen_max_seconds",
+        "Seconds since the longest-silent registered worker last called (0 with none).",
+        snap.workers
+            .iter()
+            .map(|(_, w)| w.last_seen.elapsed().as_secs_f64())
+            .fold(0.0, f64::max),
+    )?;
 
     let st: &SolveTimes = &snap.solve_times;
     histogram(
@@ -382,7 +316,7 @@ mod tests {
     use super::*;
     use crate::core::{Counters, WorkerInfo};
 
-    /// A snapshot with one running batch and one worker whose name needs escaping.
+    /// A snapshot with one running batch and one worker, whose id and name must not show.
     fn snapshot() -> Snapshot {
         let mut solve_times = SolveTimes::default();
         solve_times.observe(3.0);
@@ -405,9 +339,9 @@ mod tests {
             },
             queue_depth: 6,
             workers: vec![(
-                "w1".into(),
+                "session-id-secret".into(),
                 WorkerInfo {
-                    name: "host \"a\"\\b".into(),
+                    name: "worker-name-secret \"a\"\\b".into(),
                     threads: 4,
                     fingerprint: String::new(),
                     completed: 3,
@@ -433,8 +367,7 @@ mod tests {
     #[test]
     fn a_scrape_encodes_the_snapshot_under_the_documented_names() {
         let text = Metrics::new(|| Ok(snapshot())).render().expect("render");
-        let w = "{worker=\"w1\",name=\"host \\\"a\\\"\\\\b\"}";
-        let expected: [(String, f64); 17] = [
+        let expected: [(String, f64); 16] = [
             ("cubefleet_jobs{state=\"queued\"}".into(), 6.0),
             ("cubefleet_jobs{state=\"done\"}".into(), 4.0),
             ("cubefleet_batches{state=\"running\"}".into(), 1.0),
@@ -443,8 +376,7 @@ mod tests {
             ("cubefleet_results_verified_total".into(), 3.0),
             ("cubefleet_queue_depth".into(), 6.0),
             ("cubefleet_workers".into(), 1.0),
-            (format!("cubefleet_worker_threads{w}"), 4.0),
-            (format!("cubefleet_worker_rejected_total{w}"), 1.0),
+            ("cubefleet_worker_threads".into(), 4.0),
             ("cubefleet_solve_seconds_count".into(), 2.0),
             ("cubefleet_solve_seconds_bucket{le=\"0.005\"}".into(), 1.0),
             ("cubefleet_solve_seconds_bucket{le=\"+Inf\"}".into(), 2.0),
@@ -457,8 +389,13 @@ mod tests {
             assert_eq!(value(&text, series), *want, "{series}");
         }
         assert!(text.ends_with("# EOF\n"), "{text}");
-        // nothing of a batch's contents leaks
+        assert!(value(&text, "cubefleet_worker_last_seen_max_seconds") < 60.0);
+        // nothing of a batch's contents leaks, nor a worker's id or name, nor a credential's
         assert!(!text.contains("secret-batch") && !text.contains("nobody else"));
+        assert!(
+            !text.contains("secret") && !text.contains("anonymous"),
+            "{text}"
+        );
     }
 
     #[test]

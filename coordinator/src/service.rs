@@ -29,7 +29,9 @@ use crate::core::{blocking, EndHash};
 use crate::credentials::{Credential, Credentials, Role};
 use crate::error::Error;
 use crate::limits;
+use crate::logsafe;
 use crate::session::Session;
+use crate::streams::{self, Counted, OpenStreams};
 use crate::Config;
 
 /// Both services share the coordinator.
@@ -39,6 +41,8 @@ struct Svc {
     shutdown: CancellationToken,
     /// The credentials (to tell whether a revoked name is a credential's).
     credentials: Arc<Credentials>,
+    /// The response streams each credential holds open ([`crate::streams`]).
+    streams: OpenStreams,
 }
 
 /// The credential [`Auth`] found for a request.
@@ -141,28 +145,34 @@ impl Batches for Svc {
     ) -> Result<Response<BatchStatus>, Status> {
         let core = self.core.clone();
         let id = request.into_inner().batch_id;
-        tracing::info!(batch = %id, "batch cancelled");
+        tracing::info!(batch = %logsafe::text(&id), "batch cancelled");
         Ok(Response::new(blocking(move || core.cancel(&id)).await?))
     }
 
-    type WatchBatchStream = ReceiverStream<Result<BatchStatus, Status>>;
+    type WatchBatchStream = Counted<ReceiverStream<Result<BatchStatus, Status>>>;
 
+    /// Counted against the credential's watches ([`limits::MAX_WATCHES`]) while it is open.
     async fn watch_batch(
         &self,
         request: Request<BatchRef>,
     ) -> Result<Response<Self::WatchBatchStream>, Status> {
+        let who = credential(&request)?;
+        let place = self.streams.open(&who.name, streams::Kind::Watch)?;
         let id = request.into_inner().batch_id;
-        Ok(Response::new(
-            self.core.watch(id, self.shutdown.clone()).await?,
-        ))
+        let watch = self.core.watch(id, self.shutdown.clone()).await?;
+        Ok(Response::new(Counted::new(watch, place)))
     }
 
-    type StreamResultsStream = ReceiverStream<Result<JobResult, Status>>;
+    type StreamResultsStream = Counted<ReceiverStream<Result<JobResult, Status>>>;
 
+    /// Counted against the credential's results streams ([`limits::MAX_RESULT_STREAMS`])
+    /// while it is open; one never read holds at most two pages and its channel.
     async fn stream_results(
         &self,
         request: Request<ResultsRequest>,
     ) -> Result<Response<Self::StreamResultsStream>, Status> {
+        let who = credential(&request)?;
+        let place = self.streams.open(&who.name, streams::Kind::Results)?;
         let req = request.into_inner();
         let filter = limits::StatusFilter::parse(&req.status)?;
         // fail early on an unknown batch
@@ -171,11 +181,11 @@ impl Batches for Svc {
             blocking(move || core.status(&id)).await?;
         }
         let core = self.core.clone();
-        let (tx, rx) = mpsc::channel(1024);
-        // pages of up to 2000 results; the next page is read while this one is sent
+        let (tx, rx) = mpsc::channel(streams::RESULTS_CHANNEL);
+        // pages of up to RESULTS_PAGE results; the next page is read while this one is sent
         let fetch = move |from: u64, left: u64| {
             let (core, id) = (core.clone(), req.batch_id.clone());
-            let page = left.min(2000) as usize;
+            let page = left.min(streams::RESULTS_PAGE) as usize;
             tokio::spawn(blocking(move || {
                 core.results_of(&id, from, page, filter, true)
             }))
@@ -205,7 +215,7 @@ impl Batches for Svc {
                 from = next;
             }
         });
-        Ok(Response::new(ReceiverStream::new(rx)))
+        Ok(Response::new(Counted::new(ReceiverStream::new(rx), place)))
     }
 
     async fn list_results(
@@ -261,7 +271,11 @@ impl Batches for Svc {
         let name = request.into_inner().worker;
         let core = self.core.clone();
         let credential_revoked = self.credentials.has_name(&name);
-        tracing::warn!(worker = %name, by = %who.name, "revoking a worker");
+        tracing::warn!(
+            worker = %logsafe::text(&name),
+            by = %logsafe::text(&who.name),
+            "revoking a worker"
+        );
         let requeued = blocking(move || core.revoke(&name)).await?;
         Ok(Response::new(RevokeResponse {
             requeued,
@@ -282,7 +296,7 @@ impl Workers for Svc {
             // an older worker's results are still understood (revisions only add); it is
             // named in the log so a mixed deployment is visible
             tracing::warn!(
-                worker = %r.name,
+                worker = %logsafe::text(&r.name),
                 protocol = r.protocol,
                 ours = cubefleet_proto::PROTOCOL,
                 "a worker of an older protocol registered; upgrade it"
@@ -424,7 +438,10 @@ impl tonic::service::Interceptor for Auth {
     }
 }
 
-/// Serves until `shutdown`; expires leases in the background.
+/// Serves until `shutdown`; expires leases in the background. Every connection of `incoming`
+/// passes the transport's bounds of `config.transport` first ([`crate::conn`]): at most so
+/// many open, silent ones closed, keepalive pings, a TLS handshake timeout, a most age and a
+/// most of calls in flight per connection.
 pub(crate) async fn run<I, IO, IE>(
     core: Arc<Core>,
     config: Config,
@@ -447,10 +464,12 @@ where
             "no credential given: every caller may do everything (see the README's threat model)"
         );
     }
+    let bounds = config.transport.clone();
     let svc = Svc {
         core: core.clone(),
         shutdown: shutdown.clone(),
         credentials: credentials.clone(),
+        streams: OpenStreams::new(bounds.max_watches, bounds.max_result_streams),
     };
     let auth = |needs| Auth {
         credentials: credentials.clone(),
@@ -487,13 +506,36 @@ where
 
     let sweeper = core.sweep_leases(shutdown.clone());
 
-    let mut builder = tonic::transport::Server::builder();
+    let mut builder = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(bounds.keepalive_interval))
+        .http2_keepalive_timeout(Some(bounds.keepalive_timeout))
+        .max_connection_age(bounds.max_connection_age)
+        .max_concurrent_streams(bounds.max_streams_per_connection);
     if let Some((cert, key)) = &config.tls {
         let identity =
             tonic::transport::Identity::from_pem(std::fs::read(cert)?, std::fs::read(key)?);
-        builder =
-            builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
+        builder = builder.tls_config(
+            tonic::transport::ServerTlsConfig::new()
+                .identity(identity)
+                .timeout(bounds.silent),
+        )?;
     }
+    // a connection past the most open is closed at once; a silent one after `silent`; every
+    // one `stop_grace` after the stop began (a stream never read would hold the stop forever)
+    let close = CancellationToken::new();
+    let closer = {
+        let (stop, close, grace) = (shutdown.clone(), close.clone(), bounds.stop_grace);
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            tokio::time::sleep(grace).await;
+            close.cancel();
+        })
+    };
+    let gate = crate::conn::Gate::new(bounds.max_connections, "gRPC").closing_on(close);
+    let incoming = incoming.filter_map(move |accepted| match accepted {
+        Ok(io) => gate.guard(io, bounds.silent).map(Ok),
+        Err(e) => Some(Err(e)),
+    });
     let down = shutdown.clone();
     let result = builder
         .add_service(health_svc)
@@ -509,6 +551,7 @@ where
         )
         .await;
     shutdown.cancel();
+    closer.abort();
     let _ = sweeper.await;
     result?;
     Ok(())

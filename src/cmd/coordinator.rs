@@ -46,7 +46,8 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = cubefleet_coordinator::DEFAULT_LEASE.as_secs_f64(), value_parser = super::flags::lease)]
     lease: f64,
     /// HTTP address of the status page (`/`) and Prometheus metrics (`/metrics`), e.g.
-    /// 0.0.0.0:7780 (port 0: any free port, logged); none when absent.
+    /// 0.0.0.0:7780 (port 0: any free port, logged); none when absent. With --tls-cert it
+    /// serves HTTPS with the same certificate and key.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
     /// Once listening, write the addresses bound to this file, one a line: `grpc ADDR` and
@@ -107,11 +108,32 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         let http_task = match http {
             Some(l) => {
-                tracing::info!(http = %l.local_addr()?, "status page and /metrics listening");
+                // with --tls-cert the page is HTTPS with gRPC's certificate and key, so the
+                // secret a browser sends for it never crosses the network in clear
+                let tls = match &config.tls {
+                    Some((cert, key)) => Some(cubefleet_coordinator::http::HttpTls::load(cert, key)?),
+                    None => None,
+                };
+                let scheme = if tls.is_some() { "https" } else { "http" };
+                tracing::info!(http = %l.local_addr()?, scheme, "status page and /metrics listening");
+                if tls.is_none() && !credentials.is_open() {
+                    tracing::warn!(
+                        "the status page on --http asks for a client secret over plain HTTP, which \
+                         anyone on the network path can read: give --tls-cert and --tls-key to \
+                         serve it over HTTPS, or keep --http on a private address"
+                    );
+                }
+                let options = cubefleet_coordinator::http::HttpOptions {
+                    tls,
+                    transport: config.transport.clone(),
+                };
                 let (core, stop) = (core.clone(), shutdown.clone());
                 let credentials = credentials.clone();
                 Some(tokio::spawn(async move {
-                    if let Err(e) = cubefleet_coordinator::http::serve_http_with(core, l, credentials, stop).await {
+                    let served = cubefleet_coordinator::http::serve_http_options(
+                        core, l, credentials, options, stop,
+                    );
+                    if let Err(e) = served.await {
                         tracing::error!(error = %e, "HTTP port failed");
                     }
                 }))

@@ -5,11 +5,16 @@
 //! | `GET /` | the status page: batches with progress, rate, ETA and length histogram; workers and their throughput. Server-rendered HTML; a few lines of JavaScript re-fetch `/fragment` every 2 s | yes |
 //! | `GET /fragment` | the live part of the status page alone (what the page's script swaps in) | yes |
 //! | `GET /api/status` | the same as JSON | yes |
-//! | `GET /metrics` | OpenMetrics text (see [`crate::metrics`]): counts, states and worker names only, nothing of a batch's contents | no |
+//! | `GET /metrics` | OpenMetrics text (see [`crate::metrics`]): counts and states only, never a worker's or batch's name, a line or a secret | no |
 //! | `GET /healthz` | `ok` | no |
 //!
 //! With a token (the coordinator's `--token`), the paths marked "yes" answer 401 unless the
-//! request presents it (see `auth`).
+//! request presents it (see `auth`). With [`HttpOptions::tls`] (the coordinator's
+//! `--tls-cert`, the certificate and key gRPC serves) the port speaks HTTPS only, so the
+//! secret a browser sends for the page never crosses the network in clear; without, plain
+//! HTTP (the coordinator warns at start when the page then asks for a secret). The port is
+//! HTTP/1.1, served by `listen` within the transport's bounds ([`crate::conn`]: connections
+//! open, silence, header and idle timeouts).
 //!
 //! The module's parts: `auth` (the token), `rates` (worker throughput, sampled in the
 //! background), `api` (the JSON), `page` (the HTML templates, with `page.css` and `page.js`),
@@ -21,11 +26,14 @@
 
 mod api;
 mod auth;
+mod listen;
 mod page;
 mod rates;
 mod words;
 
 use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,6 +44,7 @@ use axum::routing::get;
 use axum::Router;
 use tokio_util::sync::CancellationToken;
 
+use crate::conn::Transport;
 use crate::core::Core;
 use crate::credentials::Credentials;
 use crate::metrics::Metrics;
@@ -112,6 +121,34 @@ fn router_with(http: Arc<Http>, credentials: Arc<Credentials>) -> Router {
         .with_state(http)
 }
 
+/// The certificate and key the HTTP port serves HTTPS with (loaded once, before serving).
+#[derive(Clone)]
+pub struct HttpTls(tokio_rustls::TlsAcceptor);
+
+impl HttpTls {
+    /// Reads the certificate chain `cert` and private key `key` (PEM: the files of
+    /// `--tls-cert` and `--tls-key`); an unreadable or mismatched pair is refused naming the
+    /// file.
+    pub fn load(cert: &Path, key: &Path) -> Result<HttpTls, crate::Error> {
+        crate::conn::tls_acceptor(cert, key).map(HttpTls)
+    }
+}
+
+impl fmt::Debug for HttpTls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HttpTls")
+    }
+}
+
+/// How the HTTP port is served besides what it shows: TLS and the transport's bounds.
+#[derive(Clone, Debug, Default)]
+pub struct HttpOptions {
+    /// HTTPS with this certificate and key; None: plain HTTP.
+    pub tls: Option<HttpTls>,
+    /// The bounds of its connections (the most open, silence, header and idle timeouts).
+    pub transport: Transport,
+}
+
 /// Serves the HTTP port on `listener` until `shutdown` is cancelled; `token` as in [`router`].
 pub async fn serve_http(
     core: Arc<Core>,
@@ -128,6 +165,24 @@ pub async fn serve_http_with(
     core: Arc<Core>,
     listener: tokio::net::TcpListener,
     credentials: Arc<Credentials>,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    serve_http_options(
+        core,
+        listener,
+        credentials,
+        HttpOptions::default(),
+        shutdown,
+    )
+    .await
+}
+
+/// [`serve_http_with`], over TLS when `options` has it, within `options`' bounds.
+pub async fn serve_http_options(
+    core: Arc<Core>,
+    listener: tokio::net::TcpListener,
+    credentials: Arc<Credentials>,
+    options: HttpOptions,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let http = Http::new(core);
@@ -149,9 +204,14 @@ pub async fn serve_http_with(
             }
         })
     };
-    let result = axum::serve(listener, router_with(http, credentials))
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await;
+    let result = listen::serve(
+        listener,
+        router_with(http, credentials),
+        options.tls.map(|t| t.0),
+        &options.transport,
+        shutdown,
+    )
+    .await;
     sampler.abort();
     result
 }
@@ -172,9 +232,7 @@ pub async fn serve_metrics(
             }),
         )
         .route("/healthz", get(|| async { "ok\n" }));
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
+    listen::serve(listener, app, None, &Transport::default(), shutdown).await
 }
 
 /// Runs [`Http::read`] on the blocking pool; an error becomes a 503.

