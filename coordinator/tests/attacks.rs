@@ -14,7 +14,7 @@ use std::time::Duration;
 mod common;
 
 use common::{job, lease, optimal, resident, two_phase, undo, Server};
-use cubefleet_coordinator::credentials::{from_flags, Credential, Role};
+use cubefleet_coordinator::credentials::{from_flags, with_admins, Credential, Role};
 use cubefleet_coordinator::Config;
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
@@ -32,21 +32,29 @@ const ALICE: &str = "alice-secret";
 const FARM: &str = "farm-secret";
 /// The secret of the worker credential `volunteer` (the attacker, in these tests).
 const VOLUNTEER: &str = "volunteer-secret";
+/// The secret of the admin credential `root` (the one who may revoke).
+const ROOT: &str = "root-secret";
 
-/// A coordinator with a client credential `alice`, worker credentials `farm` and `volunteer`
-/// (all named) and leases of `lease`, on a store in a fresh directory.
+/// A coordinator with a client credential `alice`, worker credentials `farm` and `volunteer`,
+/// an admin `root` (all named) and leases of `lease`, on a store in a fresh directory.
 async fn start(lease: Duration) -> (TempDir, Server) {
     let dir = TempDir::new().unwrap();
-    let mut config = Config::new(dir.path());
+    let server = Server::start(config_in(dir.path(), lease)).await;
+    (dir, server)
+}
+
+/// The configuration [`start`] serves, on the store in `dir`.
+fn config_in(dir: &std::path::Path, lease: Duration) -> Config {
+    let mut config = Config::new(dir);
     config.lease = lease;
-    config.credentials = from_flags(
+    config.credentials = with_admins(
         &[format!("alice:{ALICE}")],
         &[format!("farm:{FARM}"), format!("volunteer:{VOLUNTEER}")],
+        &[format!("root:{ROOT}")],
         None,
     )
     .unwrap();
-    let server = Server::start(config).await;
-    (dir, server)
+    config
 }
 
 /// A raw client presenting `secret`.
@@ -685,7 +693,7 @@ async fn attack_12_sessions_are_secret_and_roles_apart() {
         .await
         .unwrap();
     assert_eq!(code, 200);
-    assert!(metrics.contains(&public), "the public id is shown");
+    assert!(!metrics.contains(&public), "the open metrics name no worker");
     assert!(!metrics.contains(&token), "the secret is shown");
     stop.cancel();
     http.await.unwrap().unwrap();
@@ -777,7 +785,17 @@ async fn revoking_a_worker_undoes_its_claims() {
         ("none_within", "volunteer")
     );
     assert!(copy.from_store && copy.claimed, "{copy:?}");
-    let r = alice
+    // a client may not revoke: that is an admin's
+    let e = alice
+        .batches
+        .revoke(RevokeRequest {
+            worker: "volunteer".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    let mut root = as_(&server, ROOT).await;
+    let r = root
         .batches
         .revoke(RevokeRequest {
             worker: "volunteer".into(),
@@ -1067,5 +1085,351 @@ async fn attack_14_hostile_turn_numbers_change_nothing_stored() {
     let r = job(&mut alice, id).await;
     assert_eq!(r.state, JobState::Done as i32, "{r:?}");
     assert_eq!((r.solution.as_str(), r.length), ("U' R'", 2));
+    server.stop().await;
+}
+
+// The classes of issue 45's audit, one attack each, raw over gRPC. Every decision they meet is
+// the job state machine's (`coordinator/src/core/machine.rs`).
+
+/// Sends `requests` (a submission) with `confirm` set in its spec.
+fn confirming(mut requests: Vec<SubmitRequest>, confirm: u32) -> Vec<SubmitRequest> {
+    if let Some(submit_request::Part::Spec(s)) = &mut requests[0].part {
+        s.confirm = confirm;
+    }
+    requests
+}
+
+/// A `none_within` claim of job `id` at a depth limit below `bound`.
+fn none_within(id: u64, bound: u32) -> Completion {
+    Completion {
+        job_id: id,
+        status: "none_within".into(),
+        lower_bound: bound,
+        ..Completion::default()
+    }
+}
+
+/// The facelets of the position `moves` make (a line whose length bounds no claim).
+fn faces(moves: &str) -> String {
+    let cube = cubefleet_tables::parse_position(moves, cubefleet_tables::InputFormat::Auto).unwrap();
+    cubefleet_tables::FaceletCube::from_cubie(&cube).to_string()
+}
+
+/// Ownership: a worker session reports only on the jobs it holds. Another credential's report
+/// on a job the farm holds, right or not, or on a job nobody leased (ids are predictable),
+/// or a "gave up" for every job of a batch, changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_1_a_worker_reports_only_on_jobs_it_holds() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let (mut farm, mut vol) = (as_(&server, FARM).await, as_(&server, VOLUNTEER).await);
+    let honest = register(&mut farm, "honest", 1).await;
+    let liar = register(&mut vol, "liar", 1).await;
+    let lines = ["R U", "F D2", "L2 B'"];
+    submit(&mut alice, submission("own", two_phase(20), &[], &lines))
+        .await
+        .unwrap();
+    let held = lease(&mut farm, &honest, 1).await[0].job_id;
+    let ids: Vec<u64> = (0..3).map(|i| (1u64 << 40) | i).collect();
+    for (i, &id) in ids.iter().enumerate() {
+        let right = solved(id, &undo(lines[i]), false, 0);
+        assert_refused(&mut vol, &liar, right, "not leased to this session", "right").await;
+        let gave_up = Completion {
+            job_id: id,
+            status: "cancelled".into(),
+            ..Completion::default()
+        };
+        assert_refused(&mut vol, &liar, gave_up, "not leased", "gave up").await;
+    }
+    // the farm still holds its job, the rest are queued, nothing is stored
+    for &id in &ids {
+        let r = job(&mut alice, id).await;
+        let want = if id == held {
+            JobState::Leased
+        } else {
+            JobState::Queued
+        };
+        assert_eq!(r.state, want as i32, "{r:?}");
+    }
+    let (accepted, _) = complete(
+        &mut farm,
+        &honest,
+        vec![solved(held, &undo(lines[0]), false, 0)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(accepted, 1);
+    assert_eq!(job(&mut alice, held).await.worker, "farm");
+    server.stop().await;
+}
+
+/// Non-answers are claims: a timeout and an answer over the target are stored with their
+/// worker and `claimed`, held under `--confirm 2` until another credential agrees, and undone
+/// by `revoke`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_2_every_non_answer_is_a_claim() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let (mut farm, mut vol) = (as_(&server, FARM).await, as_(&server, VOLUNTEER).await);
+    let honest = register(&mut farm, "honest", 1).await;
+    let liar = register(&mut vol, "liar", 1).await;
+    // a 4-move target: "R U F D" undone in 4 after four wasted turns is over it
+    let long = |line: &str| format!("F B F' B' {}", undo(line));
+    let over = |id: u64, line: &str| Completion {
+        status: "over_target".into(),
+        ..solved(id, &long(line), false, 0)
+    };
+    submit(&mut alice, submission("one", two_phase(4), &[], &["R U F D"]))
+        .await
+        .unwrap();
+    let id = lease(&mut vol, &liar, 1).await[0].job_id;
+    assert_eq!(complete(&mut vol, &liar, vec![over(id, "R U F D")]).await.unwrap().0, 1);
+    let r = job(&mut alice, id).await;
+    assert_eq!(r.status, "over_target");
+    assert!(r.claimed && r.worker == "volunteer", "{r:?}");
+    // under --confirm 2 the same claim is held until the farm makes it too
+    let two = confirming(submission("two", two_phase(4), &[], &["U R F D"]), 2);
+    submit(&mut alice, two).await.unwrap();
+    let id2 = lease(&mut vol, &liar, 1).await[0].job_id;
+    let timeout = Completion {
+        status: "timeout".into(),
+        ..solved(id2, &long("U R F D"), false, 0)
+    };
+    assert_eq!(complete(&mut vol, &liar, vec![timeout.clone()]).await.unwrap().0, 1);
+    assert_eq!(job(&mut alice, id2).await.state, JobState::Queued as i32);
+    assert_eq!(lease(&mut farm, &honest, 1).await[0].job_id, id2);
+    let (accepted, reasons) = complete(&mut farm, &honest, vec![timeout]).await.unwrap();
+    assert_eq!(accepted, 1, "{reasons:?}");
+    let r = job(&mut alice, id2).await;
+    assert_eq!((r.state, r.status.as_str()), (JobState::Done as i32, "timeout"));
+    assert_eq!(r.confirmed_by, vec!["volunteer".to_string(), "farm".into()]);
+    // revoking the volunteer undoes both: its own claim and the one it confirmed
+    let mut root = as_(&server, ROOT).await;
+    let revoked = root
+        .batches
+        .revoke(RevokeRequest {
+            worker: "volunteer".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(revoked.requeued, 2);
+    for id in [id, id2] {
+        assert_eq!(job(&mut alice, id).await.state, JobState::Queued as i32);
+    }
+    server.stop().await;
+}
+
+/// Security state survives a restart: a revocation holds after the coordinator stops and
+/// starts again on the same store (before, the job state rebuilt at open wiped it), and the
+/// revoked credential's answers stay undone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_3_a_revocation_survives_a_restart() {
+    let dir = TempDir::new().unwrap();
+    let server = Server::start(config_in(dir.path(), Duration::from_secs(30))).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut vol = as_(&server, VOLUNTEER).await;
+    let liar = register(&mut vol, "liar", 1).await;
+    submit(
+        &mut alice,
+        submission("r", depth_limited(5, 1), &[], &[&faces("R U F D")]),
+    )
+    .await
+    .unwrap();
+    let id = lease(&mut vol, &liar, 1).await[0].job_id;
+    complete(&mut vol, &liar, vec![none_within(id, 6)]).await.unwrap();
+    let mut root = as_(&server, ROOT).await;
+    root.batches
+        .revoke(RevokeRequest {
+            worker: "volunteer".into(),
+        })
+        .await
+        .unwrap();
+    server.stop().await;
+    for round in 0..2 {
+        let server = Server::start(config_in(dir.path(), Duration::from_secs(30))).await;
+        let mut vol = as_(&server, VOLUNTEER).await;
+        let e = vol
+            .workers
+            .register(RegisterRequest {
+                name: format!("again-{round}"),
+                threads: 1,
+                table_fingerprint: "attack".into(),
+                protocol: cubefleet_proto::PROTOCOL,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::PermissionDenied, "round {round}: {e:?}");
+        let mut alice = as_(&server, ALICE).await;
+        let r = job(&mut alice, id).await;
+        assert_eq!(r.state, JobState::Queued as i32, "round {round}: {r:?}");
+        server.stop().await;
+    }
+}
+
+/// Deduplication keeps the trust level: an answer one credential claimed does not answer a
+/// batch that asks for two; one two credentials confirmed does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_4_deduplication_serves_only_answers_trusted_enough() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let (mut farm, mut vol) = (as_(&server, FARM).await, as_(&server, VOLUNTEER).await);
+    let honest = register(&mut farm, "honest", 1).await;
+    let liar = register(&mut vol, "liar", 1).await;
+    let line = faces("R U F D");
+    submit(&mut alice, submission("once", depth_limited(5, 1), &[], &[&line]))
+        .await
+        .unwrap();
+    let id = lease(&mut vol, &liar, 1).await[0].job_id;
+    complete(&mut vol, &liar, vec![none_within(id, 6)]).await.unwrap();
+    assert!(job(&mut alice, id).await.claimed);
+    // the same position in a --confirm 2 batch is searched, not copied
+    let twice = confirming(submission("twice", depth_limited(5, 1), &[], &[&line]), 2);
+    submit(&mut alice, twice).await.unwrap();
+    let copy = (2u64 << 40) | 0;
+    let r = job(&mut alice, copy).await;
+    assert_eq!(r.state, JobState::Queued as i32, "{r:?}");
+    assert!(!r.from_store);
+    // once two credentials agree it is final, and serves a third --confirm 2 batch
+    assert_eq!(lease(&mut farm, &honest, 1).await[0].job_id, copy);
+    complete(&mut farm, &honest, vec![none_within(copy, 6)]).await.unwrap();
+    assert_eq!(lease(&mut vol, &liar, 1).await[0].job_id, copy);
+    complete(&mut vol, &liar, vec![none_within(copy, 6)]).await.unwrap();
+    assert_eq!(job(&mut alice, copy).await.confirmed_by.len(), 2);
+    let third = confirming(submission("third", depth_limited(5, 1), &[], &[&line]), 2);
+    submit(&mut alice, third).await.unwrap();
+    let r = job(&mut alice, 3u64 << 40).await;
+    assert!(r.from_store && r.confirmed_by.len() == 2, "{r:?}");
+    server.stop().await;
+}
+
+/// Identity comes from the credential: a worker of an unnamed credential that calls itself
+/// "farm" answers as its credential's derived name; clients neither revoke nor cancel other
+/// clients' batches (an admin may).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_5_identity_is_the_credentials_and_clients_keep_to_their_own() {
+    let dir = TempDir::new().unwrap();
+    let mut config = Config::new(dir.path());
+    config.credentials = with_admins(
+        &[format!("alice:{ALICE}"), "bob:bob-secret".into()],
+        &[format!("farm:{FARM}"), "bare-worker-secret".into()],
+        &[format!("root:{ROOT}")],
+        None,
+    )
+    .unwrap();
+    let server = Server::start(config).await;
+    let mut alice = as_(&server, ALICE).await;
+    let mut bob = as_(&server, "bob-secret").await;
+    let mut bare = as_(&server, "bare-worker-secret").await;
+    let posing = register(&mut bare, "farm", 1).await;
+    submit(&mut alice, submission("mine", two_phase(20), &[], &["R U", "F D"]))
+        .await
+        .unwrap();
+    let id = lease(&mut bare, &posing, 1).await[0].job_id;
+    complete(&mut bare, &posing, vec![solved(id, &undo("R U"), false, 0)])
+        .await
+        .unwrap();
+    let worker = job(&mut alice, id).await.worker;
+    let derived = cubefleet_coordinator::credentials::derived_name(
+        "worker-token",
+        "bare-worker-secret",
+    );
+    assert_eq!(worker, derived, "never the name it gave itself");
+    // bob may read alice's batch, not cancel it, nor revoke anyone
+    refused(
+        bob.batches
+            .cancel_batch(BatchRef {
+                batch_id: "mine".into(),
+            })
+            .await,
+        Code::PermissionDenied,
+        "another client",
+    );
+    refused(
+        bob.batches
+            .revoke(RevokeRequest {
+                worker: derived.clone(),
+            })
+            .await,
+        Code::PermissionDenied,
+        "admin",
+    );
+    assert_eq!(job(&mut bob, (1u64 << 40) | 1).await.state, JobState::Queued as i32);
+    // its owner and an admin may
+    let mut root = as_(&server, ROOT).await;
+    alice
+        .batches
+        .cancel_batch(BatchRef {
+            batch_id: "mine".into(),
+        })
+        .await
+        .unwrap();
+    root.batches
+        .revoke(RevokeRequest { worker: derived })
+        .await
+        .unwrap();
+    server.stop().await;
+}
+
+/// Bounds per credential: the sessions of one credential together hold at most its share
+/// of the outstanding work while another credential's workers are live, however many
+/// sessions and threads it registers, so the other credential's worker gets work; a worker's
+/// reported search times never move the queued-work estimate further than the coordinator
+/// saw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_6_bounds_hold_per_credential() {
+    let (_dir, server) = start(Duration::from_secs(60)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let (mut farm, mut vol) = (as_(&server, FARM).await, as_(&server, VOLUNTEER).await);
+    let honest = register(&mut farm, "honest", 1).await;
+    let spec = SubmitRequest {
+        part: Some(submit_request::Part::Spec(BatchSpec {
+            batch_id: "wide".into(),
+            mode: Some(two_phase(20)),
+            range_start: "1".into(),
+            range_end: "20001".into(),
+            ..BatchSpec::default()
+        })),
+    };
+    submit(&mut alice, vec![spec]).await.unwrap();
+    let mut held = 0usize;
+    for s in 0..4 {
+        let session = register(&mut vol, &format!("greedy-{s}"), 1024).await;
+        loop {
+            let got = lease(&mut vol, &session, 10_000).await.len();
+            held += got;
+            if got == 0 {
+                break;
+            }
+        }
+    }
+    assert!(held <= 10_000, "one of two credentials holds {held} of 20,000");
+    assert!(!lease(&mut farm, &honest, 10).await.is_empty(), "the farm gets work");
+    // a huge reported search time, right after the lease: counted as what the coordinator saw
+    let urgent = SubmitRequest {
+        part: Some(submit_request::Part::Spec(BatchSpec {
+            batch_id: "urgent".into(),
+            mode: Some(two_phase(20)),
+            priority: 9,
+            ..BatchSpec::default()
+        })),
+    };
+    let chunk = SubmitRequest {
+        part: Some(submit_request::Part::Chunk(LineChunk {
+            lines: vec!["R U".into()],
+        })),
+    };
+    submit(&mut alice, vec![urgent, chunk]).await.unwrap();
+    let id = lease(&mut farm, &honest, 1).await[0].job_id;
+    assert_eq!(id, 2u64 << 40, "the urgent line first");
+    let mut c = solved(id, &undo("R U"), false, 0);
+    c.millis = 3.0e9;
+    let (accepted, reasons) = complete(&mut farm, &honest, vec![c]).await.unwrap();
+    assert_eq!(accepted, 1, "{reasons:?}");
+    let per_thread = server.core.max_held(1);
+    assert!(
+        per_thread > cubefleet_coordinator::core::MIN_HELD_PER_THREAD,
+        "a reported 35 days moved the estimate: {per_thread} jobs per thread"
+    );
     server.stop().await;
 }

@@ -13,6 +13,8 @@
 //! revoked names (`security`) are refused from then on, across restarts.
 
 use std::sync::Arc;
+
+use cubefleet_proto::JobState;
 use std::time::{Duration, Instant};
 
 
@@ -203,10 +205,13 @@ impl Core {
     }
 
     /// Jobs the sessions of `credential` may still lease, all of them together: what one
-    /// worker of at most [`MAX_THREADS`] threads may hold ([`Core::max_held_in`]) less what
-    /// they hold now. So registering more sessions never lets one credential hold more, and
-    /// the rest of the queue stays for the other credentials' workers. Sessions of this
-    /// process (`run`) are not counted and not held to it.
+    /// worker of at most [`MAX_THREADS`] threads may hold ([`Core::max_held_in`]), and, while
+    /// workers of other credentials are live, no more than its fair share of the outstanding
+    /// work (queued, leased, and lines of range and sample batches not made yet, divided by
+    /// the live worker credentials), less what they hold now. So registering more sessions
+    /// never lets one credential hold more, and a worker of another credential always finds
+    /// work while any is outstanding. Sessions of this process (`run`) are not counted and
+    /// not held to it.
     pub(super) fn credential_room(&self, st: &State, credential: &str) -> u64 {
         let (held, threads) = st
             .workers
@@ -214,7 +219,27 @@ impl Core {
             .filter(|w| w.capped && &*w.credential == credential)
             .fold((0, 0u64), |(h, t), w| (h + w.held, t + u64::from(w.threads)));
         let threads = threads.clamp(1, u64::from(MAX_THREADS)) as u32;
-        self.max_held_in(st, threads).saturating_sub(held)
+        let mut cap = self.max_held_in(st, threads);
+        let live: std::collections::HashSet<&str> = st
+            .workers
+            .values()
+            .filter(|w| w.capped)
+            .map(|w| &*w.credential)
+            .collect();
+        if live.len() > 1 {
+            let outstanding: u64 = st
+                .batches
+                .values()
+                .filter(|b| !b.cancelled)
+                .map(|b| {
+                    b.counts[JobState::Queued as usize]
+                        + b.counts[JobState::Leased as usize]
+                        + b.unmade()
+                })
+                .sum();
+            cap = cap.min(outstanding.div_ceil(live.len() as u64));
+        }
+        cap.saturating_sub(held)
     }
 
     /// Registered workers, by public session id.
