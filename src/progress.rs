@@ -53,6 +53,15 @@ impl TableBuildBar {
         }
     }
 
+    /// Ends the bar of the last table, if its build did not report its end.
+    pub(crate) fn finish(&self) {
+        if let Ok(guard) = self.bar.lock() {
+            if let Some((name, bar, start)) = guard.as_ref() {
+                self.done(name, bar, *start);
+            }
+        }
+    }
+
     /// Ends the bar of table `name` (on a terminal) or says it was built (elsewhere).
     fn done(&self, name: &str, bar: &ProgressBar, start: Instant) {
         if bar.is_finished() {
@@ -97,6 +106,7 @@ pub(crate) fn load_tables(
             false,
             &|n, f, t| bar.update(n, f, t),
         )?;
+        bar.finish();
         if !built.is_empty() {
             let names: Vec<&str> = built.iter().map(|k| k.name()).collect();
             tracing::info!(dir = %dir.display(), tables = names.join(","), "built missing tables");

@@ -340,7 +340,8 @@ fn chromium_run(browser: &Path, args: &[&str], url: &str) -> Output {
 
 /// The page in a real browser: after its script ran (the fragment was fetched and swapped in
 /// at least once), the batch in progress shows a progress bar and a histogram; a screenshot is
-/// saved as `target/status-page.png`.
+/// saved as `target/status-page.png`, and as the README's `docs/status-page.png` with
+/// `CUBEFLEET_REFRESH_DOCS=1`.
 fn browser_checks(http: u16, batch: &str) {
     let Some(browser) = chromium() else {
         return;
@@ -407,4 +408,10 @@ fn browser_checks(http: u16, batch: &str) {
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
     assert!(png.len() > 10_000, "a screenshot of a real page");
     eprintln!("status page screenshot: {}", shot.display());
+    // the README's picture, redrawn when asked (a test run leaves the checkout as it was)
+    if std::env::var_os("CUBEFLEET_REFRESH_DOCS").is_some() {
+        let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/status-page.png");
+        std::fs::write(docs, &png).unwrap();
+        eprintln!("the README's picture redrawn: {docs}");
+    }
 }

@@ -81,6 +81,9 @@ pub enum Cause {
     /// Something answers HTTP at the address, but not gRPC (the status page's `--http`
     /// port, another server).
     NotGrpc,
+    /// The coordinator closed the connection at once (its innermost reason): what a TLS port
+    /// does to plain text when it answers before the first request is read.
+    Closed(String),
     /// The connection broke, or failed otherwise (its innermost reason).
     Connection(String),
     /// The coordinator answered and refused the call (its reason: a batch not found, a
@@ -152,9 +155,14 @@ impl Cause {
             next = err.source();
         }
         let text = chain.join(": ");
+        // the innermost reason says most (the outer ones are "transport error")
+        let innermost = chain.last().cloned().unwrap_or_default();
         Cause::of_text(&text).unwrap_or_else(|| {
-            // the innermost reason says most (the outer ones are "transport error")
-            Cause::Connection(chain.last().cloned().unwrap_or_default())
+            if text.contains("broken pipe") || text.contains("connection reset") {
+                Cause::Closed(innermost)
+            } else {
+                Cause::Connection(innermost)
+            }
         })
     }
 
@@ -247,6 +255,11 @@ impl Cause {
                  status page's --http port?); use the port of the coordinator's --listen (7700 \
                  by default)"
             ),
+            Cause::Closed(why) if url.starts_with("http://") => format!(
+                "the coordinator at {url} closed the connection ({why}); if it serves TLS (a \
+                 coordinator with --tls-cert), use {https}"
+            ),
+            Cause::Closed(why) => format!("the coordinator at {url} closed the connection ({why})"),
             Cause::Connection(why) => {
                 format!("cannot reach the coordinator at {url}: the connection failed: {why}")
             }
@@ -291,7 +304,11 @@ impl CallError {
     pub fn is_unreachable(&self) -> bool {
         matches!(
             self.cause,
-            Cause::NotListening | Cause::NameNotResolved | Cause::NoAnswer | Cause::Connection(_)
+            Cause::NotListening
+                | Cause::NameNotResolved
+                | Cause::NoAnswer
+                | Cause::Closed(_)
+                | Cause::Connection(_)
         )
     }
 }

@@ -96,6 +96,7 @@ pub(crate) fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             let built = Tables::build(&dir, &kinds(huge, giant, colossal), force, &|n, f, t| {
                 bar.update(n, f, t)
             })?;
+            bar.finish();
             for k in &built {
                 eprintln!("built {} in {}", k.name(), dir.display());
             }
