@@ -408,3 +408,49 @@ fn run_says_how_much_a_resumed_batch_had_answered() {
     );
     assert_eq!(text(&again.stdout), text(&first.stdout));
 }
+
+#[cfg(unix)]
+#[test]
+fn an_optimal_search_without_a_bound_table_says_which_one_helps() {
+    // the standard tables only (links to the test tables', which may hold a bound table
+    // too): the superflip's optimal search takes far longer than a second with them
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(common::tables_dir()).unwrap() {
+        let name = entry.unwrap().file_name();
+        let standard = ["phase1", "phase1_moves", "phase2", "phase2_slice", "coords"]
+            .iter()
+            .any(|t| name.to_string_lossy().split('.').next() == Some(t));
+        if standard {
+            std::os::unix::fs::symlink(common::tables_dir().join(&name), dir.path().join(&name))
+                .unwrap();
+        }
+    }
+    let out = cubefleet()
+        .args([
+            "solve",
+            "--optimal",
+            "--timeout",
+            "1",
+            "--no-build",
+            "--tables",
+        ])
+        .arg(dir.path())
+        .arg("U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    for said in [
+        "holds no huge, giant or colossal table",
+        "cubefleet tables build --huge",
+        "timeout: 1 position(s) ran out of the 1 s budget",
+        "line 0: no solution shorter than",
+    ] {
+        assert!(err.contains(said), "{said:?} not said:\n{err}");
+    }
+    assert!(
+        text(&out.stdout).contains("timeout"),
+        "{}",
+        text(&out.stdout)
+    );
+}
