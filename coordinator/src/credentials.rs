@@ -302,11 +302,17 @@ mod tests {
             c.find(s.as_bytes())
                 .map(|c| (c.name.to_string(), c.role, c.named))
         };
-        assert_eq!(role("both-secret"), Some(("token".into(), Role::All, false)));
+        assert_eq!(
+            role("both-secret"),
+            Some(("token".into(), Role::All, false))
+        );
         assert_eq!(role("a-secret"), Some(("alice".into(), Role::Client, true)));
         // a bare secret's name is derived from it: the same in every start and flag order
         let bare = derived_name("client-token", "bare-client");
-        assert!(bare.starts_with("client-token-") && bare.len() == 21, "{bare}");
+        assert!(
+            bare.starts_with("client-token-") && bare.len() == 21,
+            "{bare}"
+        );
         assert_eq!(role("bare-client"), Some((bare, Role::Client, false)));
         assert_eq!(role("w-secret"), Some(("farm".into(), Role::Worker, true)));
         assert_eq!(

@@ -97,7 +97,7 @@ impl Config {
 }
 
 impl Config {
-    /// Every credential the coordinator accepts: `token` (both roles, named `token`) and
+    /// Every credential the coordinator accepts: `token` (every role, named `token`) and
     /// `credentials`; none means no authentication. Refuses an empty token, and two
     /// credentials with one secret or one name.
     pub fn credentials(&self) -> Result<credentials::Credentials, Error> {
@@ -106,7 +106,7 @@ impl Config {
             list.push(credentials::Credential::new(
                 "token",
                 false,
-                credentials::Role::Both,
+                credentials::Role::All,
                 t,
             )?);
         }

@@ -24,7 +24,10 @@
 //! | `JobProgress.reason` | at most [`MAX_REASON`] bytes |
 //! | jobs named in one heartbeat, release or completion | at most the jobs the session may hold ([`crate::core::Core::max_held`]) |
 //! | `ResultsRequest.status` | "", a status a result can have, `queued` or `leased` ([`StatusFilter`]) |
-//! | `RevokeRequest.worker` | 1 to [`MAX_WORKER_NAME`] bytes |
+//! | `RevokeRequest.worker` | 1 to [`MAX_WORKER_NAME`] bytes; an admin's call only; at most [`MAX_REVOKED`] names revoked (`RESOURCE_EXHAUSTED`) |
+//! | new batches of one client credential | at most [`MAX_OPEN_BATCHES`] unfinished at once (`RESOURCE_EXHAUSTED`) |
+//! | jobs held by one worker credential, all its sessions together | what one worker of [`MAX_THREADS`] threads may hold (a lease gets fewer or none; `crate::core::Core::max_held`) |
+//! | worker sessions of one credential | at most [`crate::core::MAX_SESSIONS_PER_CREDENTIAL`] (`RESOURCE_EXHAUSTED`) |
 //!
 //! Stored texts that a worker's input shapes (rejection reasons) are cut to [`MAX_REASON`]
 //! bytes each.
@@ -82,6 +85,14 @@ pub const MAX_SOLUTION_MOVES: usize = 256;
 
 /// Longest reason (a worker's for handing a job back; each stored rejection reason), in bytes.
 pub const MAX_REASON: usize = 256;
+
+/// Most unfinished batches one client credential may have at once (more submissions of new
+/// batches are refused with `RESOURCE_EXHAUSTED` until some finish or are cancelled).
+pub const MAX_OPEN_BATCHES: usize = 1000;
+
+/// Most names a coordinator keeps revoked (more revocations are refused with
+/// `RESOURCE_EXHAUSTED`): what `revoke` can make the store and memory hold.
+pub const MAX_REVOKED: usize = 10_000;
 
 /// What a results request asks for (`ResultsRequest.status`, read by [`StatusFilter::parse`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

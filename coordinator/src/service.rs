@@ -25,7 +25,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::core::Core;
-use crate::core::{blocking, EndHash};
+use crate::core::{blocking, Canceller, EndHash, Revoker};
 use crate::credentials::{Credential, Credentials, Role};
 use crate::error::Error;
 use crate::limits;
@@ -43,6 +43,16 @@ struct Svc {
     credentials: Arc<Credentials>,
     /// The response streams each credential holds open ([`crate::streams`]).
     streams: OpenStreams,
+}
+
+/// The name a batch records as its owner for the credential `c`: its name, or "" for the
+/// caller of a coordinator without credentials (whose batches anyone may cancel).
+fn owner_of(c: &Credential) -> String {
+    if c.names_workers() {
+        c.name.to_string()
+    } else {
+        String::new()
+    }
 }
 
 /// The credential [`Auth`] found for a request.
@@ -76,6 +86,7 @@ impl Batches for Svc {
         &self,
         request: Request<Streaming<SubmitRequest>>,
     ) -> Result<Response<SubmitResponse>, Status> {
+        let owner = owner_of(&*credential(&request)?);
         let mut requests = request.into_inner();
         let spec = match requests.message().await? {
             Some(SubmitRequest {
@@ -120,7 +131,7 @@ impl Batches for Svc {
             }
         });
         Ok(Response::new(
-            self.core.submit_with_end(spec, chunks, end).await?,
+            self.core.submit_with_end(spec, chunks, end, owner).await?,
         ))
     }
 
@@ -143,10 +154,15 @@ impl Batches for Svc {
         &self,
         request: Request<BatchRef>,
     ) -> Result<Response<BatchStatus>, Status> {
+        let who = credential(&request)?;
+        let by = Canceller {
+            name: owner_of(&who),
+            admin: who.role.allows(Role::Admin),
+        };
         let core = self.core.clone();
         let id = request.into_inner().batch_id;
-        tracing::info!(batch = %logsafe::text(&id), "batch cancelled");
-        Ok(Response::new(blocking(move || core.cancel(&id)).await?))
+        tracing::info!(batch = %logsafe::text(&id), by = %logsafe::text(&who.name), "cancelling a batch");
+        Ok(Response::new(blocking(move || core.cancel(&id, &by)).await?))
     }
 
     type WatchBatchStream = Counted<ReceiverStream<Result<BatchStatus, Status>>>;
@@ -268,6 +284,11 @@ impl Batches for Svc {
         request: Request<RevokeRequest>,
     ) -> Result<Response<RevokeResponse>, Status> {
         let who = credential(&request)?;
+        let by = if who.role.allows(Role::Admin) {
+            Revoker::Admin
+        } else {
+            Revoker::Other
+        };
         let name = request.into_inner().worker;
         let core = self.core.clone();
         let credential_revoked = self.credentials.has_name(&name);
@@ -276,7 +297,7 @@ impl Batches for Svc {
             by = %logsafe::text(&who.name),
             "revoking a worker"
         );
-        let requeued = blocking(move || core.revoke(&name)).await?;
+        let requeued = blocking(move || core.revoke(&name, by)).await?;
         Ok(Response::new(RevokeResponse {
             requeued,
             credential_revoked,
@@ -415,7 +436,7 @@ impl tonic::service::Interceptor for Auth {
                 }
             }
         };
-        if credential.named && self.core.is_revoked(&credential.name) {
+        if credential.names_workers() && self.core.is_revoked(&credential.name) {
             return Err(Status::permission_denied(format!(
                 "credential {} is revoked",
                 credential.name

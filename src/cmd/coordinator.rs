@@ -23,17 +23,23 @@ pub(crate) struct Args {
     /// without authentication.
     #[arg(long, env = "CUBEFLEET_TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// A client credential (submit, status, results, cancel, lookup, revoke, the status page;
-    /// never Workers/*), as SECRET or NAME:SECRET; may be given several times.
+    /// A client credential (submit, status, results, cancel its own batches, lookup, the
+    /// status page; never Workers/*, never revoke), as SECRET or NAME:SECRET; may be given
+    /// several times.
     #[arg(long, value_name = "[NAME:]SECRET", hide_env_values = true)]
     client_token: Vec<String>,
     /// A worker credential (register, lease, heartbeat, complete, release; never Batches/*), as
-    /// SECRET or NAME:SECRET (the name is then what results show as `worker` and what
-    /// `revoke` takes); may be given several times.
+    /// SECRET or NAME:SECRET; its name is what results show as `worker` and what `revoke`
+    /// takes (a bare secret's name is derived from it and logged at start); may be given
+    /// several times.
     #[arg(long, value_name = "[NAME:]SECRET", hide_env_values = true)]
     worker_token: Vec<String>,
-    /// A file of credentials, one per line: `NAME ROLE SECRET` (ROLE client, worker or both;
-    /// `#` comments).
+    /// An admin credential (what a client may, cancel any batch, and revoke), as SECRET or
+    /// NAME:SECRET; may be given several times.
+    #[arg(long, value_name = "[NAME:]SECRET", hide_env_values = true)]
+    admin_token: Vec<String>,
+    /// A file of credentials, one per line: `NAME ROLE SECRET` (ROLE client, worker, both or
+    /// admin; `#` comments).
     #[arg(long, value_name = "FILE")]
     tokens_file: Option<PathBuf>,
     /// TLS certificate (PEM); needs --tls-key.
@@ -66,13 +72,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             })?),
             None => None,
         };
-        config.credentials = cubefleet_coordinator::credentials::from_flags(
+        config.credentials = cubefleet_coordinator::credentials::with_admins(
             &args.client_token,
             &args.worker_token,
+            &args.admin_token,
             file.as_deref(),
         )?;
         // refused before anything starts: an empty secret, a name or secret given twice
         let credentials = std::sync::Arc::new(config.credentials()?);
+        for c in credentials.unnamed() {
+            tracing::info!(credential = %c.name, role = ?c.role,
+                "a credential given without a name goes by this one (results, logs, revoke)");
+        }
         config.tls = args.tls_cert.clone().zip(args.tls_key.clone());
         config.lease = Duration::from_secs_f64(args.lease);
         let listener = tokio::net::TcpListener::bind(&args.listen).await?;

@@ -325,7 +325,10 @@ mod tests {
             for e in EVENTS {
                 for a in ACTORS {
                     let d = decide(Phase::Answered, e, a);
-                    assert!(!matches!(d, Ok(Next::Unanswer | Next::Store)), "{e:?} {a:?}");
+                    assert!(
+                        !matches!(d, Ok(Next::Unanswer | Next::Store)),
+                        "{e:?} {a:?}"
+                    );
                 }
             }
         }

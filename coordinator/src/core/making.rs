@@ -93,7 +93,7 @@ impl Core {
         }
         let jobs: Vec<(u64, JobRecord)> = jobs;
         self.store_chunk(&mut b, jobs)?;
-        tracing::debug!(batch = %b.batch_id, first, made = b.made, "jobs made");
+        tracing::debug!(batch = %crate::logsafe::text(&b.batch_id), first, made = b.made, "jobs made");
         Ok(true)
     }
 }

@@ -85,11 +85,11 @@ use cubefleet_proto::{JobResult, Mode};
 use cubefleet_tables::FaceletCube;
 use prost::Message;
 
+pub use self::cancel::Canceller;
 pub use self::completion::MAX_REJECTIONS;
 use self::dedup::SymIndex;
 pub use self::intake::MAX_LINE_LEN;
 pub use self::leases::{Leased, MAX_LEASE_JOBS, MAX_LEASE_WAIT, SWEEP_EVERY};
-pub use self::cancel::Canceller;
 pub use self::security::Revoker;
 pub use self::state::Counters;
 use self::state::State;

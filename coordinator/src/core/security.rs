@@ -65,7 +65,10 @@ impl Core {
     /// the jobs touches it), and ends the revocations a crash cut short (after an upgrade
     /// from a store format before 6, every revocation once: see `store::format`).
     pub(super) fn load_security(&self) -> Result<(), Error> {
-        let unswept = self.store.meta(REVOKED_UNSWEPT_KEY)?.is_some_and(|v| v == [1]);
+        let unswept = self
+            .store
+            .meta(REVOKED_UNSWEPT_KEY)?
+            .is_some_and(|v| v == [1]);
         let Some(bytes) = self.store.meta(REVOKED_KEY)? else {
             return Ok(());
         };

@@ -98,7 +98,7 @@ impl Core {
         }
         // the counts describe the whole batch, also when an earlier submission stored part of it
         let (invalid, from_store) = self.submitted_counts(batch.seq);
-        tracing::info!(batch = %id, lines = next_index, invalid, from_store, "batch submitted");
+        tracing::info!(batch = %crate::logsafe::text(&id), lines = next_index, invalid, from_store, "batch submitted");
         Ok(SubmitResponse {
             batch_id: id,
             total: batch.total,

@@ -7,8 +7,8 @@ use std::time::Duration;
 use cubefleet_proto::{mode, BatchSpec, Completion, JobState, Mode, TwoPhase};
 use cubefleet_tables::{parse_position, InputFormat};
 
-use super::Canceller;
 use super::dedup::SymIndex;
+use super::Canceller;
 use super::{Core, MAX_LINE_LEN};
 use crate::error::Error;
 use crate::mode::mode_key;
@@ -17,16 +17,19 @@ use crate::record::{batch_seq, job_id, line_index, BatchRecord};
 /// Submits `lines` as batch `id` (two-phase to 20 moves) and returns its record.
 fn submit(core: &Core, id: &str, lines: &[&str]) -> BatchRecord {
     let mut batch = core
-        .begin_submit(BatchSpec {
-            batch_id: id.into(),
-            name: id.into(),
-            mode: Some(Mode {
-                kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
-                ..Mode::default()
-            }),
-            priority: 0,
-            ..BatchSpec::default()
-        }, "")
+        .begin_submit(
+            BatchSpec {
+                batch_id: id.into(),
+                name: id.into(),
+                mode: Some(Mode {
+                    kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
+                    ..Mode::default()
+                }),
+                priority: 0,
+                ..BatchSpec::default()
+            },
+            "",
+        )
         .expect("begin");
     let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     let jobs = core.prepare_chunk(&batch, 0, lines).expect("prepare");
@@ -57,7 +60,9 @@ fn a_resubmission_with_other_lines_is_refused() {
         .expect("prepare");
     core.store_chunk(&mut b, jobs).expect("store");
     core.end_submit("same");
-    let e = core.begin_submit(spec(&[2; 32]), "").expect_err("another hash");
+    let e = core
+        .begin_submit(spec(&[2; 32]), "")
+        .expect_err("another hash");
     assert!(matches!(e, Error::ContentDiffers { .. }), "{e}");
     assert!(e.to_string().contains("another batch id"), "{e}");
     // refused, the batch is free for the next submitter; without a hash nothing shows the
@@ -86,7 +91,10 @@ fn a_resubmission_with_other_lines_is_refused() {
     assert_eq!(more.len(), 1);
     assert_eq!(line_index(more[0].0), 2);
     core.end_submit("unnamed");
-    assert!(core.begin_submit(spec(&[1; 32]), "").is_ok(), "the same hash");
+    assert!(
+        core.begin_submit(spec(&[1; 32]), "").is_ok(),
+        "the same hash"
+    );
 }
 
 /// A core on a fresh store (in the returned directory) with a registered worker.
@@ -140,7 +148,9 @@ fn only_the_lease_holder_reports_and_its_results_are_verified() {
     // another session: refused before anything is verified, leased or not
     let (accepted, rejected) = core.complete(&other, &right).expect("complete");
     assert_eq!((accepted, rejected.len()), (0, 4), "{rejected:?}");
-    assert!(rejected.iter().all(|(_, r)| r.contains("not leased to this session")));
+    assert!(rejected
+        .iter()
+        .all(|(_, r)| r.contains("not leased to this session")));
     // the holder, on jobs it does not hold: refused too
     let (accepted, rejected) = core.complete(&w, &right[2..]).expect("complete");
     assert_eq!((accepted, rejected.len()), (0, 2), "{rejected:?}");
@@ -315,16 +325,19 @@ fn a_follower_that_does_not_read_is_dropped_when_its_channel_is_full() {
 /// A range batch of `n` states from `start` (two-phase to 20 moves), begun and ended.
 fn range_batch(core: &Core, id: &str, start: u128, n: u128) -> BatchRecord {
     let b = core
-        .begin_submit(BatchSpec {
-            batch_id: id.into(),
-            mode: Some(Mode {
-                kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
-                ..Mode::default()
-            }),
-            range_start: start.to_string(),
-            range_end: (start + n).to_string(),
-            ..BatchSpec::default()
-        }, "")
+        .begin_submit(
+            BatchSpec {
+                batch_id: id.into(),
+                mode: Some(Mode {
+                    kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
+                    ..Mode::default()
+                }),
+                range_start: start.to_string(),
+                range_end: (start + n).to_string(),
+                ..BatchSpec::default()
+            },
+            "",
+        )
         .expect("begin");
     core.end_submit(id);
     b
@@ -400,11 +413,14 @@ fn range_jobs_are_made_as_leased_and_stop_at_cancel() {
     assert_eq!(leased.len(), 3);
     assert_eq!(core.status("big").expect("status").made, 3);
     let mut file = core
-        .begin_submit(BatchSpec {
-            batch_id: "urgent".into(),
-            priority: 5,
-            ..BatchSpec::default()
-        }, "")
+        .begin_submit(
+            BatchSpec {
+                batch_id: "urgent".into(),
+                priority: 5,
+                ..BatchSpec::default()
+            },
+            "",
+        )
         .expect("begin");
     let jobs = core
         .prepare_chunk(&file, 0, vec!["R U".into(), "F2".into()])

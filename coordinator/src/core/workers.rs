@@ -17,7 +17,6 @@ use std::sync::Arc;
 use cubefleet_proto::JobState;
 use std::time::{Duration, Instant};
 
-
 use super::state::State;
 use super::Core;
 use crate::credentials::Credential;
@@ -102,7 +101,7 @@ impl Core {
                 .issue(&credential.name, credential.names_workers(), name, threads);
         let mut st = self.lock();
         self.admit(&mut st, &session, fingerprint)?;
-        tracing::info!(worker = %session.id, name, identity = %session.identity,
+        tracing::info!(worker = %session.id, name = %crate::logsafe::text(name), identity = %session.identity,
             credential = %credential.name, threads, "worker registered");
         Ok((session, token, self.lease_duration))
     }
@@ -127,9 +126,9 @@ impl Core {
     /// refused when the token is not one this coordinator made for this credential, or the
     /// worker or credential was revoked.
     pub fn session(&self, credential: &Credential, token: &str) -> Result<Session, Error> {
-        let session = self
-            .session_key
-            .check(token, &credential.name, credential.names_workers())?;
+        let session =
+            self.session_key
+                .check(token, &credential.name, credential.names_workers())?;
         let mut st = self.lock();
         if let Some(w) = st.workers.get_mut(&*session.id) {
             w.last_seen = Instant::now();
@@ -217,7 +216,9 @@ impl Core {
             .workers
             .values()
             .filter(|w| w.capped && &*w.credential == credential)
-            .fold((0, 0u64), |(h, t), w| (h + w.held, t + u64::from(w.threads)));
+            .fold((0, 0u64), |(h, t), w| {
+                (h + w.held, t + u64::from(w.threads))
+            });
         let threads = threads.clamp(1, u64::from(MAX_THREADS)) as u32;
         let mut cap = self.max_held_in(st, threads);
         let live: std::collections::HashSet<&str> = st

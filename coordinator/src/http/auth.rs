@@ -12,11 +12,11 @@ use axum::response::{IntoResponse, Response};
 
 use crate::credentials::{Credential, Credentials, Role};
 
-/// The credentials of a `token` (of both roles; none, or empty: no authentication).
+/// The credentials of a `token` (of every role; none, or empty: no authentication).
 pub(super) fn token_credentials(token: Option<String>) -> Arc<Credentials> {
     let list = token
         .filter(|t| !t.is_empty())
-        .and_then(|t| Credential::new("token", false, Role::Both, &t).ok());
+        .and_then(|t| Credential::new("token", false, Role::All, &t).ok());
     Arc::new(Credentials::new(list.into_iter().collect()).unwrap_or_default())
 }
 
