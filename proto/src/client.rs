@@ -158,7 +158,16 @@ impl Cause {
         // the innermost reason says most (the outer ones are "transport error")
         let innermost = chain.last().cloned().unwrap_or_default();
         Cause::of_text(&text).unwrap_or_else(|| {
-            if text.contains("broken pipe") || text.contains("connection reset") {
+            let lower = text.to_lowercase();
+            if [
+                "broken pipe",
+                "connection reset",
+                "connection closed",
+                "stream closed",
+            ]
+            .iter()
+            .any(|c| lower.contains(c))
+            {
                 Cause::Closed(innermost)
             } else {
                 Cause::Connection(innermost)
