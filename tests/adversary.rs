@@ -8,7 +8,11 @@
 //! `farm1` and `farm2`, and the hostile workers `evil1` and `evil2`. When the admin revokes a
 //! hostile credential, the next start adds a fresh one (`evil3`, ...), so two hostile
 //! credentials are live most of the time; revoked ones stay in the file, as an operator who
-//! revoked them would leave them. Leases last an hour, so only restarts end them.
+//! revoked them would leave them. In the main run leases last an hour, so only their holders
+//! and restarts end them; a second run has leases of two seconds and pauses, so leases expire,
+//! the last holder reports within and after the grace, and others lease the job meanwhile
+//! (reports the model cannot judge, within [`CLOCK_MARGIN`] of a lease's end or grace, are
+//! not judged).
 //!
 //! Positions: canonical sequences of 1 to 3 face turns, whose optimal length is their length
 //! (checked at start: the 3,501 such sequences make 3,501 distinct positions), each submitted
@@ -32,7 +36,8 @@
 //!
 //! The invariants (numbered as in failure messages):
 //! 1. no stored answer is wrong: every solution solves its line as written, its length is
-//!    its turns, a valid line is never `invalid`;
+//!    its turns, a valid line is never `invalid` (read by ListResults, and now and then by
+//!    StreamResults, which must agree, and Lookup, which 2 and 4 hold too);
 //! 2. no stored answer is mislabelled: an answer that is not a verified solution meeting its
 //!    batch's question (an `optimal` flag, `none_within`, a bound, `timeout`, `over_target`,
 //!    `cancelled`, or anything false) is `claimed`, names in `worker` the credential that said
@@ -59,7 +64,10 @@
 //! `CUBEFLEET_ADVERSARY_SEED=S` replays it, `CUBEFLEET_ADVERSARY_STEPS=N` sets the number of
 //! steps (default [`DEFAULT_STEPS`], cut at [`DEFAULT_WALL`] of wall time unless N is given),
 //! `CUBEFLEET_ADVERSARY_TRACE=1` prints every call, `CUBEFLEET_ADVERSARY_FAIL_FAST=1` stops at
-//! the first violation. The long run:
+//! the first violation, `CUBEFLEET_ADVERSARY_BIN=PATH` runs another build of `cubefleet` (a
+//! release to audit). A replay is exact up to the first SIGKILL sent while a revoke may be in
+//! flight (whether it landed decides what follows). The long run (the run whose leases
+//! expire takes an eighth of the steps):
 //!
 //! ```sh
 //! CUBEFLEET_ADVERSARY_STEPS=100000 cargo test --release --test adversary -- --nocapture
@@ -91,6 +99,10 @@ use tonic::{Code, Status};
 /// Steps of a run when `CUBEFLEET_ADVERSARY_STEPS` is not set (the CI run).
 const DEFAULT_STEPS: u64 = 400;
 
+/// Steps of the run whose leases expire when `CUBEFLEET_ADVERSARY_STEPS` is not set (it
+/// pauses, so each step takes longer); with it set, an eighth of that.
+const EXPIRING_STEPS: u64 = 120;
+
 /// Wall time after which a run of the default length stops early (a loaded CI machine).
 const DEFAULT_WALL: Duration = Duration::from_secs(80);
 
@@ -101,8 +113,21 @@ const MEMORY_BOUND: u64 = 300 * 1024 * 1024;
 /// adversary holds the coordinator to, whatever a credential registers.
 const HELD_BOUND: usize = 256;
 
-/// The coordinator's `--lease`: an hour, so a lease ends only by its holder or a restart.
-const LEASE_SECONDS: &str = "3600";
+/// The coordinator's `--lease` in the main run: an hour, so a lease ends only by its holder
+/// or a restart.
+const LONG_LEASE: Duration = Duration::from_secs(3600);
+
+/// The coordinator's `--lease` in the run whose leases expire.
+const SHORT_LEASE: Duration = Duration::from_secs(2);
+
+/// Lease durations after its lease expired that a session may still report on the job when
+/// nobody leased it since (the coordinator's grace).
+const GRACE_LEASES: u32 = 1;
+
+/// How late the coordinator's sweeper may notice an expired lease, and how far the model's
+/// clock may be off the coordinator's: a lease this close to its end (or grace) is neither
+/// surely held nor surely expired, and reports on it are not judged.
+const CLOCK_MARGIN: Duration = Duration::from_millis(1000);
 
 /// How long one gRPC call may take before the coordinator counts as not answering.
 const CALL_LIMIT: Duration = Duration::from_secs(20);
@@ -126,7 +151,7 @@ const POOL_CUBES: usize = 32;
 const RESERVOIR: usize = 600;
 
 /// Results refused from lease holders before a job ends failed (the coordinator's figure).
-const MAX_REJECTIONS: usize = cubefleet_coordinator::MAX_REJECTIONS as usize;
+const MAX_REJECTIONS: usize = cubefleet_coordinator::MAX_REJECTIONS;
 
 /// The seed: `CUBEFLEET_ADVERSARY_SEED`, else a fresh one.
 fn seed() -> u64 {
@@ -470,7 +495,12 @@ struct Coordinator {
 impl Coordinator {
     /// Starts a coordinator over `data` with the credentials in `tokens`, its log appended to
     /// `log`; returned once it listens.
-    fn start(data: &Path, tokens: &Path, log: &Path) -> Result<Coordinator, String> {
+    fn start(
+        data: &Path,
+        tokens: &Path,
+        log: &Path,
+        lease: Duration,
+    ) -> Result<Coordinator, String> {
         let file = addr_file();
         let out = std::fs::OpenOptions::new()
             .create(true)
@@ -483,7 +513,7 @@ impl Coordinator {
             "--listen",
             "127.0.0.1:0",
             "--lease",
-            LEASE_SECONDS,
+            &lease.as_secs().to_string(),
         ])
         .arg("--data")
         .arg(data)
@@ -658,6 +688,17 @@ struct Adversary {
     rotor: usize,
     /// Jobs queued at the last ListBatches (the client submits new batches while few are).
     last_queued: u64,
+    /// The coordinator's `--lease`.
+    lease: Duration,
+    /// When the holder of each held job last leased or heartbeated it.
+    renewed: BTreeMap<u64, Instant>,
+    /// Jobs whose lease the model knows expired, with their last holder and when it ended.
+    last: BTreeMap<u64, (Holder, Instant)>,
+    /// Every (job, session) lease so far: a session's late reports aim at these.
+    history: BTreeSet<(u64, usize, usize)>,
+    /// Reports by sessions about jobs they did not hold, judged (invariant 7); of those, late
+    /// ones (the session held the job before).
+    judged: (u64, u64),
 }
 
 /// Index of the credentials in [`Adversary::creds`].
@@ -669,7 +710,7 @@ const FARMS: [usize; 2] = [2, 3];
 
 impl Adversary {
     /// A fresh store, the credentials, the pool and the first coordinator.
-    async fn new(seed: u64) -> Adversary {
+    async fn new(seed: u64, lease: Duration) -> Adversary {
         let dir = tempfile::tempdir().expect("tempdir").keep();
         let mut rng = StdRng::seed_from_u64(seed);
         let mut creds = Vec::new();
@@ -744,9 +785,14 @@ impl Adversary {
             signatures: HashMap::new(),
             rotor: 0,
             last_queued: 0,
+            lease,
+            renewed: BTreeMap::new(),
+            last: BTreeMap::new(),
+            history: BTreeSet::new(),
+            judged: (0, 0),
         };
         adv.write_tokens();
-        adv.coord = match Coordinator::start(&adv.data(), &adv.tokens(), &adv.log()) {
+        adv.coord = match Coordinator::start(&adv.data(), &adv.tokens(), &adv.log(), adv.lease) {
             Ok(c) => c,
             Err(e) => {
                 // a build without the admin role (before issue 45): root revokes as a client,
@@ -756,7 +802,7 @@ impl Adversary {
                 adv.admin_role = false;
                 adv.note("this coordinator has no admin role: root revokes as a client".into());
                 adv.write_tokens();
-                Coordinator::start(&adv.data(), &adv.tokens(), &adv.log())
+                Coordinator::start(&adv.data(), &adv.tokens(), &adv.log(), adv.lease)
                     .unwrap_or_else(|e| panic!("seed {seed}: {e}"))
             }
         };
@@ -941,29 +987,9 @@ impl Adversary {
         let r = r?;
         let sessions = &mut self.creds[c].sessions;
         if sessions.len() >= HOSTILE_SESSIONS {
-            // forget the oldest: it holds nothing the model still counts
+            // forget the oldest: its leases become a ghost's, which no call of the test makes
             sessions.remove(0);
-            let held: Vec<u64> = self
-                .held
-                .iter()
-                .filter(|(_, h)| h.cred == c)
-                .map(|(&j, _)| j)
-                .collect();
-            for j in held {
-                let h = self.held[&j];
-                if h.session == 0 {
-                    self.held.remove(&j);
-                    self.stale.insert(j, h);
-                } else {
-                    self.held.insert(
-                        j,
-                        Holder {
-                            cred: c,
-                            session: h.session - 1,
-                        },
-                    );
-                }
-            }
+            self.forget_first_session(c);
         }
         let sessions = &mut self.creds[c].sessions;
         sessions.push(Session {
@@ -971,6 +997,50 @@ impl Adversary {
             public: r.session,
         });
         Ok(sessions.len() - 1)
+    }
+
+    /// Credential `c`'s first session was forgotten: the others move down by one; what the
+    /// first held becomes a ghost's (a session no call of the test presents).
+    fn forget_first_session(&mut self, c: usize) {
+        let shift = |h: Holder| match h {
+            Holder { cred, .. } if cred != c => h,
+            Holder { session: 0, .. } => Holder {
+                cred: c,
+                session: usize::MAX,
+            },
+            Holder {
+                session: usize::MAX,
+                ..
+            } => h,
+            Holder { cred, session } => Holder {
+                cred,
+                session: session - 1,
+            },
+        };
+        let held = std::mem::take(&mut self.held);
+        for (j, h) in held {
+            match shift(h) {
+                g if g.session == usize::MAX => {
+                    self.stale.insert(j, g);
+                }
+                g => {
+                    self.held.insert(j, g);
+                }
+            }
+        }
+        for h in self.stale.values_mut() {
+            *h = shift(*h);
+        }
+        for (h, _) in self.last.values_mut() {
+            *h = shift(*h);
+        }
+        self.history = std::mem::take(&mut self.history)
+            .into_iter()
+            .map(|(j, cred, session)| {
+                let g = shift(Holder { cred, session });
+                (j, g.cred, g.session)
+            })
+            .collect();
     }
 
     /// A revoked credential's call must be refused (invariant 4).
@@ -1137,7 +1207,7 @@ impl Adversary {
 
     /// The model learns that `h` holds the leased job `j`.
     async fn take(&mut self, j: &LeasedJob, h: Holder) {
-        if let Some(&other) = self.held.get(&j.job_id) {
+        if let (true, Some(&other)) = (self.surely_held(j.job_id), self.held.get(&j.job_id)) {
             let (a, b) = (
                 self.creds[other.cred].name.clone(),
                 self.creds[h.cred].name.clone(),
@@ -1152,7 +1222,10 @@ impl Adversary {
             );
         }
         self.stale.remove(&j.job_id);
+        self.last.remove(&j.job_id);
         self.held.insert(j.job_id, h);
+        self.renewed.insert(j.job_id, Instant::now());
+        self.history.insert((j.job_id, h.cred, h.session));
         match self.position_of(j.job_id).await {
             Some((_, p)) => {
                 if j.facelets != facelets(&self.positions[p].cube) {
@@ -1239,9 +1312,11 @@ impl Adversary {
         MoveSeq::parse(&c.solution).ok().map(|m| m.len() as u32)
     }
 
-    /// Records what credential `c` said in `results`, holding the jobs or not.
-    fn record_said(&mut self, c: usize, results: &[Completion], holder: bool) {
+    /// Records what credential `c` said in `results`, as session `by` (None: a token of no
+    /// session of its own), holding each job or not ([`Adversary::may_report`]).
+    fn record_said(&mut self, c: usize, results: &[Completion], by: Option<Holder>) {
         for r in results {
+            let holder = by.is_some_and(|h| self.may_report(r.job_id, h));
             self.said.entry(r.job_id).or_default().push(Said {
                 cred: c,
                 status: r.reported(),
@@ -1310,6 +1385,10 @@ impl Adversary {
         token: String,
         jobs: Vec<JobProgress>,
     ) -> Result<u32, Status> {
+        for j in &jobs {
+            let b = self.bounds.entry((j.job_id, c)).or_default();
+            *b = (*b).max(j.lower_bound);
+        }
         let mut client = self.client(c);
         let r = within(client.workers.release(ReleaseRequest {
             worker_id: token,
@@ -1320,6 +1399,65 @@ impl Adversary {
         self.check_answered(&r, "Release");
         self.expect_refused_if_revoked(c, &r, "release");
         r
+    }
+
+    /// Whether job `j`'s lease is surely still its holder's (not near its end).
+    fn surely_held(&self, j: u64) -> bool {
+        self.held.contains_key(&j)
+            && self
+                .renewed
+                .get(&j)
+                .is_some_and(|t| t.elapsed() + CLOCK_MARGIN < self.lease)
+    }
+
+    /// Whether session `h` may report on job `j`, or the model cannot tell: it holds the job,
+    /// or held it last (its lease expired within the grace, or before the last restart).
+    fn may_report(&self, j: u64, h: Holder) -> bool {
+        let grace = self.lease * GRACE_LEASES + CLOCK_MARGIN;
+        self.held.get(&j) == Some(&h)
+            || self.stale.get(&j) == Some(&h)
+            || self
+                .last
+                .get(&j)
+                .is_some_and(|&(lh, ended)| lh == h && ended.elapsed() < grace)
+    }
+
+    /// A heartbeat of the held jobs `sent` was answered with `cancel`: the others' leases are
+    /// renewed.
+    fn renew(&mut self, sent: &[(u64, Holder)], cancel: &[u64]) {
+        for &(j, h) in sent {
+            if !cancel.contains(&j) && self.held.get(&j) == Some(&h) {
+                self.renewed.insert(j, Instant::now());
+            }
+        }
+    }
+
+    /// Leases the model knows expired become their holders' last leases.
+    fn expire(&mut self) {
+        let gone: Vec<u64> = self
+            .held
+            .keys()
+            .copied()
+            .filter(|j| {
+                self.renewed
+                    .get(j)
+                    .is_some_and(|t| t.elapsed() > self.lease + CLOCK_MARGIN)
+            })
+            .collect();
+        for j in gone {
+            let h = self.held.remove(&j).expect("held");
+            let ended = self.renewed.remove(&j).expect("renewed") + self.lease;
+            self.last.insert(j, (h, ended));
+        }
+    }
+
+    /// Time passes (the run whose leases expire): leases end, grace passes.
+    async fn pause(&mut self) {
+        let ms = self
+            .rng
+            .random_range(300..=(self.lease.as_millis() as u64 * 5 / 2));
+        self.note_step(format!("pause {ms} ms"));
+        tokio::time::sleep(Duration::from_millis(ms)).await;
     }
 
     /// Jobs the model says credential `c` holds (all its sessions).
@@ -1473,7 +1611,13 @@ impl Adversary {
             return;
         }
         let token = self.creds[f].sessions[session].token.clone();
-        self.record_said(f, &results, true);
+        let by = Holder { cred: f, session };
+        self.record_said(f, &results, Some(by));
+        let sure: BTreeSet<u64> = results
+            .iter()
+            .map(|r| r.job_id)
+            .filter(|&j| self.surely_held(j))
+            .collect();
         let ids: Vec<u64> = results.iter().map(|r| r.job_id).collect();
         for id in &ids {
             self.held.remove(id);
@@ -1486,7 +1630,7 @@ impl Adversary {
                 ));
                 for (j, reason) in rejected {
                     self.refusals.entry(j).or_default().push((f, true));
-                    if firsts.contains(&j) {
+                    if firsts.contains(&j) && sure.contains(&j) {
                         self.violation(
                             9,
                             format!("honest-rejected:{j}"),
@@ -1533,15 +1677,23 @@ impl Adversary {
         let session = mine[0].1.session;
         let token = self.creds[f].sessions[session].token.clone();
         let name = self.creds[f].name.clone();
+        let sure: BTreeSet<u64> = mine
+            .iter()
+            .map(|&(j, _)| j)
+            .filter(|&j| self.surely_held(j))
+            .collect();
         match self.heartbeat(f, token, jobs).await {
             Ok(cancel) => {
                 self.note_step(format!(
                     "{name} heartbeats {} jobs: stop {cancel:?}",
                     mine.len()
                 ));
+                self.renew(&mine, &cancel);
                 for j in cancel {
                     if self.held.get(&j).is_some_and(|h| h.cred == f) {
                         self.held.remove(&j);
+                    }
+                    if sure.contains(&j) {
                         self.violation(
                             9,
                             format!("honest-cancelled:{j}"),
@@ -1578,6 +1730,7 @@ impl Adversary {
             })
             .collect();
         let ids: Vec<u64> = jobs.iter().map(|j| j.job_id).collect();
+        let sure = ids.iter().all(|&j| self.surely_held(j));
         for j in &ids {
             self.held.remove(j);
         }
@@ -1587,7 +1740,7 @@ impl Adversary {
         match self.release(f, token, jobs).await {
             Ok(released) => {
                 self.note_step(format!("{name} releases {n}: {released} released"));
-                if released as usize != n {
+                if released as usize != n && sure {
                     self.violation(
                         9,
                         format!("honest-release:{}", self.step),
@@ -1900,10 +2053,10 @@ impl Adversary {
         for &j in &jobs {
             results.push(self.hostile_report(j).await);
         }
+        self.record_said(h, &results, Some(Holder { cred: h, session }));
         for j in &jobs {
             self.held.remove(j);
         }
-        self.record_said(h, &results, true);
         let token = self.creds[h].sessions[session].token.clone();
         let what: Vec<String> = results.iter().map(describe).collect();
         let name = self.creds[h].name.clone();
@@ -1947,7 +2100,14 @@ impl Adversary {
             session: s,
         };
         for _ in 0..20 {
-            let candidates: Vec<u64> = match self.rng.random_range(0..6) {
+            let candidates: Vec<u64> = match self.rng.random_range(0..8) {
+                // jobs this session held before (a late report)
+                6 | 7 => self
+                    .history
+                    .iter()
+                    .filter(|&&(_, c, sess)| c == h && sess == s)
+                    .map(|&(j, _, _)| j)
+                    .collect(),
                 // jobs it reported on before (answered ones among them: a second report)
                 5 => self
                     .said
@@ -1985,8 +2145,7 @@ impl Adversary {
                 continue;
             }
             let j = candidates[self.rng.random_range(0..candidates.len())];
-            let stale_mine = self.stale.get(&j) == Some(&mine);
-            if self.held.get(&j) != Some(&mine) && !stale_mine {
+            if !self.may_report(j, mine) {
                 return j;
             }
         }
@@ -2017,7 +2176,7 @@ impl Adversary {
                     cred: h,
                     session: s,
                 };
-                ids.retain(|j| self.held.get(j) != Some(&mine) && self.stale.get(j) != Some(&mine));
+                ids.retain(|&j| !self.may_report(j, mine));
                 targets = ids;
             }
             1 => {
@@ -2037,7 +2196,13 @@ impl Adversary {
             before.push(fingerprint(&self.get_job(j).await));
         }
         // which session token it presents: its own mostly, now and then another's public id
-        let token = match self.rng.random_range(0..10) {
+        let own = self.rng.random_range(0..10) >= 2;
+        let by = own.then_some(Holder {
+            cred: h,
+            session: s,
+        });
+        let token = match self.rng.random_range(0..2) {
+            _ if own => self.creds[h].sessions[s].token.clone(),
             0 => {
                 let all: Vec<String> = self
                     .creds
@@ -2046,9 +2211,13 @@ impl Adversary {
                     .collect();
                 all[self.rng.random_range(0..all.len())].clone()
             }
-            1 => String::new(),
-            _ => self.creds[h].sessions[s].token.clone(),
+            _ => String::new(),
         };
+        // a target the session may report on after all (a lease near its end) is not judged
+        let judged: Vec<bool> = targets
+            .iter()
+            .map(|&j| by.is_none_or(|b| !self.may_report(j, b)))
+            .collect();
         let name = self.creds[h].name.clone();
         let what = match self.rng.random_range(0..10) {
             0..=5 => {
@@ -2057,11 +2226,12 @@ impl Adversary {
                     results.push(self.hostile_report(j).await);
                 }
                 let text: Vec<String> = results.iter().map(describe).collect();
-                self.record_said(h, &results, false);
+                self.record_said(h, &results, by);
                 let r = self.complete(h, token, results).await;
                 if let Ok((_, rejected)) = &r {
                     for (j, _) in rejected {
-                        self.refusals.entry(*j).or_default().push((h, false));
+                        let holder = by.is_some_and(|b| self.may_report(*j, b));
+                        self.refusals.entry(*j).or_default().push((h, holder));
                     }
                 }
                 format!("reports {text:?} on jobs it does not hold: {}", outcome(&r))
@@ -2099,7 +2269,8 @@ impl Adversary {
                     .collect();
                 if !reason.is_empty() {
                     for &j in &targets {
-                        self.refusals.entry(j).or_default().push((h, false));
+                        let holder = by.is_some_and(|b| self.may_report(j, b));
+                        self.refusals.entry(j).or_default().push((h, holder));
                     }
                 }
                 let r = self.release(h, token, jobs).await;
@@ -2112,7 +2283,13 @@ impl Adversary {
         self.note_step(format!("{name}/{s} {what}: {targets:?}"));
         for (i, &j) in targets.iter().enumerate() {
             let after = fingerprint(&self.get_job(j).await);
-            if after != before[i] {
+            if judged[i] {
+                self.judged.0 += 1;
+                if by.is_some_and(|b| self.history.contains(&(j, b.cred, b.session))) {
+                    self.judged.1 += 1;
+                }
+            }
+            if after != before[i] && judged[i] {
                 let holder = self
                     .held
                     .get(&j)
@@ -2166,6 +2343,11 @@ impl Adversary {
                 outcome(&r)
             ));
             if let Ok(cancel) = r {
+                let sent: Vec<(u64, Holder)> = jobs
+                    .iter()
+                    .map(|&j| (j, Holder { cred: h, session }))
+                    .collect();
+                self.renew(&sent, &cancel);
                 for j in cancel {
                     self.held.remove(&j);
                 }
@@ -2612,7 +2794,7 @@ impl Adversary {
             });
         }
         self.write_tokens();
-        match Coordinator::start(&self.data(), &self.tokens(), &self.log()) {
+        match Coordinator::start(&self.data(), &self.tokens(), &self.log(), self.lease) {
             Ok(c) => self.coord = c,
             Err(e) => {
                 self.violation(0, "start".into(), format!("after a restart: {e}"));
@@ -2623,6 +2805,10 @@ impl Adversary {
         for (j, h) in std::mem::take(&mut self.held) {
             self.stale.insert(j, h);
         }
+        for (j, (h, _)) in std::mem::take(&mut self.last) {
+            self.stale.insert(j, h);
+        }
+        self.renewed.clear();
         // sessions outlive a restart; an honest worker whose session is refused registers
         for f in FARMS {
             if self.creds[f].revoked {
@@ -3172,9 +3358,12 @@ impl Adversary {
 
     /// One random action.
     async fn act(&mut self) {
+        self.expire();
         let farm = FARMS[self.rng.random_range(0..2)];
-        let roll = self.rng.random_range(0..1000);
+        let expiring = self.lease < Duration::from_secs(10);
+        let roll = self.rng.random_range(0..if expiring { 1080 } else { 1000 });
         match roll {
+            1000.. => self.pause().await,
             0..=149 => self.honest_lease(farm).await,
             150..=299 => self.honest_complete(farm).await,
             300..=339 => self.honest_heartbeat(farm).await,
@@ -3228,7 +3417,8 @@ impl Adversary {
         self.restart(false).await;
         eprintln!(
             "{} steps in {:.1} s: {} restarts by SIGKILL, {} by SIGTERM, {} revokes, {} batches, \
-             {} jobs known; {} violation(s), {} note(s)",
+             {} jobs known, {} reports on jobs not held judged ({} late); {} violation(s), \
+             {} note(s)",
             self.step,
             start.elapsed().as_secs_f64(),
             self.restarts.0,
@@ -3236,6 +3426,8 @@ impl Adversary {
             self.revokes,
             self.batches.len(),
             self.jobs.len(),
+            self.judged.0,
+            self.judged.1,
             self.violations.len(),
             self.notes.len()
         );
@@ -3282,16 +3474,21 @@ fn canonical_sequences_of_up_to_three_turns_are_optimal() {
     assert!(all.iter().all(|s| !CubieCube::from_moves(s).is_solved()));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stateful_adversary_breaks_no_promise() {
+/// Runs the adversary with leases of `lease`: `CUBEFLEET_ADVERSARY_STEPS` steps divided by
+/// `share` (else `default_steps`, cut at [`DEFAULT_WALL`]); fails with every violation.
+async fn adversary(lease: Duration, default_steps: u64, share: u64) {
     let seed = seed();
     let given: Option<u64> = std::env::var("CUBEFLEET_ADVERSARY_STEPS")
         .ok()
-        .and_then(|s| s.trim().parse().ok());
-    let steps = given.unwrap_or(DEFAULT_STEPS);
+        .and_then(|s| s.trim().parse().ok())
+        .map(|n: u64| (n / share).max(1));
+    let steps = given.unwrap_or(default_steps);
     let wall = given.is_none().then_some(DEFAULT_WALL);
-    eprintln!("CUBEFLEET_ADVERSARY_SEED={seed} CUBEFLEET_ADVERSARY_STEPS={steps}");
-    let mut adv = Adversary::new(seed).await;
+    eprintln!(
+        "CUBEFLEET_ADVERSARY_SEED={seed}: {steps} steps, leases of {}s",
+        lease.as_secs()
+    );
+    let mut adv = Adversary::new(seed, lease).await;
     adv.run(steps, wall).await;
     for n in &adv.notes {
         eprintln!("note: {n}");
@@ -3301,4 +3498,17 @@ async fn a_stateful_adversary_breaks_no_promise() {
     }
     adv.coord.kill();
     let _ = std::fs::remove_dir_all(&adv.dir);
+}
+
+/// The adversary with leases that outlive the run: only holders and restarts end them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateful_adversary_breaks_no_promise() {
+    adversary(LONG_LEASE, DEFAULT_STEPS, 1).await;
+}
+
+/// The adversary with leases of two seconds and pauses: leases expire, late reports come in
+/// within and after the grace, and others lease the jobs meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateful_adversary_with_expiring_leases_breaks_no_promise() {
+    adversary(SHORT_LEASE, EXPIRING_STEPS, 8).await;
 }
