@@ -37,6 +37,7 @@ FLAGS = {
     ("solve",): set(),
     ("run",): set(),
     ("bench",): set(),
+    ("certs",): {"--name", "--out", "--days"},
 }
 BOOLEAN = {"--no-build", "--huge", "--giant", "--force", "--json", "--wait", "--watch"}
 from contract import (AUTOSCALE_METRIC, COORD_HTTP_PORT, GRPC_PORT, HEALTH_SERVICE,  # noqa: E402
