@@ -183,7 +183,10 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     assert_eq!(sample(&m, "cubefleet_workers"), 1.0);
     // the open endpoint shows counts, never a worker's name (the page and /api/status do)
     assert_eq!(sample(&m, "cubefleet_worker_threads"), 1.0);
-    assert!(!m.contains("page-worker"), "a worker's name on the open /metrics:\n{m}");
+    assert!(
+        !m.contains("page-worker"),
+        "a worker's name on the open /metrics:\n{m}"
+    );
 
     // the worker's own metrics
     let w = wait_for("the worker's report", Duration::from_secs(10), || {

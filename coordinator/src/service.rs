@@ -162,7 +162,9 @@ impl Batches for Svc {
         let core = self.core.clone();
         let id = request.into_inner().batch_id;
         tracing::info!(batch = %logsafe::text(&id), by = %logsafe::text(&who.name), "cancelling a batch");
-        Ok(Response::new(blocking(move || core.cancel(&id, &by)).await?))
+        Ok(Response::new(
+            blocking(move || core.cancel(&id, &by)).await?,
+        ))
     }
 
     type WatchBatchStream = Counted<ReceiverStream<Result<BatchStatus, Status>>>;

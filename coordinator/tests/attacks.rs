@@ -693,7 +693,10 @@ async fn attack_12_sessions_are_secret_and_roles_apart() {
         .await
         .unwrap();
     assert_eq!(code, 200);
-    assert!(!metrics.contains(&public), "the open metrics name no worker");
+    assert!(
+        !metrics.contains(&public),
+        "the open metrics name no worker"
+    );
     assert!(!metrics.contains(&token), "the secret is shown");
     stop.cancel();
     http.await.unwrap().unwrap();
@@ -1111,7 +1114,8 @@ fn none_within(id: u64, bound: u32) -> Completion {
 
 /// The facelets of the position `moves` make (a line whose length bounds no claim).
 fn faces(moves: &str) -> String {
-    let cube = cubefleet_tables::parse_position(moves, cubefleet_tables::InputFormat::Auto).unwrap();
+    let cube =
+        cubefleet_tables::parse_position(moves, cubefleet_tables::InputFormat::Auto).unwrap();
     cubefleet_tables::FaceletCube::from_cubie(&cube).to_string()
 }
 
@@ -1133,7 +1137,14 @@ async fn audit_1_a_worker_reports_only_on_jobs_it_holds() {
     let ids: Vec<u64> = (0..3).map(|i| (1u64 << 40) | i).collect();
     for (i, &id) in ids.iter().enumerate() {
         let right = solved(id, &undo(lines[i]), false, 0);
-        assert_refused(&mut vol, &liar, right, "not leased to this session", "right").await;
+        assert_refused(
+            &mut vol,
+            &liar,
+            right,
+            "not leased to this session",
+            "right",
+        )
+        .await;
         let gave_up = Completion {
             job_id: id,
             status: "cancelled".into(),
@@ -1179,11 +1190,20 @@ async fn audit_2_every_non_answer_is_a_claim() {
         status: "over_target".into(),
         ..solved(id, &long(line), false, 0)
     };
-    submit(&mut alice, submission("one", two_phase(4), &[], &["R U F D"]))
-        .await
-        .unwrap();
+    submit(
+        &mut alice,
+        submission("one", two_phase(4), &[], &["R U F D"]),
+    )
+    .await
+    .unwrap();
     let id = lease(&mut vol, &liar, 1).await[0].job_id;
-    assert_eq!(complete(&mut vol, &liar, vec![over(id, "R U F D")]).await.unwrap().0, 1);
+    assert_eq!(
+        complete(&mut vol, &liar, vec![over(id, "R U F D")])
+            .await
+            .unwrap()
+            .0,
+        1
+    );
     let r = job(&mut alice, id).await;
     assert_eq!(r.status, "over_target");
     assert!(r.claimed && r.worker == "volunteer", "{r:?}");
@@ -1195,13 +1215,22 @@ async fn audit_2_every_non_answer_is_a_claim() {
         status: "timeout".into(),
         ..solved(id2, &long("U R F D"), false, 0)
     };
-    assert_eq!(complete(&mut vol, &liar, vec![timeout.clone()]).await.unwrap().0, 1);
+    assert_eq!(
+        complete(&mut vol, &liar, vec![timeout.clone()])
+            .await
+            .unwrap()
+            .0,
+        1
+    );
     assert_eq!(job(&mut alice, id2).await.state, JobState::Queued as i32);
     assert_eq!(lease(&mut farm, &honest, 1).await[0].job_id, id2);
     let (accepted, reasons) = complete(&mut farm, &honest, vec![timeout]).await.unwrap();
     assert_eq!(accepted, 1, "{reasons:?}");
     let r = job(&mut alice, id2).await;
-    assert_eq!((r.state, r.status.as_str()), (JobState::Done as i32, "timeout"));
+    assert_eq!(
+        (r.state, r.status.as_str()),
+        (JobState::Done as i32, "timeout")
+    );
     assert_eq!(r.confirmed_by, vec!["volunteer".to_string(), "farm".into()]);
     // revoking the volunteer undoes both: its own claim and the one it confirmed
     let mut root = as_(&server, ROOT).await;
@@ -1237,7 +1266,9 @@ async fn audit_3_a_revocation_survives_a_restart() {
     .await
     .unwrap();
     let id = lease(&mut vol, &liar, 1).await[0].job_id;
-    complete(&mut vol, &liar, vec![none_within(id, 6)]).await.unwrap();
+    complete(&mut vol, &liar, vec![none_within(id, 6)])
+        .await
+        .unwrap();
     let mut root = as_(&server, ROOT).await;
     root.batches
         .revoke(RevokeRequest {
@@ -1277,24 +1308,33 @@ async fn audit_4_deduplication_serves_only_answers_trusted_enough() {
     let honest = register(&mut farm, "honest", 1).await;
     let liar = register(&mut vol, "liar", 1).await;
     let line = faces("R U F D");
-    submit(&mut alice, submission("once", depth_limited(5, 1), &[], &[&line]))
+    submit(
+        &mut alice,
+        submission("once", depth_limited(5, 1), &[], &[&line]),
+    )
+    .await
+    .unwrap();
+    let id = lease(&mut vol, &liar, 1).await[0].job_id;
+    complete(&mut vol, &liar, vec![none_within(id, 6)])
         .await
         .unwrap();
-    let id = lease(&mut vol, &liar, 1).await[0].job_id;
-    complete(&mut vol, &liar, vec![none_within(id, 6)]).await.unwrap();
     assert!(job(&mut alice, id).await.claimed);
     // the same position in a --confirm 2 batch is searched, not copied
     let twice = confirming(submission("twice", depth_limited(5, 1), &[], &[&line]), 2);
     submit(&mut alice, twice).await.unwrap();
-    let copy = (2u64 << 40) | 0;
+    let copy = 2u64 << 40;
     let r = job(&mut alice, copy).await;
     assert_eq!(r.state, JobState::Queued as i32, "{r:?}");
     assert!(!r.from_store);
     // once two credentials agree it is final, and serves a third --confirm 2 batch
     assert_eq!(lease(&mut farm, &honest, 1).await[0].job_id, copy);
-    complete(&mut farm, &honest, vec![none_within(copy, 6)]).await.unwrap();
+    complete(&mut farm, &honest, vec![none_within(copy, 6)])
+        .await
+        .unwrap();
     assert_eq!(lease(&mut vol, &liar, 1).await[0].job_id, copy);
-    complete(&mut vol, &liar, vec![none_within(copy, 6)]).await.unwrap();
+    complete(&mut vol, &liar, vec![none_within(copy, 6)])
+        .await
+        .unwrap();
     assert_eq!(job(&mut alice, copy).await.confirmed_by.len(), 2);
     let third = confirming(submission("third", depth_limited(5, 1), &[], &[&line]), 2);
     submit(&mut alice, third).await.unwrap();
@@ -1322,18 +1362,19 @@ async fn audit_5_identity_is_the_credentials_and_clients_keep_to_their_own() {
     let mut bob = as_(&server, "bob-secret").await;
     let mut bare = as_(&server, "bare-worker-secret").await;
     let posing = register(&mut bare, "farm", 1).await;
-    submit(&mut alice, submission("mine", two_phase(20), &[], &["R U", "F D"]))
-        .await
-        .unwrap();
+    submit(
+        &mut alice,
+        submission("mine", two_phase(20), &[], &["R U", "F D"]),
+    )
+    .await
+    .unwrap();
     let id = lease(&mut bare, &posing, 1).await[0].job_id;
     complete(&mut bare, &posing, vec![solved(id, &undo("R U"), false, 0)])
         .await
         .unwrap();
     let worker = job(&mut alice, id).await.worker;
-    let derived = cubefleet_coordinator::credentials::derived_name(
-        "worker-token",
-        "bare-worker-secret",
-    );
+    let derived =
+        cubefleet_coordinator::credentials::derived_name("worker-token", "bare-worker-secret");
     assert_eq!(worker, derived, "never the name it gave itself");
     // bob may read alice's batch, not cancel it, nor revoke anyone
     refused(
@@ -1354,7 +1395,10 @@ async fn audit_5_identity_is_the_credentials_and_clients_keep_to_their_own() {
         Code::PermissionDenied,
         "admin",
     );
-    assert_eq!(job(&mut bob, (1u64 << 40) | 1).await.state, JobState::Queued as i32);
+    assert_eq!(
+        job(&mut bob, (1u64 << 40) | 1).await.state,
+        JobState::Queued as i32
+    );
     // its owner and an admin may
     let mut root = as_(&server, ROOT).await;
     alice
@@ -1403,8 +1447,14 @@ async fn audit_6_bounds_hold_per_credential() {
             }
         }
     }
-    assert!(held <= 10_000, "one of two credentials holds {held} of 20,000");
-    assert!(!lease(&mut farm, &honest, 10).await.is_empty(), "the farm gets work");
+    assert!(
+        held <= 10_000,
+        "one of two credentials holds {held} of 20,000"
+    );
+    assert!(
+        !lease(&mut farm, &honest, 10).await.is_empty(),
+        "the farm gets work"
+    );
     // a huge reported search time, right after the lease: counted as what the coordinator saw
     let urgent = SubmitRequest {
         part: Some(submit_request::Part::Spec(BatchSpec {

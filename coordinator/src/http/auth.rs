@@ -20,10 +20,10 @@ pub(super) fn token_credentials(token: Option<String>) -> Arc<Credentials> {
     Arc::new(Credentials::new(list.into_iter().collect()).unwrap_or_default())
 }
 
-/// Lets a request through when it presents a client credential (or one of both roles); 401
-/// (with a Basic challenge, so a browser asks) when not.
+/// Lets a request through when it presents a client credential (or one of both roles) that
+/// is not revoked; 401 (with a Basic challenge, so a browser asks) when not.
 pub(super) async fn require_token(
-    State(credentials): State<Arc<Credentials>>,
+    State((credentials, core)): State<(Arc<Credentials>, Arc<crate::core::Core>)>,
     req: Request,
     next: Next,
 ) -> Response {
@@ -35,7 +35,7 @@ pub(super) async fn require_token(
     let client = given
         .as_deref()
         .and_then(|g| credentials.find(g))
-        .is_some_and(|c| c.role.allows(Role::Client));
+        .is_some_and(|c| c.role.allows(Role::Client) && !core.is_revoked(&c.name));
     match given {
         Some(_) if client => next.run(req).await,
         given => {

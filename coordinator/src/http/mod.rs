@@ -110,7 +110,7 @@ fn router_with(http: Arc<Http>, credentials: Arc<Credentials>) -> Router {
         private
     } else {
         private.layer(axum::middleware::from_fn_with_state(
-            credentials,
+            (credentials, http.core.clone()),
             auth::require_token,
         ))
     };

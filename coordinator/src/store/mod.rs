@@ -36,10 +36,10 @@ use prost::Message;
 use crate::error::Error;
 use crate::record::{BatchRecord, JobRecord};
 pub(crate) use block::JobTag;
+pub(crate) use format::REVOKED_UNSWEPT_KEY;
 /// How tests open a store's sled database directly.
 #[cfg(test)]
 pub(crate) use sled_store::config as sled_config;
-pub(crate) use format::REVOKED_UNSWEPT_KEY;
 pub(crate) use sled_store::SledStore;
 
 /// Most jobs in one block.
