@@ -3150,6 +3150,23 @@ impl Adversary {
             );
         }
         let worker = self.cred_named(&r.worker);
+        // the session that sent it is one of the named credential's (public ids are known)
+        if !r.session.is_empty() && !r.from_store {
+            let owner = self
+                .creds
+                .iter()
+                .position(|c| c.sessions.iter().any(|s| s.public == r.session));
+            if let Some(o) = owner {
+                if Some(o) != worker {
+                    let real = self.creds[o].name.clone();
+                    self.violation(
+                        2,
+                        format!("session:{job}"),
+                        format!("{here}: its session {} is {real}'s", r.session),
+                    );
+                }
+            }
+        }
         if !verified {
             match worker {
                 None => self.violation(
