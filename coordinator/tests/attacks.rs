@@ -1174,9 +1174,10 @@ async fn audit_1_a_worker_reports_only_on_jobs_it_holds() {
     server.stop().await;
 }
 
-/// Non-answers are claims: a timeout and an answer over the target are stored with their
-/// worker and `claimed`, held under `--confirm 2` until another credential agrees, and undone
-/// by `revoke`.
+/// Non-answers are claims: an answer over the target is stored with its worker and
+/// `claimed`, held under `--confirm 2` until another credential agrees, and undone by
+/// `revoke`; a timeout the coordinator can tell is false (no time budget, or before the
+/// budget passed) is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn audit_2_every_non_answer_is_a_claim() {
     let (_dir, server) = start(Duration::from_secs(30)).await;
@@ -1211,10 +1212,7 @@ async fn audit_2_every_non_answer_is_a_claim() {
     let two = confirming(submission("two", two_phase(4), &[], &["U R F D"]), 2);
     submit(&mut alice, two).await.unwrap();
     let id2 = lease(&mut vol, &liar, 1).await[0].job_id;
-    let timeout = Completion {
-        status: "timeout".into(),
-        ..solved(id2, &long("U R F D"), false, 0)
-    };
+    let timeout = over(id2, "U R F D");
     assert_eq!(
         complete(&mut vol, &liar, vec![timeout.clone()])
             .await
@@ -1229,7 +1227,7 @@ async fn audit_2_every_non_answer_is_a_claim() {
     let r = job(&mut alice, id2).await;
     assert_eq!(
         (r.state, r.status.as_str()),
-        (JobState::Done as i32, "timeout")
+        (JobState::Done as i32, "over_target")
     );
     assert_eq!(r.confirmed_by, vec!["volunteer".to_string(), "farm".into()]);
     // revoking the volunteer undoes both: its own claim and the one it confirmed
@@ -1246,6 +1244,33 @@ async fn audit_2_every_non_answer_is_a_claim() {
     for id in [id, id2] {
         assert_eq!(job(&mut alice, id).await.state, JobState::Queued as i32);
     }
+    // a timeout with no time budget, or at once in a search of an hour's budget
+    let id = lease(&mut farm, &honest, 1).await[0].job_id;
+    let timeout = Completion {
+        status: "timeout".into(),
+        ..Completion::default()
+    };
+    let c = Completion {
+        job_id: id,
+        ..timeout.clone()
+    };
+    assert_refused(&mut farm, &honest, c, "no time budget", "no budget").await;
+    let mut hour = two_phase(20);
+    hour.timeout_seconds = 3600.0;
+    submit(&mut alice, submission("hour", hour, &[], &["L D B"]))
+        .await
+        .unwrap();
+    let id = lease(&mut farm, &honest, 10)
+        .await
+        .into_iter()
+        .map(|j| j.job_id)
+        .find(|&j| j == 3u64 << 40)
+        .expect("the hour's line");
+    let c = Completion {
+        job_id: id,
+        ..timeout
+    };
+    assert_refused(&mut farm, &honest, c, "of a 3600 s budget", "early").await;
     server.stop().await;
 }
 

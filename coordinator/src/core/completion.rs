@@ -82,6 +82,31 @@ fn is_claim(checked: &Checked, optimal: bool) -> bool {
     optimal || checked.lower_bound > 0 || checked.status != ResultStatus::Solved
 }
 
+/// Refuses a `timeout` the coordinator can tell is false: in a search with no time budget
+/// (nothing ever times out), or before the budget has passed since the lease (`held`, what
+/// the coordinator saw; a second's slack for the clocks). A timeout of the last holder (no
+/// lease left to measure) is judged by the first rule only.
+fn possible_timeout(
+    checked: &Checked,
+    mode: &Mode,
+    held: Option<std::time::Duration>,
+) -> Result<(), String> {
+    if checked.status != ResultStatus::Timeout {
+        return Ok(());
+    }
+    let budget = mode.timeout_seconds;
+    if budget <= 0.0 {
+        return Err("timeout in a search with no time budget".into());
+    }
+    match held {
+        Some(h) if h.as_secs_f64() + 1.0 < budget => Err(format!(
+            "timeout after {:.1} s of a {budget} s budget",
+            h.as_secs_f64()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Whether two claims on one job agree: the same status and length; for a timeout or an
 /// answer over the target (whose best solution found may differ from search to search), the
 /// same status.
@@ -143,7 +168,7 @@ impl Core {
         // the modes of the batches concerned, read under the lock once (and which of them
         // keep only the lengths of their results), and the positions the jobs' leases made
         // (a job's position never changes: see `Lease::cube`)
-        let (modes, histogram_only, leased, identity, confirm, standing) = {
+        let (modes, histogram_only, leased, identity, confirm, standing, held) = {
             let st = self.lock();
             let identity = st
                 .workers
@@ -153,6 +178,7 @@ impl Core {
             let mut confirm = FastMap::default();
             let mut leased: FastMap<u64, CubieCube> = FastMap::default();
             let mut standing: FastMap<u64, (Phase, Actor)> = FastMap::default();
+            let mut held: FastMap<u64, std::time::Duration> = FastMap::default();
             leased.reserve(results.len());
             for c in results {
                 let seq = batch_seq(c.job_id);
@@ -166,12 +192,15 @@ impl Core {
                 let stands = st.standing(c.job_id, worker);
                 standing.insert(c.job_id, stands);
                 if stands.1 == Actor::Holder {
-                    if let Some(cube) = st.leases.get(&c.job_id).and_then(|l| l.cube) {
-                        leased.insert(c.job_id, cube);
+                    if let Some(l) = st.leases.get(&c.job_id) {
+                        held.insert(c.job_id, l.since.elapsed());
+                        if let Some(cube) = l.cube {
+                            leased.insert(c.job_id, cube);
+                        }
                     }
                 }
             }
-            (modes, keeps, leased, identity, confirm, standing)
+            (modes, keeps, leased, identity, confirm, standing, held)
         };
         for _attempt in 0..8 {
             if pending.is_empty() {
@@ -204,7 +233,7 @@ impl Core {
                 }
                 let old = at.and_then(|i| records[i].as_ref());
                 let stands = standing[&c.job_id];
-                let leased = leased.get(&c.job_id);
+                let leased = (leased.get(&c.job_id), held.get(&c.job_id).copied());
                 match self.complete_one(worker, &identity, c, old, stands, leased, mode)? {
                     // a verified result always has the record it was checked against
                     Completed::Verified(mut v) => {
@@ -302,7 +331,8 @@ impl Core {
     /// One step of [`Core::complete`] for result `c` of a job whose batch has `mode` and whose
     /// record, as read, is `job`; `stands` is how the job and `worker` stand in memory (its
     /// phase there, and `worker`'s relation to it), and `leased` the job's position as the
-    /// worker's lease made it from the record (None without a lease: made here from `job`).
+    /// worker's lease made it from the record (None without a lease: made here from `job`)
+    /// and how long the coordinator saw the lease held (None without one).
     /// What may happen is the state machine's ([`decide`]); nothing is verified for a worker
     /// that may not report on the job.
     #[allow(clippy::too_many_arguments)]
@@ -313,7 +343,7 @@ impl Core {
         c: &Completion,
         job: Option<&JobRecord>,
         stands: (Phase, Actor),
-        leased: Option<&CubieCube>,
+        (leased, held): (Option<&CubieCube>, Option<std::time::Duration>),
         mode: &Mode,
     ) -> Result<Completed, Error> {
         let Some(job) = job else {
@@ -354,7 +384,8 @@ impl Core {
                 c,
             ),
             None => Err("the job has no valid position".into()),
-        };
+        }
+        .and_then(|ch| possible_timeout(&ch, mode, held).map(|()| ch));
         match checked {
             Err(reason) => {
                 let reason = cut(&reason, MAX_REASON);

@@ -31,9 +31,9 @@ use crate::store::REVOKED_UNSWEPT_KEY;
 #[derive(Debug, Default)]
 pub(super) struct Security {
     /// Revoked worker identities and credential names.
-    revoked: HashSet<String>,
+    pub(super) revoked: HashSet<String>,
     /// Revoked names whose pass over the jobs has not ended (ended at the next open).
-    pending: Vec<String>,
+    pub(super) pending: Vec<String>,
 }
 
 /// The revoked names as stored (in `meta`, key `revoked`).
@@ -96,12 +96,12 @@ impl Core {
 
     /// The security state, locked (a poisoned lock is taken over: it changes only after the
     /// store write it follows).
-    fn secure(&self) -> std::sync::MutexGuard<'_, Security> {
+    pub(super) fn secure(&self) -> std::sync::MutexGuard<'_, Security> {
         self.security.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Stores the security state `sec` and flushes.
-    fn store_security(&self, sec: &Security) -> Result<(), Error> {
+    pub(super) fn store_security(&self, sec: &Security) -> Result<(), Error> {
         let mut names: Vec<String> = sec.revoked.iter().cloned().collect();
         names.sort();
         let stored = Revoked {
@@ -219,7 +219,7 @@ impl Core {
     /// Takes the answer of the finished job `id` (read as `job`) back: its record queued again
     /// without result or provenance (by compare-and-swap; false when it changed meanwhile),
     /// its counts and histogram moved back (the caller drops its slot in the symmetry index).
-    fn unanswer(&self, id: u64, job: &JobRecord) -> Result<bool, Error> {
+    pub(super) fn unanswer(&self, id: u64, job: &JobRecord) -> Result<bool, Error> {
         let _op = self.op()?;
         let mut new = job.clone();
         let was = job.state();

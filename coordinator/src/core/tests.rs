@@ -909,3 +909,52 @@ const ADMIN: Canceller = Canceller {
     name: String::new(),
     admin: true,
 };
+
+/// A revocation cut short by a crash at any point after its first flush (the name stored as
+/// pending, its answers not all taken back) ends at the next open: every claim of the revoked
+/// worker is queued again before the core serves, and the name stays revoked. Whether one,
+/// some or none of the answers were taken back before the crash, the outcome is the same.
+#[test]
+fn a_revocation_a_crash_cut_short_ends_at_the_next_open() {
+    for taken_back in 0..=2 {
+        let (dir, core, w) = fresh_core();
+        let b = submit(&core, "r", &["R U", "F D2"]);
+        assert_eq!(core.lease(&w, 2).expect("lease").len(), 2);
+        // proven bounds: claims of the worker (anonymous: it goes by its name, "w")
+        let claims: Vec<Completion> = [(0, "U' R'"), (1, "D2 F'")]
+            .iter()
+            .map(|&(i, s)| Completion {
+                lower_bound: 2,
+                ..solved(job_id(b.seq, i), s)
+            })
+            .collect();
+        assert_eq!(core.complete(&w, &claims).expect("complete").0, 2);
+        assert!(core.job(job_id(b.seq, 0)).expect("job").claimed);
+        // the crash: the revocation stored as pending, then `taken_back` answers undone
+        {
+            let mut sec = core.secure();
+            sec.revoked.insert("w".into());
+            sec.pending.push("w".into());
+            core.store_security(&sec).expect("stored");
+        }
+        for i in 0..taken_back {
+            let id = job_id(b.seq, i);
+            let job = core.store.job(id).expect("read").expect("stored");
+            assert!(core.unanswer(id, &job).expect("unanswer"));
+        }
+        core.store.flush().expect("flush");
+        drop(core); // no clean stop: no summary, as after a SIGKILL
+        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+        for i in 0..2 {
+            let r = core.job(job_id(b.seq, i)).expect("job");
+            assert_eq!(r.state, JobState::Queued as i32, "{taken_back}: {r:?}");
+            assert!(r.worker.is_empty() && !r.claimed, "{r:?}");
+        }
+        assert!(core.is_revoked("w"));
+        assert!(core.secure().pending.is_empty(), "ended, and stored so");
+        assert_eq!(core.status("r").expect("status").done, 0);
+        drop(core);
+        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("again");
+        assert!(core.is_revoked("w") && core.secure().pending.is_empty());
+    }
+}
