@@ -107,7 +107,7 @@ def check_dockerfile(d):
         ('VOLUME ["/tables", "/var/lib/cubefleet"]', "the two volumes"),
         ("rust:1.95-bookworm", "rust:1.95-bookworm builder"),
         ("debian:bookworm-slim", "debian:bookworm-slim runtime"),
-        ("cargo build --release --locked -p cubefleet", "the workspace build command"),
+        ("cargo build --profile dist --locked -p cubefleet", "the workspace build command"),
     ]:
         if needle not in text:
             bad(f"Dockerfile: missing {what} ({needle})")
