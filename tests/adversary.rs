@@ -395,6 +395,8 @@ struct Session {
     token: String,
     /// The public id results show.
     public: String,
+    /// The name it registered with (never what results may name it by).
+    name: String,
 }
 
 /// A credential of the tokens file.
@@ -405,6 +407,10 @@ struct Cred {
     secret: String,
     /// Its kind.
     kind: Kind,
+    /// Whether its name is given (a tokens file line); an unnamed one (`--worker-token
+    /// SECRET`) is known by the name the coordinator derives, learnt from the first answer
+    /// its sessions make (until then its name ends with `?`).
+    named: bool,
     /// Whether the model knows it revoked.
     revoked: bool,
     /// A connection presenting its secret.
@@ -501,6 +507,7 @@ impl Coordinator {
         tokens: &Path,
         log: &Path,
         lease: Duration,
+        extra: &[String],
     ) -> Result<Coordinator, String> {
         let file = addr_file();
         let out = std::fs::OpenOptions::new()
@@ -520,6 +527,7 @@ impl Coordinator {
         .arg(data)
         .arg("--tokens-file")
         .arg(tokens)
+        .args(extra)
         .arg("--addr-file")
         .arg(&file)
         .stdin(Stdio::null())
@@ -722,11 +730,17 @@ impl Adversary {
             ("farm2", Kind::Honest),
             ("evil1", Kind::Hostile),
             ("evil2", Kind::Hostile),
+            ("unnamed?", Kind::Hostile),
         ] {
             creds.push(Cred {
                 name: name.into(),
-                secret: format!("{name}-secret-{:016x}", rng.random::<u64>()),
+                secret: format!(
+                    "{}-secret-{:016x}",
+                    name.trim_end_matches('?'),
+                    rng.random::<u64>()
+                ),
                 kind,
+                named: !name.ends_with('?'),
                 revoked: false,
                 client: None,
                 sessions: Vec::new(),
@@ -793,7 +807,13 @@ impl Adversary {
             judged: (0, 0),
         };
         adv.write_tokens();
-        adv.coord = match Coordinator::start(&adv.data(), &adv.tokens(), &adv.log(), adv.lease) {
+        adv.coord = match Coordinator::start(
+            &adv.data(),
+            &adv.tokens(),
+            &adv.log(),
+            adv.lease,
+            &adv.unnamed_args(),
+        ) {
             Ok(c) => c,
             Err(e) => {
                 // a build without the admin role (before issue 45): root revokes as a client,
@@ -803,8 +823,14 @@ impl Adversary {
                 adv.admin_role = false;
                 adv.note("this coordinator has no admin role: root revokes as a client".into());
                 adv.write_tokens();
-                Coordinator::start(&adv.data(), &adv.tokens(), &adv.log(), adv.lease)
-                    .unwrap_or_else(|e| panic!("seed {seed}: {e}"))
+                Coordinator::start(
+                    &adv.data(),
+                    &adv.tokens(),
+                    &adv.log(),
+                    adv.lease,
+                    &adv.unnamed_args(),
+                )
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"))
             }
         };
         adv.connect().await;
@@ -854,7 +880,7 @@ impl Adversary {
     /// Writes the tokens file: every credential, revoked ones too.
     fn write_tokens(&self) {
         let mut text = String::from("# written by tests/adversary.rs\n");
-        for c in &self.creds {
+        for c in self.creds.iter().filter(|c| c.named) {
             let role = match c.kind {
                 Kind::Client => "client",
                 Kind::Admin if self.admin_role => "admin",
@@ -864,6 +890,15 @@ impl Adversary {
             let _ = writeln!(text, "{} {role} {}", c.name, c.secret);
         }
         std::fs::write(self.tokens(), text).expect("tokens file");
+    }
+
+    /// The flags of the unnamed credentials: `--worker-token SECRET` each.
+    fn unnamed_args(&self) -> Vec<String> {
+        self.creds
+            .iter()
+            .filter(|c| !c.named)
+            .flat_map(|c| ["--worker-token".to_string(), c.secret.clone()])
+            .collect()
     }
 
     /// (Re)connects every credential to the coordinator.
@@ -996,6 +1031,7 @@ impl Adversary {
         sessions.push(Session {
             token: r.worker_id,
             public: r.session,
+            name: name.to_string(),
         });
         Ok(sessions.len() - 1)
     }
@@ -2613,7 +2649,12 @@ impl Adversary {
 
     /// The admin revokes a hostile credential; `timing` says how a SIGKILL meets the call.
     async fn admin_revoke(&mut self, timing: RevokeTiming) {
-        let live = self.hostiles(false);
+        // an unnamed credential is revoked by its name once known
+        let live: Vec<usize> = self
+            .hostiles(false)
+            .into_iter()
+            .filter(|&c| !self.creds[c].name.ends_with('?'))
+            .collect();
         if live.is_empty() {
             return;
         }
@@ -2652,7 +2693,7 @@ impl Adversary {
                         4,
                         format!("credential-not-revoked:{name}"),
                         format!(
-                            "revoking {name}, a named credential, did not revoke the credential"
+                            "revoking {name}, a credential's name, did not revoke the credential"
                         ),
                     );
                 }
@@ -2718,6 +2759,7 @@ impl Adversary {
                 self.creds[c].sessions.push(Session {
                     token: r.worker_id,
                     public: r.session,
+                    name: "probe".into(),
                 });
                 false
             }
@@ -2798,13 +2840,20 @@ impl Adversary {
                 name,
                 secret,
                 kind: Kind::Hostile,
+                named: true,
                 revoked: false,
                 client: None,
                 sessions: Vec::new(),
             });
         }
         self.write_tokens();
-        match Coordinator::start(&self.data(), &self.tokens(), &self.log(), self.lease) {
+        match Coordinator::start(
+            &self.data(),
+            &self.tokens(),
+            &self.log(),
+            self.lease,
+            &self.unnamed_args(),
+        ) {
             Ok(c) => self.coord = c,
             Err(e) => {
                 self.violation(0, "start".into(), format!("after a restart: {e}"));
@@ -3148,6 +3197,32 @@ impl Adversary {
                 format!("unclaimed:{job}"),
                 format!("{here}: rests on a claim but is not marked claimed"),
             );
+        }
+        // an unnamed credential's name is the coordinator's, learnt here, never a name its
+        // workers registered with
+        if !r.session.is_empty() && !r.from_store && !r.worker.is_empty() {
+            let owner = self
+                .creds
+                .iter()
+                .position(|c| c.sessions.iter().any(|s| s.public == r.session));
+            if let Some(o) = owner.filter(|&o| !self.creds[o].named) {
+                if self.creds[o].sessions.iter().any(|s| s.name == r.worker) {
+                    self.violation(
+                        2,
+                        format!("identity:{}", r.worker),
+                        format!(
+                            "{here}: the unnamed credential's answer names the worker by the \
+                             name its session registered with"
+                        ),
+                    );
+                } else if self.creds[o].name.ends_with('?') {
+                    self.note(format!(
+                        "the unnamed worker credential is named {}",
+                        r.worker
+                    ));
+                    self.creds[o].name = r.worker.clone();
+                }
+            }
         }
         let worker = self.cred_named(&r.worker);
         // the session that sent it is one of the named credential's (public ids are known)
