@@ -2028,7 +2028,8 @@ impl Adversary {
             "{name} hoards: {got} jobs, holds {holds} of {outstanding} outstanding"
         ));
         // farm1 and farm2 never fall silent while leases last an hour: they are live
-        if self.lease == LONG_LEASE && holds > outstanding.div_ceil(SHARES) {
+        // (what it held before may exceed its share of what is left: only a gain is judged)
+        if self.lease == LONG_LEASE && got > 0 && holds > outstanding.div_ceil(SHARES) {
             self.violation(
                 5,
                 "hoard".into(),
