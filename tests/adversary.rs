@@ -3603,6 +3603,100 @@ async fn adversary(lease: Duration, default_steps: u64, share: u64) {
     let _ = std::fs::remove_dir_all(&adv.dir);
 }
 
+/// Invariant 5 when little work is left (found by the long run, seed 1001, step 28,453): five
+/// worker credentials are live, three jobs are queued; farm1 and farm2 lease one each; the
+/// third is queued and nobody holds it, so farm1's next lease must return it (a worker of a
+/// credential that asks is never left idle while a job waits for nobody).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_honest_worker_gets_the_last_queued_job() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let names = ["alice", "farm1", "farm2", "evil1", "evil2", "evil3"];
+    let secret = |n: &str| format!("{n}-secret-last-job");
+    let mut tokens = String::new();
+    for n in names {
+        let role = if n == "alice" { "client" } else { "worker" };
+        let _ = writeln!(tokens, "{n} {role} {}", secret(n));
+    }
+    let tokens_file = dir.path().join("tokens");
+    std::fs::write(&tokens_file, tokens).expect("tokens");
+    let mut coord = Coordinator::start(
+        &dir.path().join("store"),
+        &tokens_file,
+        &dir.path().join("coordinator.log"),
+        LONG_LEASE,
+        &[],
+    )
+    .expect("the coordinator starts");
+    let url = coord.url.clone();
+    let mut alice = Client::connect(&url, Some(&secret("alice")))
+        .await
+        .expect("connects");
+    let lines: Vec<String> = ["R U", "F2 L'", "B D2 R"].map(String::from).to_vec();
+    let requests = vec![
+        SubmitRequest {
+            part: Some(submit_request::Part::Spec(BatchSpec {
+                batch_id: "last-jobs".into(),
+                mode: Some(Question::TwoPhase(20).mode()),
+                ..BatchSpec::default()
+            })),
+        },
+        SubmitRequest {
+            part: Some(submit_request::Part::Chunk(LineChunk { lines })),
+        },
+    ];
+    alice
+        .batches
+        .submit(tokio_stream::iter(requests))
+        .await
+        .expect("submitted");
+    // every worker credential registers (and so is live); the hostile ones lease nothing
+    let mut sessions = BTreeMap::new();
+    for n in &names[1..] {
+        let mut c = Client::connect(&url, Some(&secret(n)))
+            .await
+            .expect("connects");
+        let token = c
+            .workers
+            .register(RegisterRequest {
+                name: format!("{n}-host"),
+                threads: 1,
+                table_fingerprint: "last-job".into(),
+                protocol: cubefleet_proto::PROTOCOL,
+            })
+            .await
+            .expect("registers")
+            .into_inner()
+            .worker_id;
+        sessions.insert(n.to_string(), (c, token));
+    }
+    let lease = |n: &str| {
+        let (mut c, token) = sessions[n].clone();
+        async move {
+            c.workers
+                .lease(LeaseRequest {
+                    worker_id: token,
+                    max_jobs: 1,
+                    wait_millis: 0,
+                    max_seconds: 0.0,
+                })
+                .await
+                .expect("leases")
+                .into_inner()
+                .jobs
+                .len()
+        }
+    };
+    assert_eq!(lease("farm1").await, 1, "farm1's first job");
+    assert_eq!(lease("farm2").await, 1, "farm2's first job");
+    let again = lease("farm1").await;
+    coord.kill();
+    assert_eq!(
+        again, 1,
+        "one job is queued and held by nobody, yet farm1 (holding one) gets none: the fair \
+         share of 3 outstanding jobs among 5 live worker credentials leaves it idle"
+    );
+}
+
 /// The adversary with leases that outlive the run: only holders and restarts end them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateful_adversary_breaks_no_promise() {
