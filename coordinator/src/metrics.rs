@@ -350,6 +350,7 @@ mod tests {
                     identity: "a".into(),
                     credential: "anonymous".into(),
                     held: 0,
+                    asked: None,
                     capped: true,
                 },
             )],

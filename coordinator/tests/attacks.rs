@@ -1441,7 +1441,7 @@ async fn audit_5_identity_is_the_credentials_and_clients_keep_to_their_own() {
 }
 
 /// Bounds per credential: the sessions of one credential together hold at most its share
-/// of the outstanding work while another credential's workers are live, however many
+/// of the outstanding work while another credential's workers ask for work, however many
 /// sessions and threads it registers, so the other credential's worker gets work; a worker's
 /// reported search times never move the queued-work estimate further than the coordinator
 /// saw.
@@ -1461,6 +1461,8 @@ async fn audit_6_bounds_hold_per_credential() {
         })),
     };
     submit(&mut alice, vec![spec]).await.unwrap();
+    // the farm asks for work (a credential that never asks reserves no share)
+    assert_eq!(lease(&mut farm, &honest, 1).await.len(), 1);
     let mut held = 0usize;
     for s in 0..4 {
         let session = register(&mut vol, &format!("greedy-{s}"), 1024).await;

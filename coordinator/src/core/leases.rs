@@ -88,11 +88,13 @@ impl Core {
         let max = {
             let mut st = self.lock();
             self.touch(&mut st, worker);
-            let Some(w) = st.workers.get(worker) else {
+            let Some(w) = st.workers.get_mut(worker) else {
                 return Err(Error::Unauthenticated(
                     "unknown worker session: register again".into(),
                 ));
             };
+            w.asked = Some(Instant::now());
+            let w = &st.workers[worker];
             let max = if w.capped {
                 let room = self.max_held_in(&st, w.threads).saturating_sub(w.held);
                 let room = room.min(self.credential_room(&st, &w.credential));

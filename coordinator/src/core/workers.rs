@@ -55,6 +55,8 @@ pub struct WorkerInfo {
     pub last_seen: Instant,
     /// Jobs leased to it now.
     pub held: u64,
+    /// When it last asked for work (None: never since it was listed).
+    pub asked: Option<Instant>,
     /// Whether it holds at most [`Core::max_held`] jobs: every session but those of workers
     /// in the coordinator's own process (`cubefleet run`), which are not held to it.
     pub capped: bool,
@@ -73,6 +75,7 @@ impl WorkerInfo {
             rejected: 0,
             last_seen: Instant::now(),
             held: 0,
+            asked: None,
             capped: true,
         }
     }
@@ -205,12 +208,14 @@ impl Core {
 
     /// Jobs the sessions of `credential` may still lease, all of them together: what one
     /// worker of at most [`MAX_THREADS`] threads may hold ([`Core::max_held_in`]), and, while
-    /// workers of other credentials are live, no more than its fair share of the outstanding
-    /// work (queued, leased, and lines of range and sample batches not made yet, divided by
-    /// the live worker credentials), less what they hold now. So registering more sessions
-    /// never lets one credential hold more, and a worker of another credential always finds
-    /// work while any is outstanding. Sessions of this process (`run`) are not counted and
-    /// not held to it.
+    /// workers of other credentials ask for work too (a lease within the last lease
+    /// duration), no more than its fair share of the outstanding work (queued, leased, and
+    /// lines of range and sample batches not made yet, divided by the credentials asking),
+    /// less what they hold now. So registering more sessions never lets one credential hold
+    /// more, a worker of another credential holding less than its share always finds work
+    /// while any is queued, and a credential that does not ask reserves nothing (no job waits
+    /// for it while others ask). Sessions of this process (`run`) are not counted and not
+    /// held to it.
     pub(super) fn credential_room(&self, st: &State, credential: &str) -> u64 {
         let (held, threads) = st
             .workers
@@ -225,6 +230,10 @@ impl Core {
             .workers
             .values()
             .filter(|w| w.capped)
+            .filter(|w| {
+                &*w.credential == credential
+                    || w.asked.is_some_and(|t| t.elapsed() <= self.lease_duration)
+            })
             .map(|w| &*w.credential)
             .collect();
         if live.len() > 1 {

@@ -272,6 +272,7 @@ mod tests {
                     identity: "x".into(),
                     credential: "anonymous".into(),
                     held: 0,
+                    asked: None,
                     capped: true,
                 },
             )],
