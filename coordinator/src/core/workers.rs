@@ -211,11 +211,11 @@ impl Core {
     /// workers of other credentials ask for work too (a lease within the last lease
     /// duration), no more than its fair share of the outstanding work (queued, leased, and
     /// lines of range and sample batches not made yet, divided by the credentials asking),
-    /// less what they hold now. So registering more sessions never lets one credential hold
-    /// more, a worker of another credential holding less than its share always finds work
-    /// while any is queued, and a credential that does not ask reserves nothing (no job waits
-    /// for it while others ask). Sessions of this process (`run`) are not counted and not
-    /// held to it.
+    /// less what they hold now; at exactly its share, one job more while any is queued. So
+    /// registering more sessions never lets one credential hold more than its share and one
+    /// job, a worker of another credential holding less finds work while any is queued, and
+    /// a credential that does not ask reserves nothing.
+    /// Sessions of this process (`run`) are not counted and not held to it.
     pub(super) fn credential_room(&self, st: &State, credential: &str) -> u64 {
         let (held, threads) = st
             .workers
@@ -249,7 +249,13 @@ impl Core {
                 .sum();
             cap = cap.min(outstanding.div_ceil(live.len() as u64));
         }
-        cap.saturating_sub(held)
+        // at its share, a credential still takes one queued job more: a job waits less for a
+        // credential that asked once and holds nothing, while another asks
+        let queued = st.queued() > 0 || st.batches.values().any(|b| b.unmade() > 0);
+        match cap.saturating_sub(held) {
+            0 if queued && held <= cap => 1,
+            room => room,
+        }
     }
 
     /// Registered workers, by public session id.
