@@ -1483,20 +1483,11 @@ async fn audit_6_bounds_hold_per_credential() {
         "the farm gets work"
     );
     // a huge reported search time, right after the lease: counted as what the coordinator saw
-    let urgent = SubmitRequest {
-        part: Some(submit_request::Part::Spec(BatchSpec {
-            batch_id: "urgent".into(),
-            mode: Some(two_phase(20)),
-            priority: 9,
-            ..BatchSpec::default()
-        })),
-    };
-    let chunk = SubmitRequest {
-        part: Some(submit_request::Part::Chunk(LineChunk {
-            lines: vec!["R U".into()],
-        })),
-    };
-    submit(&mut alice, vec![urgent, chunk]).await.unwrap();
+    let mut urgent = submission("urgent", two_phase(20), &[], &["R U"]);
+    if let Some(submit_request::Part::Spec(s)) = &mut urgent[0].part {
+        s.priority = 9;
+    }
+    submit(&mut alice, urgent).await.unwrap();
     let id = lease(&mut farm, &honest, 1).await[0].job_id;
     assert_eq!(id, 2u64 << 40, "the urgent line first");
     let mut c = solved(id, &undo("R U"), false, 0);
