@@ -12,10 +12,11 @@
 use std::sync::Arc;
 
 use base64::Engine as _;
+use hmac::digest::KeyInit;
+use hmac::{Hmac, Mac};
 use prost::Message;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
-use crate::auth::token_matches;
 use crate::error::Error;
 
 /// Longest session token accepted, in bytes (a real one is well under: the claims hold at most
@@ -25,21 +26,16 @@ pub const MAX_TOKEN_BYTES: usize = 512;
 /// Bytes of the MAC a token carries.
 const MAC_BYTES: usize = 16;
 
-/// HMAC-SHA256 (RFC 2104) of `msg` under `key` (at most 64 bytes, the block size).
-fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
-    debug_assert!(key.len() <= 64);
+/// HMAC-SHA256 (RFC 2104), the MAC of session tokens.
+type HmacSha256 = Hmac<Sha256>;
+
+/// The HMAC-SHA256 of a session key, ready to take a message. RFC 2104 extends a key shorter
+/// than the hash's 64-byte block with zeros; doing so here gives the key the length the type
+/// asks for, so keying cannot fail (and the MAC is the one of the 32-byte key itself).
+fn keyed(key: &[u8; 32]) -> HmacSha256 {
     let mut block = [0u8; 64];
     block[..key.len()].copy_from_slice(key);
-    let pad = |byte: u8| block.map(|b| b ^ byte);
-    let inner = Sha256::new()
-        .chain_update(pad(0x36))
-        .chain_update(msg)
-        .finalize();
-    Sha256::new()
-        .chain_update(pad(0x5c))
-        .chain_update(inner)
-        .finalize()
-        .into()
+    <HmacSha256 as KeyInit>::new(&block.into())
 }
 
 /// What a session token says of its session.
@@ -118,11 +114,18 @@ impl SessionKey {
             name: name.to_string(),
             threads,
         };
-        let bytes = claims.encode_to_vec();
-        let mac = hmac_sha256(&self.0, &bytes);
-        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        let token = format!("{}.{}", b64.encode(&bytes), b64.encode(&mac[..MAC_BYTES]));
+        let token = self.sign(&claims);
         (session_of(claims, named), token)
+    }
+
+    /// The token of `claims`: `CLAIMS.MAC`, both base64url without padding, the MAC the first
+    /// [`MAC_BYTES`] bytes of the claims' HMAC-SHA256 under this key. The format is what stored
+    /// sessions hold: a token made before a restart (or by an older build) keeps verifying.
+    fn sign(&self, claims: &Claims) -> String {
+        let bytes = claims.encode_to_vec();
+        let mac = keyed(&self.0).chain_update(&bytes).finalize().into_bytes();
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        format!("{}.{}", b64.encode(&bytes), b64.encode(&mac[..MAC_BYTES]))
     }
 
     /// The session `token` names, when this key made it for `credential`; else an error that
@@ -142,8 +145,14 @@ impl SessionKey {
             (Ok(b), Ok(m)) => (b, m),
             _ => return Err(refused()),
         };
-        let expected = hmac_sha256(&self.0, &bytes);
-        if !token_matches(&mac, &expected[..MAC_BYTES]) {
+        // a MAC of exactly MAC_BYTES, compared in constant time (the check of a cut MAC
+        // compares only the bytes it has, so its length is checked first)
+        if mac.len() != MAC_BYTES
+            || keyed(&self.0)
+                .chain_update(&bytes)
+                .verify_truncated_left(&mac)
+                .is_err()
+        {
             return Err(refused());
         }
         let claims = Claims::decode(&bytes[..]).map_err(|_| refused())?;
@@ -176,15 +185,69 @@ fn session_of(claims: Claims, named: bool) -> Session {
 mod tests {
     use super::*;
 
+    /// A key and a token made by the code before the `hmac` crate (its own HMAC-SHA256,
+    /// checked against RFC 4231): tokens in stores of that code must keep verifying.
+    fn old_key() -> SessionKey {
+        SessionKey::from_bytes(std::array::from_fn(|i| i as u8 * 7 + 1))
+    }
+    const OLD_TOKEN: &str = "CO-br834rNGRARIEZmFybRoGaG9zdC0xIAQ.CPLu0g_HN6ulCMc1scfcqA";
+
     #[test]
     fn hmac_matches_rfc_4231() {
-        // test case 2 of RFC 4231
-        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
-        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+        // test cases 1 and 2 of RFC 4231 (keys shorter than the block, as ours)
+        let hex = |key: &[u8], msg: &[u8]| -> String {
+            // zeros after a shorter key leave its MAC as it is (RFC 2104 pads with zeros)
+            let mut padded = [0u8; 32];
+            padded[..key.len()].copy_from_slice(key);
+            keyed(&padded)
+                .chain_update(msg)
+                .finalize()
+                .into_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
         assert_eq!(
-            hex,
+            hex(&[0x0b; 20], b"Hi There"),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+        assert_eq!(
+            hex(b"Jefe", b"what do ya want for nothing?"),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
+    }
+
+    #[test]
+    fn a_token_of_the_code_before_still_verifies() {
+        let claims = Claims {
+            n: 0x0123_4567_89ab_cdef,
+            credential: "farm".into(),
+            name: "host-1".into(),
+            threads: 4,
+        };
+        assert_eq!(old_key().sign(&claims), OLD_TOKEN);
+        let session = old_key().check(OLD_TOKEN, "farm", true).expect("verifies");
+        assert_eq!(
+            session,
+            Session {
+                id: "w456789abcdef".into(),
+                credential: "farm".into(),
+                name: "host-1".into(),
+                threads: 4,
+                identity: "farm".into(),
+            }
+        );
+        // one MAC byte changed, or the MAC cut to its first 15 or 1 bytes: refused
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let (claims_b64, mac_b64) = OLD_TOKEN.split_once('.').expect("a dot");
+        let mac = b64.decode(mac_b64).expect("base64");
+        let mut changed = mac.clone();
+        changed[0] ^= 1;
+        for bad in [&changed[..], &mac[..15], &mac[..1], &[]] {
+            let bad = b64.encode(bad);
+            let token = format!("{claims_b64}.{bad}");
+            assert!(old_key().check(&token, "farm", true).is_err(), "{token}");
+        }
     }
 
     #[test]
