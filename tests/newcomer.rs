@@ -1,4 +1,4 @@
-//! What a newcomer hits first (issue 49): connection errors that name the URL and the cause
+//! What a newcomer hits first: connection errors that name the URL and the cause
 //! (nothing listening, a name that does not resolve, a URL without its scheme, TLS refused
 //! for each of its reasons, a credential refused) in the client commands and the worker;
 //! `cubefleet certs` making a CA and a certificate a TLS coordinator serves; a cancelled batch

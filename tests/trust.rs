@@ -1,7 +1,7 @@
 //! The trust promises that need real processes: an acknowledged range or sample submission
-//! survives a SIGKILL of the coordinator right after the acknowledgement (issue 35, item 7),
-//! an empty token is refused at start (item 9), and `submit -` names its batch by the hash of
-//! the lines it read, so stdin lines never join another file's batch (item 8).
+//! survives a SIGKILL of the coordinator right after the acknowledgement, an empty token is
+//! refused at start, and `submit -` names its batch by the hash of the lines it read, so stdin
+//! lines never join another file's batch.
 
 #![allow(clippy::unwrap_used)]
 

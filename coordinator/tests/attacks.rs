@@ -1,4 +1,4 @@
-//! The attacks of issue 35, each played as an attacker would: a client or worker that holds a
+//! Attacks on the coordinator's trust model, each played as an attacker would: a client or worker that holds a
 //! credential and speaks raw gRPC to a real coordinator (a real server on `127.0.0.1:0`, a
 //! real sled store), never through `cubefleet`'s own client code. Each test failed on the
 //! code before the fix it names, and holds the promise of the README's threat model.
@@ -1091,7 +1091,8 @@ async fn attack_14_hostile_turn_numbers_change_nothing_stored() {
     server.stop().await;
 }
 
-// The classes of issue 45's audit, one attack each, raw over gRPC. Every decision they meet is
+// An audit of what a worker's word decides, one attack per class (who may report, claims,
+// revocations, deduplication, identities, bounds), raw over gRPC. Every decision they meet is
 // the job state machine's (`coordinator/src/core/machine.rs`).
 
 /// Sends `requests` (a submission) with `confirm` set in its spec.

@@ -680,7 +680,7 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
     assert_eq!(job(&mut c, id).await.lower_bound, 2);
 
     // the next lease, by another session, starts from nothing: a bound is its session's own
-    // claim, never the start of another's proof (issue 35); the record keeps it as progress
+    // claim, never the start of another's proof; the record keeps it as progress
     let w2 = register(&mut c, "fresh").await;
     let jobs = lease_exactly(&mut c, &w2, 10, 1).await;
     assert_eq!(jobs[0].job_id, id);

@@ -1,4 +1,4 @@
-"""What a newcomer hits first from Python (issue 49): connection errors that name the URL and
+"""What a newcomer hits first from Python: connection errors that name the URL and
 the cause (as the CLI's), `solve_file` answering refused lines as `cubefleet run` does,
 `Client.submit` taking a path or lines with a clear error otherwise, and the README's lines
 into pandas."""

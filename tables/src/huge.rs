@@ -1,12 +1,13 @@
 //! The big pruning tables of the optimal solver, each holding for every position the depth mod
 //! 3 (2 bits) of a goal inside phase 1's, so that their depths are never smaller than phase 1's:
 //!
-//! - the **huge** table (seed 001, section 12): the four UD-slice edges home in order
-//!   (UDSliceSorted = 0) and every corner and edge oriented (twist = flip = 0), on average about
-//!   one move deeper than phase 1. Layout: `index = (2048 * class + flip') * 2187 + twist'`,
-//!   where `class` (0..788) is the UDSliceSorted sym-class under the 16 symmetries of D4h, and
-//!   `flip'`, `twist'` are the flip and twist of the cube conjugated by the symmetry that takes
-//!   its UDSliceSorted to the class representative. 3,529,433,088 entries (882 MB).
+//! - the **huge** table (of Kociemba's "huge optimal solver" in Cube Explorer): the four
+//!   UD-slice edges home in order (UDSliceSorted = 0) and every corner and edge oriented
+//!   (twist = flip = 0), on average about one move deeper than phase 1. Layout:
+//!   `index = (2048 * class + flip') * 2187 + twist'`, where `class` (0..788) is the
+//!   UDSliceSorted sym-class under the 16 symmetries of D4h, and `flip'`, `twist'` are the flip
+//!   and twist of the cube conjugated by the symmetry that takes its UDSliceSorted to the class
+//!   representative. 3,529,433,088 entries (882 MB).
 //! - the **giant** table (this project's): phase 1's goal with the four D-layer corners in the
 //!   D layer as well (UDCorners = 0). Layout: `index = (70 * class + ud_corners') * 2187 +
 //!   twist'`, where `class` (0..64430) is phase 1's FlipUDSlice sym-class and `ud_corners'`,
@@ -176,8 +177,10 @@ impl Mod3Coords {
     }
 }
 
-/// The published number of entries at each depth `0..=13` (seed 001, appendix; shared/vectors).
-/// A build is correct only if it reproduces these exactly.
+/// The number of entries at each depth `0..=13`, as Kociemba published them with his
+/// description of Cube Explorer (in the repository's test vectors:
+/// `tests/vectors/pruning-distributions.md`). A build is correct only if it reproduces these
+/// exactly.
 pub const HUGE_DISTRIBUTION: [u64; 14] = [
     1, 2, 12, 119, 1393, 17313, 215282, 2630385, 30783139, 311832366, 1735112058, 1436784881,
     12056109, 28,

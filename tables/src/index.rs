@@ -1,9 +1,9 @@
 //! The state index: a numbering of the 43,252,003,274,489,856,000 solvable states, so that a
-//! state can be named by a number and a range of numbers handed out as work (seed 003).
+//! state can be named by a number and a range of numbers handed out as work.
 //!
 //! The index is a mixed-radix number whose digits, most significant first, are
 //! - the corner permutation's rank `cp < 8! = 40320` (lexicographic order of `cp`, the identity
-//!   0; its parity is the "parity switch" of seed 003's outermost loop),
+//!   0; outermost, so its parity, which the edge permutation must share, changes least often),
 //! - half the edge permutation's rank `ep < 12!/2 = 239,500,800`: in lexicographic order the
 //!   permutations of ranks `2k` and `2k + 1` differ by a swap of the last two edges, so exactly
 //!   one of them has the parity of the corner permutation, which a solvable state needs; `k`
@@ -15,9 +15,10 @@
 //!   flips in base 2, the twelfth following) is the binary reflected Gray code of `eo`.
 //!
 //! `index = ((cp * 239500800 + ep) * 2187 + co) * 2048 + eo`. Index 0 is the solved cube;
-//! [`N_STATES`] - 1 the last state. Like seed 003's nested walk, the order keeps consecutive
-//! states close: the next index changes one edge's flip (with the twelfth edge's), and every
-//! 2048 states also one corner's twist (with the eighth corner's); the permutations change only
+//! [`N_STATES`] - 1 the last state. Like a walk over every state in nested loops (permutations
+//! outermost, orientations innermost in Gray-code order), the order keeps consecutive states
+//! close: the next index changes one edge's flip (with the twelfth edge's), and every 2048
+//! states also one corner's twist (with the eighth corner's); the permutations change only
 //! every 4,478,976 states ([`PERM_BLOCK`]). [`Walk`] visits a range in that order, decoding the
 //! permutations once per block. The order is fixed: stored ranges and results depend on it.
 

@@ -10,8 +10,9 @@
 //!
 //! Building is breadth-first over sym-reduced rows (`class x raw coordinate`): forward from the
 //! frontier while the table is mostly empty, then backward (each empty entry looks for a
-//! neighbour at the current depth) once most entries are filled, as seed 001 describes. Classes
-//! are handed to all cores in blocks; rows are contiguous so a class's neighbours stay in cache.
+//! neighbour at the current depth) once most entries are filled, as Kociemba describes for Cube
+//! Explorer's tables. Classes are handed to all cores in blocks; rows are contiguous so a
+//! class's neighbours stay in cache.
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 

@@ -1,4 +1,7 @@
-//! Optimal and depth-limited search: IDA* over the 18 face turns (seed 001, section 12; seed 002).
+//! Optimal and depth-limited search: IDA* (Korf 1985) over the 18 face turns, with the lower
+//! bounds of Kociemba's optimal solvers for Cube Explorer (after Michael Reid, the phase-1 table
+//! on three axes; his huge optimal solver's larger table). A depth-limited search answers "no
+//! solution within N" when it proves there is none.
 //!
 //! The lower bound of a position is taken on three axes at once: the phase-1 table (distance to
 //! `G1 = <U, D, R2, L2, F2, B2>`) is looked up for the cube itself and for its conjugates by
