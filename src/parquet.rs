@@ -1,7 +1,8 @@
 //! Parquet output of the commands that write results (`results --format parquet`, `run --out
-//! FILE.parquet`, `solve --format parquet`): the JSON line's fields as typed columns
-//! ([`cubefleet_columns`], the schema the Python package's tables have too), written a row
-//! group at a time, so an export of any size runs in constant memory.
+//! FILE.parquet`, `solve --format parquet`): every field of the JSON line as a typed column
+//! ([`cubefleet_columns`], the schema the Python package's tables have too; a field the line
+//! leaves out is a null, `false` or empty list there), written a row group at a time, so an
+//! export of any size runs in constant memory.
 
 use std::path::Path;
 
@@ -23,6 +24,9 @@ pub(crate) fn row(line: &ResultLine) -> Row<'_> {
         nodes: line.nodes,
         state_index: line.state_index.as_deref(),
         error: line.error.as_deref(),
+        worker: line.worker.as_deref(),
+        claimed: line.claimed,
+        confirmed_by: &line.confirmed_by,
     }
 }
 

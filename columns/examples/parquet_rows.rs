@@ -45,6 +45,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             nodes: Some(i % 100_000),
             state_index: Some(&state_index),
             error: None,
+            worker: Some(["farm-1", "farm-2", "farm-3"][(i % 3) as usize]),
+            claimed: false,
+            confirmed_by: &[],
         })?;
     }
     let (rows, _) = w.finish()?;

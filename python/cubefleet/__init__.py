@@ -200,7 +200,9 @@ def solve_many(
     (dictionary: a pandas categorical), ``solution``, ``length`` (uint32, null without a
     solution), ``optimal`` (bool), ``lower_bound`` (uint32, null for two-phase),
     ``millis`` (float64), ``nodes`` (uint64), ``state_index`` (null here), ``error``
-    (the reason for a refused line). ``output="list"`` gives :class:`SolveResult` objects.
+    (the reason for a refused line), ``worker`` (null here: no worker searched),
+    ``claimed`` (false here) and ``confirmed_by`` (list of strings, empty here).
+    ``output="list"`` gives :class:`SolveResult` objects.
 
     Blank lines and ``#`` comments are answered with status ``skipped``. A refused line raises
     :class:`InvalidPosition` naming it before anything is searched; with ``invalid="keep"``

@@ -163,6 +163,9 @@ fn row(r: &JobResult) -> Row<'_> {
         nodes: (r.nodes > 0).then_some(r.nodes),
         state_index: (!r.state_index.is_empty()).then_some(r.state_index.as_str()),
         error: (!r.error.is_empty()).then_some(r.error.as_str()),
+        worker: (!r.worker.is_empty()).then_some(r.worker.as_str()),
+        claimed: r.claimed,
+        confirmed_by: &r.confirmed_by,
     }
 }
 

@@ -98,6 +98,10 @@ impl SolveResult {
             nodes: self.nodes,
             state_index: None,
             error: self.error.as_deref(),
+            // a local search: no worker, nothing claimed to a coordinator
+            worker: None,
+            claimed: false,
+            confirmed_by: &[],
         }
     }
 }
