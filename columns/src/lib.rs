@@ -22,7 +22,7 @@
 //! | `error` | utf8 | the line was not refused | 1 |
 //! | `worker` | utf8 | no worker searched the line (a local search, an unfinished job) | 2 |
 //! | `claimed` | bool | never (false: the answer is checked, or there is none) | 2 |
-//! | `confirmed_by` | list<utf8> | never (empty: no confirmations) | 2 |
+//! | `confirmed_by` | list of utf8 | never (empty: no confirmations) | 2 |
 //!
 //! Columns are only ever added, at the end, each with a new [`SCHEMA_VERSION`], which the
 //! schema's metadata (and so every Parquet file's) carries under [`SCHEMA_VERSION_KEY`]; a
