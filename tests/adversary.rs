@@ -143,6 +143,11 @@ const STOP_LIMIT: Duration = Duration::from_secs(30);
 /// Most jobs an honest worker holds at once (it completes before it leases more).
 const HONEST_HOLD: usize = 8;
 
+/// The threads an honest worker registers: enough that the fewest jobs a session may hold
+/// (two per thread, also of a batch whose search time is unknown) are [`HONEST_HOLD`], so an
+/// honest worker holding fewer is always owed work while jobs are queued.
+const HONEST_THREADS: u32 = 4;
+
 /// Most sessions the model keeps per hostile credential (older ones are forgotten).
 const HOSTILE_SESSIONS: usize = 12;
 
@@ -836,7 +841,9 @@ impl Adversary {
         };
         adv.connect().await;
         for f in FARMS {
-            let _ = adv.register(f, &format!("farm-host-{f}"), 1).await;
+            let _ = adv
+                .register(f, &format!("farm-host-{f}"), HONEST_THREADS)
+                .await;
         }
         for h in adv.hostiles(false) {
             let _ = adv.register(h, &format!("volunteer-{h}"), 1).await;
@@ -1525,7 +1532,7 @@ impl Adversary {
         }
         if self.creds[f].sessions.is_empty() {
             let name = format!("farm-host-{f}");
-            if let Err(e) = self.register(f, &name, 1).await {
+            if let Err(e) = self.register(f, &name, HONEST_THREADS).await {
                 self.violation(
                     9,
                     format!("honest-register:{}", self.step),

@@ -416,3 +416,132 @@ fn browser_checks(http: u16, batch: &str) {
         eprintln!("the README's picture redrawn: {docs}");
     }
 }
+
+/// A `cubefleet worker` of one thread with its own `/metrics`, joining the coordinator at gRPC
+/// port `grpc`: the process and its HTTP port.
+fn metered_worker(grpc: u16, name: &str) -> (Proc, u16) {
+    let file = addr_file();
+    let mut c = cubefleet();
+    c.arg("worker")
+        .args(["--coordinator", &format!("http://127.0.0.1:{grpc}")])
+        .args(["--threads", "1", "--no-build", "--name", name])
+        .args(["--http", "127.0.0.1:0", "--addr-file"])
+        .arg(&file);
+    let mut worker = Proc::spawn(name, c);
+    let port = read_addr_file(&mut worker, &file, Duration::from_secs(30))
+        .get("http")
+        .port();
+    (worker, port)
+}
+
+/// A fair share of a slow batch (issue 49, item 4): after a fast batch, two workers do not
+/// take a slow batch whole (what a worker may hold is sized by the batch's own search time,
+/// a few seconds of it, and by two per thread before its first result), a third worker that
+/// joins is busy within seconds, and the queue depth and queued work count the jobs waiting in
+/// leases, so the autoscaling signal stays above zero until the batch is nearly done.
+#[test]
+fn a_slow_batch_after_a_fast_one_is_spread_over_every_worker() {
+    const SLOW: u64 = 24;
+    const BUDGET: &str = "2";
+    let dir = tempfile::tempdir().unwrap();
+    let scrambles = |count: u64, seed: &str, name: &str| {
+        let mut c = cubefleet();
+        c.args(["scramble", "--count", &count.to_string(), "--seed", seed]);
+        let file = dir.path().join(name);
+        std::fs::write(&file, run(c).stdout).unwrap();
+        file
+    };
+    let fast = scrambles(300, "4901", "fast.txt");
+    // random states take an optimal search with the standard tables far longer than the
+    // budget: each job is a search of exactly the budget, ending in `timeout`
+    let slow = scrambles(SLOW, "4902", "slow.txt");
+
+    let file = addr_file();
+    let mut c = cubefleet();
+    c.args([
+        "coordinator",
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+    ])
+    .arg("--data")
+    .arg(dir.path().join("data"))
+    .arg("--addr-file")
+    .arg(&file);
+    let mut coordinator = Proc::spawn("coordinator", c);
+    let addrs = read_addr_file(&mut coordinator, &file, Duration::from_secs(30));
+    let (grpc, http) = (addrs.get("grpc").port(), addrs.get("http").port());
+    let url = format!("http://127.0.0.1:{grpc}");
+    let (_w1, m1) = metered_worker(grpc, "fair-1");
+    let (_w2, m2) = metered_worker(grpc, "fair-2");
+    let busy = |port: u16| sample(&metrics(port), "cubefleet_worker_threads_busy") >= 1.0;
+
+    // the fast batch: its search times are the ones the workers saw last
+    let mut c = cubefleet();
+    c.arg("submit")
+        .arg(&fast)
+        .args(["--coordinator", &url, "--batch-id", "fast", "--wait"]);
+    run(c);
+    let mut c = cubefleet();
+    c.arg("submit").arg(&slow).args([
+        "--coordinator",
+        &url,
+        "--batch-id",
+        "slow",
+        "--optimal",
+        "--timeout",
+        BUDGET,
+    ]);
+    run(c);
+    wait_for("both workers to search", Duration::from_secs(20), || {
+        (busy(m1) && busy(m2)).then_some(())
+    });
+    // (queued, finished) of a batch, by `status --json`
+    let queued = |batch: &str| {
+        let mut c = cubefleet();
+        c.args(["status", batch, "--json", "--coordinator", &url]);
+        let s: serde_json::Value = serde_json::from_slice(&run(c).stdout).unwrap();
+        (common::count(&s, "queued"), common::count(&s, "finished"))
+    };
+    let (waiting, _) = queued("slow");
+    assert!(
+        waiting >= SLOW / 2,
+        "two one-thread workers took the slow batch: {waiting} of {SLOW} queued"
+    );
+
+    // a third worker joins and is busy within a lease round trip (and its tables' load)
+    let joined = Instant::now();
+    let (_w3, m3) = metered_worker(grpc, "fair-3");
+    wait_for(
+        "the third worker to search",
+        Duration::from_secs(20),
+        || busy(m3).then_some(()),
+    );
+    let late = joined.elapsed();
+    assert!(busy(m1) && busy(m2), "a worker ran out of work");
+
+    // until the batch is nearly done (no more jobs left than threads), the queue depth and
+    // the queued work count what is not searched yet
+    let mut seen = Vec::new();
+    wait_for("the slow batch", Duration::from_secs(120), || {
+        let m = metrics(http);
+        let (depth, work) = (
+            sample(&m, "cubefleet_queue_depth"),
+            sample(&m, "cubefleet_queued_work_seconds"),
+        );
+        let (_, finished) = queued("slow");
+        seen.push((finished, depth, work));
+        (finished == SLOW).then_some(())
+    });
+    for &(finished, depth, work) in &seen {
+        if SLOW - finished > 3 {
+            assert!(
+                depth >= 1.0 && work > 0.0,
+                "{finished} of {SLOW} finished, queue depth {depth}, queued work {work} s: {seen:?}"
+            );
+        }
+    }
+    eprintln!("the third worker searched {late:?} after it started; {seen:?}");
+    assert_eq!(coordinator.terminate(Duration::from_secs(30)), Some(0));
+}

@@ -26,6 +26,7 @@
 //! | `ResultsRequest.status` | "", a status a result can have, `queued` or `leased` ([`StatusFilter`]) |
 //! | `RevokeRequest.worker` | 1 to [`MAX_WORKER_NAME`] bytes; an admin's call only; at most [`MAX_REVOKED`] names revoked (`RESOURCE_EXHAUSTED`) |
 //! | new batches of one client credential | at most [`MAX_OPEN_BATCHES`] unfinished at once (`RESOURCE_EXHAUSTED`) |
+//! | jobs held by one worker session | [`crate::core::HELD_WORK`] (5 s) of search per registered thread at the mean search time of the batch a lease serves next, at least [`crate::core::MIN_HELD_PER_THREAD`] (2) per thread, which is also all it may hold of a batch with no result yet, and at most [`crate::core::MAX_HELD_PER_THREAD`]: a lease gets fewer or none |
 //! | jobs held by one worker credential, all its sessions together | what one worker of [`MAX_THREADS`] threads may hold, and while workers of other credentials ask for work (a lease within a lease duration), its share of the outstanding work (outstanding / credentials asking, rounded up) and one job more: a lease gets fewer or none, so a credential holding less than its share always finds work while any is queued |
 //! | worker sessions of one credential | at most [`crate::core::MAX_SESSIONS_PER_CREDENTIAL`] (`RESOURCE_EXHAUSTED`) |
 //!

@@ -14,9 +14,10 @@
 //! | `cubefleet_results_rejected_total` | counter | worker results refused by verification |
 //! | `cubefleet_lease_expiries_total` | counter | leases that expired (the job went back to the queue) |
 //! | `cubefleet_confirm_disagreements_total` | counter | claims of batches with `confirm` 2 that two workers disagreed on |
-//! | `cubefleet_queue_depth` | gauge | jobs queued (not leased) |
+//! | `cubefleet_queue_depth` | gauge | jobs no thread searches yet: queued, lines of range and sample batches not made into jobs, and leased jobs beyond the threads of the session holding them |
+//! | `cubefleet_jobs_searching` | gauge | leased jobs searched now (at most one per thread of the session holding them) |
 //! | `cubefleet_solve_mean_seconds` | gauge | mean search time of the last results (a default before any) |
-//! | `cubefleet_queued_work_seconds` | gauge | queue depth x mean search time: thread-seconds of work queued, the autoscaling signal |
+//! | `cubefleet_queued_work_seconds` | gauge | thread-seconds of the work no thread searches yet, each batch's jobs at that batch's mean search time (before its first result: the mean of all recent results, or how long its oldest lease has run if longer): the autoscaling signal |
 //! | `cubefleet_workers` | gauge | workers registered |
 //! | `cubefleet_worker_threads` | gauge | search threads of all registered workers |
 //! | `cubefleet_worker_last_seen_max_seconds` | gauge | seconds since the longest-silent registered worker last called (0 with none) |
@@ -237,8 +238,14 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
     gauge(
         e,
         "cubefleet_queue_depth",
-        "Jobs queued (not leased).",
-        snap.queue_depth as u64,
+        "Jobs no thread searches yet: queued, not made yet, or waiting in a worker's lease.",
+        snap.queue_depth(),
+    )?;
+    gauge(
+        e,
+        "cubefleet_jobs_searching",
+        "Leased jobs searched now (at most one per thread of the session holding them).",
+        snap.work.searching,
     )?;
     gauge(
         e,
@@ -249,7 +256,7 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
     gauge(
         e,
         "cubefleet_queued_work_seconds",
-        "Estimated thread-seconds of work queued: queue depth x mean search time.",
+        "Estimated thread-seconds of the work no thread searches yet, at each batch's mean search time.",
         snap.queued_work_seconds(),
     )?;
     gauge(
@@ -337,7 +344,12 @@ mod tests {
                 from_store: 1,
                 ..Counters::default()
             },
-            queue_depth: 6,
+            work: crate::core::Work {
+                queued: 6,
+                waiting: 0,
+                searching: 0,
+                seconds: 6.0,
+            },
             workers: vec![(
                 "session-id-secret".into(),
                 WorkerInfo {

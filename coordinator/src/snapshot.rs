@@ -5,7 +5,7 @@
 pub use cubefleet_proto::view::BatchState;
 use cubefleet_proto::BatchStatus;
 
-use crate::core::{Core, Counters, WorkerInfo};
+use crate::core::{Core, Counters, Work, WorkerInfo};
 use crate::error::Error;
 use crate::solve_times::SolveTimes;
 
@@ -16,8 +16,9 @@ pub struct Snapshot {
     pub batches: Vec<BatchStatus>,
     /// Counters since start.
     pub counters: Counters,
-    /// Jobs queued (not leased).
-    pub queue_depth: usize,
+    /// The work no thread searches yet (queued, and waiting in leases) and what is
+    /// searched now.
+    pub work: Work,
     /// Registered workers, by id.
     pub workers: Vec<(String, WorkerInfo)>,
     /// Search times of accepted results.
@@ -28,19 +29,26 @@ impl Snapshot {
     /// Reads the coordinator's state (blocks on the store: call it off the async runtime).
     pub fn take(core: &Core) -> Result<Snapshot, Error> {
         let batches = core.list()?;
-        let (counters, queue_depth) = core.counters();
+        let (counters, _) = core.counters();
         Ok(Snapshot {
             batches,
             counters,
-            queue_depth,
+            work: core.work(),
             workers: core.workers(),
             solve_times: core.solve_times(),
         })
     }
 
-    /// Estimated thread-seconds of work queued: queue depth x mean search time.
+    /// Jobs no thread searches yet: queued, unmade lines of range and sample batches, and
+    /// leased jobs waiting in a worker ([`Work`]).
+    pub fn queue_depth(&self) -> u64 {
+        self.work.queued + self.work.waiting
+    }
+
+    /// Estimated thread-seconds of the work no thread searches yet: each batch's jobs at its
+    /// own mean search time ([`Work::seconds`]), the autoscaling signal.
     pub fn queued_work_seconds(&self) -> f64 {
-        self.queue_depth as f64 * self.solve_times.estimate()
+        self.work.seconds
     }
 
     /// Jobs per state over all batches: queued, leased, done, invalid, cancelled, failed.

@@ -20,6 +20,39 @@ pub const DEFAULT_SOLVE_SECONDS: f64 = 1.0;
 /// How many recent results the mean search time is taken over.
 const RECENT: usize = 256;
 
+/// Results a batch's mean search time is weighted over ([`BatchMean`]): about this many of
+/// its latest count, so the mean follows a batch whose jobs get slower.
+const BATCH_WINDOW: u64 = 32;
+
+/// One batch's mean search time, seconds: the plain mean of its first [`BATCH_WINDOW`]
+/// accepted results, then an exponentially weighted mean. Unknown (None) before its first:
+/// a batch is never sized by another batch's times.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BatchMean {
+    /// Results observed.
+    count: u64,
+    /// The mean so far, seconds (meaningless while `count` is 0).
+    mean: f64,
+}
+
+impl BatchMean {
+    /// Records one search time, in seconds (negative or NaN count as 0).
+    pub fn observe(&mut self, seconds: f64) {
+        let s = if seconds.is_finite() && seconds > 0.0 {
+            seconds
+        } else {
+            0.0
+        };
+        self.count += 1;
+        self.mean += (s - self.mean) / self.count.min(BATCH_WINDOW) as f64;
+    }
+
+    /// The mean, seconds; None before the first result.
+    pub fn get(&self) -> Option<f64> {
+        (self.count > 0).then_some(self.mean)
+    }
+}
+
 /// Search times of accepted results: a histogram since start and the most recent ones.
 #[derive(Clone, Debug, Default)]
 pub struct SolveTimes {
@@ -139,5 +172,18 @@ mod tests {
             s.observe(1000.0);
         }
         assert!((s.estimate() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_batch_mean_is_unknown_until_its_first_result_and_follows_its_latest() {
+        let mut m = BatchMean::default();
+        assert_eq!(m.get(), None);
+        m.observe(0.001);
+        m.observe(f64::NAN);
+        assert_eq!(m.get(), Some(0.0005));
+        for _ in 0..10 * BATCH_WINDOW {
+            m.observe(3.0);
+        }
+        assert!((m.get().unwrap_or_default() - 3.0).abs() < 1e-3);
     }
 }

@@ -1451,7 +1451,7 @@ async fn audit_6_bounds_hold_per_credential() {
     let (_dir, server) = start(Duration::from_secs(60)).await;
     let mut alice = as_(&server, ALICE).await;
     let (mut farm, mut vol) = (as_(&server, FARM).await, as_(&server, VOLUNTEER).await);
-    let honest = register(&mut farm, "honest", 1).await;
+    let honest = register(&mut farm, "honest", 16).await;
     let spec = SubmitRequest {
         part: Some(submit_request::Part::Spec(BatchSpec {
             batch_id: "wide".into(),
@@ -1465,7 +1465,9 @@ async fn audit_6_bounds_hold_per_credential() {
     // the farm asks for work (a credential that never asks reserves no share)
     assert_eq!(lease(&mut farm, &honest, 1).await.len(), 1);
     let mut held = 0usize;
-    for s in 0..4 {
+    // eight sessions of 1024 threads may each hold two jobs per thread of a batch with no
+    // result yet: together far more than the credential's share
+    for s in 0..8 {
         let session = register(&mut vol, &format!("greedy-{s}"), 1024).await;
         loop {
             let got = lease(&mut vol, &session, 10_000).await.len();
@@ -1484,7 +1486,8 @@ async fn audit_6_bounds_hold_per_credential() {
         "the farm gets work"
     );
     // a huge reported search time, right after the lease: counted as what the coordinator saw
-    let mut urgent = submission("urgent", two_phase(20), &[], &["R U"]);
+    // (the batch's second line keeps it the one a lease serves next, sized by its own times)
+    let mut urgent = submission("urgent", two_phase(20), &[], &["R U", "F2 D"]);
     if let Some(submit_request::Part::Spec(s)) = &mut urgent[0].part {
         s.priority = 9;
     }

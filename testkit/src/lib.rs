@@ -234,14 +234,20 @@ pub fn resident() -> u64 {
         * 1024
 }
 
-/// Registers a one-thread worker named `name` over `client`'s gRPC connection, as a worker of
-/// this protocol revision would; its session id (the secret the worker calls with).
+/// The threads a test's worker session registers ([`register_worker`]): a session may hold
+/// two jobs per thread of a batch none of whose results came in yet, so the tests' sessions
+/// may lease up to 128 jobs of a new batch at once.
+pub const TEST_WORKER_THREADS: u32 = 64;
+
+/// Registers a worker of [`TEST_WORKER_THREADS`] threads named `name` over `client`'s gRPC
+/// connection, as a worker of this protocol revision would; its session id (the secret the
+/// worker calls with).
 pub async fn register_worker(client: &mut cubefleet_proto::client::Client, name: &str) -> String {
     client
         .workers
         .register(cubefleet_proto::RegisterRequest {
             name: name.to_string(),
-            threads: 1,
+            threads: TEST_WORKER_THREADS,
             table_fingerprint: "test".into(),
             protocol: cubefleet_proto::PROTOCOL,
         })

@@ -303,7 +303,9 @@ impl Core {
             // (the queued-work estimate and the autoscaling signal), never longer than it saw
             let from = if let Some(lease) = st.unlease(id) {
                 let seen = lease.since.elapsed().as_secs_f64() * 1000.0;
-                st.solve_times.observe(new.r().millis.min(seen));
+                let millis = new.r().millis.min(seen);
+                st.solve_times.observe(millis);
+                st.batch(batch_seq(id)).search.observe(millis / 1000.0);
                 JobState::Leased
             } else {
                 st.ready.remove(id);

@@ -52,13 +52,18 @@ impl From<Leased> for LeasedJob {
 }
 
 impl Core {
-    /// How many jobs make `seconds` of search at the mean search time of the results accepted
-    /// lately (at least one); `max` when `seconds` is not above 0.
+    /// How many jobs make `seconds` of search at the mean search time of the batch a lease
+    /// serves next (of the results accepted lately, when it has none yet), at least one;
+    /// `max` when `seconds` is not above 0.
     pub fn jobs_for_seconds(&self, max: u32, seconds: f64) -> u32 {
         if seconds.is_nan() || seconds <= 0.0 {
             return max;
         }
-        let per_job = self.lock().solve_times.estimate();
+        let per_job = {
+            let st = self.lock();
+            st.next_search_time()
+                .unwrap_or_else(|| st.solve_times.estimate())
+        };
         let fit = if per_job > 0.0 {
             (seconds / per_job).floor().min(f64::from(u32::MAX)) as u32
         } else {

@@ -90,12 +90,13 @@ pub use self::completion::MAX_REJECTIONS;
 use self::dedup::SymIndex;
 pub use self::intake::MAX_LINE_LEN;
 pub use self::leases::{Leased, MAX_LEASE_JOBS, MAX_LEASE_WAIT, SWEEP_EVERY};
+pub use self::queries::Work;
 pub use self::security::Revoker;
 pub use self::state::Counters;
 use self::state::State;
 pub use self::submit::EndHash;
 pub use self::workers::{
-    WorkerInfo, MAX_HELD_PER_THREAD, MAX_SESSIONS_PER_CREDENTIAL, MIN_HELD_PER_THREAD,
+    WorkerInfo, HELD_WORK, MAX_HELD_PER_THREAD, MAX_SESSIONS_PER_CREDENTIAL, MIN_HELD_PER_THREAD,
 };
 use crate::error::Error;
 use crate::record::{line_index, BatchRecord, JobRecord};

@@ -2,7 +2,7 @@
 //! finished prefix, one job, a lookup of any stored answer, and the counters since start.
 //! They read the store and overlay what only memory knows (leases, batch ids).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use cubefleet_proto::{BatchStatus, JobResult, JobState, Mode};
@@ -227,8 +227,70 @@ impl Core {
         (st.counters, st.queued() as usize)
     }
 
+    /// The work not searched yet and what is searched now ([`Work`]), read at once.
+    pub fn work(&self) -> Work {
+        let st = self.lock();
+        let fallback = st.solve_times.estimate();
+        // a session searches at most one job per thread at once: what it holds beyond its
+        // threads waits in its lease (a worker holds a few seconds of work ahead)
+        let searching: u64 = st
+            .workers
+            .values()
+            .map(|w| w.held.min(u64::from(w.threads)))
+            .sum();
+        let leased = st.leases.len() as u64;
+        let searching = searching.min(leased);
+        let waiting = leased - searching;
+        // per batch, how long its oldest lease has run: a batch with no result yet searches
+        // at least that long per job (a slow batch after a fast one is not taken for fast)
+        let mut searched: HashMap<u32, f64> = HashMap::new();
+        for (&id, lease) in &st.leases {
+            let s = searched.entry(batch_seq(id)).or_default();
+            *s = s.max(lease.since.elapsed().as_secs_f64());
+        }
+        let (mut queued, mut seconds, mut leased_seconds) = (0, 0.0, 0.0);
+        for (seq, b) in st.batches.iter().filter(|(_, b)| !b.cancelled) {
+            let per_job = b
+                .search
+                .get()
+                .unwrap_or_else(|| fallback.max(searched.get(seq).copied().unwrap_or_default()));
+            let q = b.counts[JobState::Queued as usize] + b.unmade();
+            queued += q;
+            seconds += q as f64 * per_job;
+            leased_seconds += b.counts[JobState::Leased as usize] as f64 * per_job;
+        }
+        if leased > 0 {
+            // the jobs waiting in leases, at the mean search time of the leased jobs
+            seconds += leased_seconds * waiting as f64 / leased as f64;
+        }
+        Work {
+            queued,
+            waiting,
+            searching,
+            seconds,
+        }
+    }
+
     /// Search times of the results accepted since start (histogram and recent mean).
     pub fn solve_times(&self) -> crate::solve_times::SolveTimes {
         self.lock().solve_times.clone()
     }
+}
+
+/// The work of every batch not cancelled that no thread searches yet, and what is searched
+/// now: the queue depth and autoscaling signal ([`crate::snapshot::Snapshot`]). Whether a
+/// leased job is searched is not reported by workers: a session of `t` threads searches at
+/// most `t` of the jobs it holds, and the rest wait in its lease.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Jobs queued (not leased), and lines of range and sample batches not made into jobs.
+    pub queued: u64,
+    /// Leased jobs beyond the threads of the sessions holding them: waiting in a worker.
+    pub waiting: u64,
+    /// Leased jobs within the threads of the sessions holding them: being searched.
+    pub searching: u64,
+    /// Estimated thread-seconds of the queued and waiting jobs: each batch's at its mean
+    /// search time; while it has no result yet, at the mean of all recent results or the
+    /// time its oldest lease has run, whichever is longer.
+    pub seconds: f64,
 }

@@ -155,6 +155,11 @@ impl Ready {
         Some(next)
     }
 
+    /// The batch a lease serves next (None when no batch has work).
+    pub(super) fn head(&self) -> Option<u32> {
+        self.order.first().map(|&(_, seq)| seq)
+    }
+
     /// The first line of batch `seq` that may hold a queued job no lease holds: its cursor, or
     /// a returned job below it (None for a batch it does not know).
     pub(super) fn first_waiting(&self, seq: u32) -> Option<u64> {

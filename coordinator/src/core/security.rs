@@ -72,7 +72,13 @@ impl Core {
         let Some(bytes) = self.store.meta(REVOKED_KEY)? else {
             return Ok(());
         };
-        let stored = Revoked::decode(&bytes[..])?;
+        let stored = Revoked::decode(&bytes[..]).map_err(|e| {
+            Error::Internal(format!(
+                "the revoked names in the store (meta key `revoked`) do not decode ({e}): the \
+                 store is damaged; restore it from a backup, or revoke the names again on a \
+                 copy without that key"
+            ))
+        })?;
         let pending = if unswept {
             stored.names.clone()
         } else {

@@ -66,6 +66,9 @@ pub(super) struct BatchMem {
     pub(super) disagreements: u64,
     /// The client credential that submitted it ("" for none; as its record's `owner`).
     pub(super) owner: String,
+    /// Search times of its accepted results (memory only: learnt again after a restart):
+    /// what a lease of its jobs is sized by.
+    pub(super) search: crate::solve_times::BatchMean,
 }
 
 impl BatchMem {
@@ -218,6 +221,13 @@ impl State {
                     || b.unmade() > 0
             })
             .count()
+    }
+
+    /// The mean search time of the batch a lease serves next (highest priority, then oldest,
+    /// with work queued); None when it has no accepted result yet or nothing is queued.
+    pub(super) fn next_search_time(&self) -> Option<f64> {
+        let seq = self.ready.head()?;
+        self.batches.get(&seq)?.search.get()
     }
 
     /// Jobs queued and not leased, of every batch.

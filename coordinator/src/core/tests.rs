@@ -958,3 +958,49 @@ fn a_revocation_a_crash_cut_short_ends_at_the_next_open() {
         assert!(core.is_revoked("w") && core.secure().pending.is_empty());
     }
 }
+
+/// A store of format 5 holding a revocation whose pass over the jobs may have been cut short
+/// (version 5 left no mark of that) is upgraded at open, and the pass runs again: the revoked
+/// worker's claims are queued again. Garbage where the revoked names are stored is refused
+/// with a message naming the key, not read as "nothing revoked".
+#[test]
+fn a_version_5_store_with_a_revocation_is_swept_at_upgrade_and_garbage_is_refused() {
+    let (dir, core, w) = fresh_core();
+    let b = submit(&core, "v5", &["R U", "F D2"]);
+    assert_eq!(core.lease(&w, 2).expect("lease").len(), 2);
+    let claims: Vec<Completion> = [(0, "U' R'"), (1, "D2 F'")]
+        .iter()
+        .map(|&(i, s)| Completion {
+            lower_bound: 2,
+            ..solved(job_id(b.seq, i), s)
+        })
+        .collect();
+    assert_eq!(core.complete(&w, &claims).expect("complete").0, 2);
+    // what version 5 stored for a revocation: the name, no pending list, the answers kept
+    {
+        let mut sec = core.secure();
+        sec.revoked.insert("w".into());
+        core.store_security(&sec).expect("stored");
+    }
+    core.store
+        .put_meta(b"format_version", &5u32.to_be_bytes())
+        .expect("version 5");
+    core.store.flush().expect("flush");
+    drop(core);
+    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("upgraded");
+    for i in 0..2 {
+        let r = core.job(job_id(b.seq, i)).expect("job");
+        assert_eq!(r.state, JobState::Queued as i32, "{r:?}");
+        assert!(r.worker.is_empty() && !r.claimed, "{r:?}");
+    }
+    assert!(core.is_revoked("w") && core.secure().pending.is_empty());
+    core.store
+        .put_meta(b"revoked", b"\xff\xff\xff")
+        .expect("garbage");
+    core.store.flush().expect("flush");
+    drop(core);
+    let e = Core::open(dir.path(), Duration::from_secs(30))
+        .err()
+        .expect("a store with garbage for its revoked names is refused");
+    assert!(e.to_string().contains("meta key `revoked`"), "{e}");
+}

@@ -28,8 +28,16 @@ use crate::session::Session;
 /// refused until some fall silent): what one credential can make the coordinator remember.
 pub const MAX_SESSIONS_PER_CREDENTIAL: usize = 4096;
 
-/// Fewest jobs a session may hold per registered thread, whatever the recent search times.
-pub const MIN_HELD_PER_THREAD: u64 = 64;
+/// Fewest jobs a session may hold per registered thread, whatever the search times: one
+/// searched and one ready. Also what it may hold of a batch none of whose results came in
+/// yet (its search time is unknown: it is not sized by another batch's).
+pub const MIN_HELD_PER_THREAD: u64 = 2;
+
+/// Search time per registered thread a session may hold, at the mean search time of the
+/// batch a lease serves next ([`State::next_search_time`]): a few seconds, so that a slow
+/// batch is spread over the fleet (a worker that joins later finds work queued) and the
+/// queued-work signal counts what is not searched yet.
+pub const HELD_WORK: Duration = Duration::from_secs(5);
 
 /// Most jobs a session may hold per registered thread.
 pub const MAX_HELD_PER_THREAD: u64 = 10_000;
@@ -176,21 +184,22 @@ impl Core {
         }
     }
 
-    /// Most jobs a session of `threads` threads may hold: what its threads search within a
-    /// lease period at the mean search time of the results accepted lately (1 s before any),
-    /// at least [`MIN_HELD_PER_THREAD`] and at most [`MAX_HELD_PER_THREAD`] per thread.
+    /// Most jobs a session of `threads` threads may hold: what its threads search in
+    /// [`HELD_WORK`] at the mean search time of the batch a lease serves next, at least
+    /// [`MIN_HELD_PER_THREAD`] (all it may hold of a batch with no result yet) and at most
+    /// [`MAX_HELD_PER_THREAD`] per thread.
     pub fn max_held(&self, threads: u32) -> u64 {
         self.max_held_in(&self.lock(), threads)
     }
 
     /// [`Core::max_held`] with the state already locked.
     pub(super) fn max_held_in(&self, st: &State, threads: u32) -> u64 {
-        let per_job = st.solve_times.estimate();
-        let lease = self.lease_duration.as_secs_f64();
-        let per_thread = if per_job > 0.0 {
-            (lease / per_job).ceil().min(MAX_HELD_PER_THREAD as f64) as u64
-        } else {
-            MAX_HELD_PER_THREAD
+        let per_thread = match st.next_search_time() {
+            None => MIN_HELD_PER_THREAD,
+            Some(t) if t > 0.0 => (HELD_WORK.as_secs_f64() / t)
+                .ceil()
+                .min(MAX_HELD_PER_THREAD as f64) as u64,
+            Some(_) => MAX_HELD_PER_THREAD,
         };
         u64::from(threads.max(1)) * per_thread.clamp(MIN_HELD_PER_THREAD, MAX_HELD_PER_THREAD)
     }

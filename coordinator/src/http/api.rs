@@ -12,9 +12,13 @@ use crate::snapshot::Snapshot;
 /// The whole status: totals, batches, workers.
 #[derive(Debug, Serialize)]
 pub(super) struct StatusView {
-    /// Jobs queued (not leased).
-    queue_depth: usize,
-    /// Estimated thread-seconds of work queued.
+    /// Jobs no thread searches yet: queued (with the unmade lines of range and sample
+    /// batches) and waiting in a worker's lease beyond its threads.
+    queue_depth: u64,
+    /// Leased jobs being searched now (at most one per thread of the session holding them).
+    searching: u64,
+    /// Estimated thread-seconds of the work no thread searches yet (each batch at its own
+    /// mean search time).
     queued_work_seconds: f64,
     /// The mean search time of accepted results, seconds.
     solve_mean_seconds: f64,
@@ -57,7 +61,8 @@ impl StatusView {
     /// The view of `snap`, with each worker's throughput from `rates`.
     pub(super) fn of(snap: &Snapshot, rates: &HashMap<String, f64>) -> StatusView {
         StatusView {
-            queue_depth: snap.queue_depth,
+            queue_depth: snap.queue_depth(),
+            searching: snap.work.searching,
             queued_work_seconds: snap.queued_work_seconds(),
             solve_mean_seconds: snap.solve_times.estimate(),
             jobs: snap.jobs_by_state().into_iter().collect(),

@@ -51,13 +51,13 @@ pub(super) fn live(snap: &Snapshot, rates: &HashMap<String, f64>) -> Markup {
     let active = snap.batches_by_state()[0].1;
     let total_rate: f64 = rates.values().sum();
     let stats = [
-        ("queue-depth", count(snap.queue_depth as u64), "jobs queued"),
+        ("queue-depth", count(snap.queue_depth()), "jobs waiting"),
         (
             "queued-work",
             duration_text(snap.queued_work_seconds()),
             "work queued (thread time)",
         ),
-        ("leased", count(jobs[1].1), "jobs running"),
+        ("searching", count(snap.work.searching), "jobs searched now"),
         ("done", count(jobs[2].1), "jobs done"),
         ("active-batches", count(active), "batches running"),
         ("workers", count(snap.workers.len() as u64), "workers"),
@@ -118,8 +118,11 @@ pub(super) fn live(snap: &Snapshot, rates: &HashMap<String, f64>) -> Markup {
 /// One batch: title, progress bar, counts, rate and ETA, length histogram.
 fn batch_html(b: &BatchView) -> Markup {
     let state = b.state.name();
+    // the bar shows the jobs answered (done, invalid, failed): a cancelled job is finished
+    // but not answered, so a cancelled batch never draws a full bar
+    let answered = b.finished.saturating_sub(b.cancelled);
     let pct = if b.total > 0 {
-        100.0 * b.finished as f64 / b.total as f64
+        100.0 * answered as f64 / b.total as f64
     } else {
         0.0
     };
@@ -146,14 +149,15 @@ fn batch_html(b: &BatchView) -> Markup {
                 span class={ "badge " (state) } { (state) }
             }
             div class="left" {
-                progress class="batch-progress" max=(b.total.max(1)) value=(b.finished) { (pct) }
+                progress class="batch-progress" max=(b.total.max(1)) value=(answered) { (pct) }
                 p class="numbers" {
-                    span class="pct" { (pct) } " · "
+                    span class="pct" { (pct) } " answered · "
                     span class="finished" { (count(b.finished)) } " of "
                     span class="total" { (count(b.total)) } " finished ("
                     (count(b.done)) " done, " (count(b.invalid)) " invalid, "
-                    (count(b.cancelled)) " cancelled, " (count(b.failed)) " failed) · "
-                    (count(b.queued)) " queued · " (count(b.leased)) " running"
+                    (count(b.failed)) " failed, "
+                    span class="cancelled" { (count(b.cancelled)) " cancelled" } ") · "
+                    (count(b.queued)) " queued · " (count(b.leased)) " leased"
                 }
                 @if b.kind == "range" || b.kind == "sample" {
                     p class="numbers definition" {
@@ -259,7 +263,7 @@ mod tests {
         let snap = Snapshot {
             batches: Vec::new(),
             counters: crate::core::Counters::default(),
-            queue_depth: 0,
+            work: crate::core::Work::default(),
             workers: vec![(
                 "w\"1".into(),
                 crate::core::WorkerInfo {
