@@ -311,8 +311,9 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A silent connection's read fails after the deadline; one that sent its first bytes
-    /// is read as usual afterwards; a full gate refuses until a place is given back.
-    #[tokio::test]
+    /// is read as usual afterwards; a full gate refuses until a place is given back. In
+    /// paused time: the deadlines are exact and take no time.
+    #[tokio::test(start_paused = true)]
     async fn the_gate_counts_places_and_the_guard_times_silence() {
         let gate = Gate::new(2, "test");
         let (quiet, _quiet_peer) = tokio::io::duplex(64);
@@ -333,7 +334,8 @@ mod tests {
             .await
             .expect("write");
         assert_eq!(talker.read(&mut buf).await.expect("read"), FIRST_BYTES);
-        tokio::time::sleep(Duration::from_millis(80)).await;
+        // past the silence deadline: the talker spoke in time, and is kept
+        tokio::time::advance(Duration::from_millis(80)).await;
         talker_peer.write_all(b"later").await.expect("write");
         assert_eq!(talker.read(&mut buf).await.expect("read"), 5);
         drop(quiet);

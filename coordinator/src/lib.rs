@@ -8,7 +8,8 @@
 //! on a listener until shut down; [`http`] serves the status page and [`metrics`] on a second
 //! port, both from a [`snapshot`] of the core (they never read the core themselves);
 //! [`solve_times`] keeps the search-time statistics; `rate` is the one computation of a
-//! rate (batches' and workers'); `auth` compares bearer tokens (gRPC and
+//! rate (batches' and workers'); [`clock`] is the one source of the time the core measures
+//! (the system's, or a test's manual clock); `auth` compares bearer tokens (gRPC and
 //! HTTP alike) against the [`credentials`] (roles: client, worker, both); [`session`] makes
 //! and checks worker session tokens; [`limits`] is every limit a field of a message has,
 //! and of the transport: [`conn`] bounds the connections of both ports, `streams` the
@@ -16,6 +17,7 @@
 //! into log lines.
 
 mod auth;
+pub mod clock;
 pub mod conn;
 pub mod core;
 pub mod credentials;
@@ -40,6 +42,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::clock::{Clock, ManualClock};
 pub use crate::core::{Core, MAX_REJECTIONS};
 pub use error::Error;
 pub use record::{line_index, MAX_LINES};
@@ -72,6 +75,9 @@ pub struct Config {
     /// The bounds of the transport (connections, silence, keepalive, open streams per
     /// credential); defaults: the figures of [`limits`].
     pub transport: conn::Transport,
+    /// The time leases, workers and rates are measured in ([`clock`]): the system's; a
+    /// test's [`ManualClock`] moves it by hand.
+    pub clock: Clock,
 }
 
 /// How long a lease lasts without a heartbeat by default (`--lease`'s default): a worker
@@ -82,7 +88,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 impl Config {
     /// Defaults for a store in `data_dir`: no token, no TLS, [`DEFAULT_LEASE`] leases,
     /// messages of up to [`cubefleet_proto::MAX_REQUEST_BYTES`], the transport's bounds of
-    /// [`limits`].
+    /// [`limits`], the system's clock.
     pub fn new(data_dir: impl Into<PathBuf>) -> Config {
         Config {
             data_dir: data_dir.into(),
@@ -92,6 +98,7 @@ impl Config {
             lease: DEFAULT_LEASE,
             max_message_bytes: cubefleet_proto::MAX_REQUEST_BYTES,
             transport: conn::Transport::default(),
+            clock: Clock::system(),
         }
     }
 }
@@ -143,9 +150,8 @@ pub async fn serve_core(
 
 /// Opens the store of `config` (off the async threads: sled reads its log).
 pub async fn open(config: &Config) -> Result<Arc<Core>, Error> {
-    let dir = config.data_dir.clone();
-    let lease = config.lease;
-    tokio::task::spawn_blocking(move || Core::open(&dir, lease)).await?
+    let (dir, lease, clock) = (config.data_dir.clone(), config.lease, config.clock.clone());
+    tokio::task::spawn_blocking(move || Core::open_with_clock(&dir, lease, clock)).await?
 }
 
 /// Closes the store of a coordinator that has stopped serving (or, in `cubefleet run`, whose

@@ -282,7 +282,7 @@ fn encode_snapshot(snap: &Snapshot, e: &mut DescriptorEncoder<'_>) -> fmt::Resul
         "Seconds since the longest-silent registered worker last called (0 with none).",
         snap.workers
             .iter()
-            .map(|(_, w)| w.last_seen.elapsed().as_secs_f64())
+            .map(|(_, w)| snap.ago(w.last_seen).as_secs_f64())
             .fold(0.0, f64::max),
     )?;
 
@@ -325,6 +325,7 @@ mod tests {
 
     /// A snapshot with one running batch and one worker, whose id and name must not show.
     fn snapshot() -> Snapshot {
+        let now = Instant::now();
         let mut solve_times = SolveTimes::default();
         solve_times.observe(3.0);
         solve_times.observe(2000.0);
@@ -358,7 +359,7 @@ mod tests {
                     fingerprint: String::new(),
                     completed: 3,
                     rejected: 1,
-                    last_seen: Instant::now(),
+                    last_seen: now,
                     identity: "a".into(),
                     credential: "anonymous".into(),
                     held: 0,
@@ -367,6 +368,7 @@ mod tests {
                 },
             )],
             solve_times,
+            now,
         }
     }
 

@@ -2,6 +2,8 @@
 //! whoever shows it: the Prometheus collector ([`crate::metrics`]) and the status page
 //! ([`crate::http`]). Neither of them reads the core; this is the one place that does.
 
+use std::time::{Duration, Instant};
+
 pub use cubefleet_proto::view::BatchState;
 use cubefleet_proto::BatchStatus;
 
@@ -23,6 +25,9 @@ pub struct Snapshot {
     pub workers: Vec<(String, WorkerInfo)>,
     /// Search times of accepted results.
     pub solve_times: SolveTimes,
+    /// The moment it was taken, on the core's clock ([`Core::clock`]): what the workers'
+    /// `last_seen` and the workers' rates are measured against.
+    pub now: Instant,
 }
 
 impl Snapshot {
@@ -36,7 +41,14 @@ impl Snapshot {
             work: core.work(),
             workers: core.workers(),
             solve_times: core.solve_times(),
+            now: core.clock().now(),
         })
+    }
+
+    /// How long ago `then` (an instant of the core's clock, such as a worker's `last_seen`)
+    /// was when the snapshot was taken (0 for a later one).
+    pub fn ago(&self, then: Instant) -> Duration {
+        self.now.saturating_duration_since(then)
     }
 
     /// Jobs no thread searches yet: queued, unmade lines of range and sample batches, and

@@ -193,7 +193,7 @@ impl Core {
                 standing.insert(c.job_id, stands);
                 if stands.1 == Actor::Holder {
                     if let Some(l) = st.leases.get(&c.job_id) {
-                        held.insert(c.job_id, l.since.elapsed());
+                        held.insert(c.job_id, self.clock.since(l.since));
                         if let Some(cube) = l.cube {
                             leased.insert(c.job_id, cube);
                         }
@@ -302,7 +302,7 @@ impl Core {
             // last holder); only a search the coordinator saw run counts in the search times
             // (the queued-work estimate and the autoscaling signal), never longer than it saw
             let from = if let Some(lease) = st.unlease(id) {
-                let seen = lease.since.elapsed().as_secs_f64() * 1000.0;
+                let seen = self.clock.since(lease.since).as_secs_f64() * 1000.0;
                 let millis = new.r().millis.min(seen);
                 st.solve_times.observe(millis);
                 st.batch(batch_seq(id)).search.observe(millis / 1000.0);

@@ -1,9 +1,13 @@
 //! Leases: queued jobs handed to workers (memory only), long-polling for work, heartbeats that
 //! extend leases and persist proven lower bounds, release, and the expiry that returns jobs
 //! to the queue, run by the lease sweeper ([`Core::sweep_leases`], a task of its own).
+//!
+//! Deadlines, ages and graces are instants of the core's clock ([`Core::clock`]); the
+//! sweeper's period and a long poll's wait are tokio timers, which only say when to look: what
+//! expired is what the core's clock says is past its deadline.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cubefleet_proto::{JobProgress, JobState, LeasedJob, Mode};
 use cubefleet_tables::{CubieCube, FaceletCube};
@@ -98,7 +102,7 @@ impl Core {
                     "unknown worker session: register again".into(),
                 ));
             };
-            w.asked = Some(Instant::now());
+            w.asked = Some(self.clock.now());
             let w = &st.workers[worker];
             let max = if w.capped {
                 let room = self.max_held_in(&st, w.threads).saturating_sub(w.held);
@@ -137,7 +141,7 @@ impl Core {
                     return Err(e);
                 }
             };
-            let now = Instant::now();
+            let now = self.clock.now();
             let deadline = now + self.lease_duration;
             for (id, job) in ids.into_iter().zip(views) {
                 // a queued job always has a position; without one its lease simply expires
@@ -245,7 +249,7 @@ impl Core {
         {
             let mut st = self.lock();
             self.touch(&mut st, worker);
-            let deadline = Instant::now() + self.lease_duration;
+            let deadline = self.clock.now() + self.lease_duration;
             for p in jobs {
                 let (phase, actor) = st.standing(p.job_id, worker);
                 // a job it holds has a batch; an id it made up names none, and makes none
@@ -323,11 +327,12 @@ impl Core {
         Ok(n)
     }
 
-    /// Returns every lease past its deadline to the queue, with the progress it reached; its
-    /// holder may still report on the job within the grace
-    /// ([`super::machine::Actor::LastHolder`]).
+    /// Returns every lease at or past its deadline on the core's clock to the queue, with the
+    /// progress it reached; its holder may still report on the job within the grace
+    /// ([`super::machine::Actor::LastHolder`]). One pass of the sweeper: a test calls it
+    /// after advancing a manual clock past a deadline.
     pub fn expire_leases(&self) -> Result<usize, Error> {
-        let now = Instant::now();
+        let now = self.clock.now();
         let expired: Vec<(u64, Arc<str>)> = {
             let st = self.lock();
             st.leases
@@ -405,7 +410,8 @@ pub const SWEEP_EVERY: Duration = Duration::from_millis(500);
 impl Core {
     /// The lease sweeper: returns expired leases' jobs to the queue ([`Core::expire_leases`]),
     /// and forgets worker sessions long silent ([`Core::prune_workers`]), every
-    /// [`SWEEP_EVERY`] until `shutdown` is cancelled.
+    /// [`SWEEP_EVERY`] of tokio's time until `shutdown` is cancelled; what expired is what the
+    /// core's clock says.
     pub fn sweep_leases(
         self: &Arc<Self>,
         shutdown: CancellationToken,

@@ -33,6 +33,12 @@
 //! This file holds what the parts share: opening, the lock, the signals, compare-and-swap of
 //! job records, and the view of a record as clients see it.
 //!
+//! Time: the core reads the time from one [`Clock`], given at the open (the system's, or a
+//! test's [`crate::ManualClock`]), never from `Instant::now()`: a lease's deadline and age, a
+//! worker's last call and last ask, a returned job's grace and a batch's rate are all
+//! instants of that clock, so a test advances it past a lease and runs one sweep
+//! ([`Core::expire_leases`]) instead of sleeping.
+//!
 //! Invariants:
 //! - the store is the truth; the in-memory state (queue, leases, counters) is derived from
 //!   it and rebuilt at start-up;
@@ -55,7 +61,8 @@
 //! - every change of a job is first decided by the job state machine (`machine`): who may do
 //!   what to which job, in which state, in one function;
 //! - security state (revocations) is stored before the call returns and kept apart from the
-//!   state rebuilt from the jobs (`security`).
+//!   state rebuilt from the jobs (`security`);
+//! - every instant the core keeps or compares is read from its clock ([`Core::clock`]).
 
 mod cancel;
 mod completion;
@@ -98,6 +105,7 @@ pub use self::submit::EndHash;
 pub use self::workers::{
     WorkerInfo, HELD_WORK, MAX_HELD_PER_THREAD, MAX_SESSIONS_PER_CREDENTIAL, MIN_HELD_PER_THREAD,
 };
+use crate::clock::Clock;
 use crate::error::Error;
 use crate::record::{line_index, BatchRecord, JobRecord};
 use crate::store::Store;
@@ -124,6 +132,9 @@ pub struct Core {
     inflight: AtomicUsize,
     /// How long a lease lasts without a heartbeat.
     lease_duration: Duration,
+    /// The one source of the time the core measures (and `state`'s clock, the same):
+    /// deadlines, ages, last calls, graces and rates ([`crate::clock`]).
+    clock: Clock,
     /// Serialises submissions of the same batch (one writer per batch at a time).
     submitting: Mutex<HashSet<String>>,
     /// Serialises making jobs of range and sample batches, and the writes of their batch
@@ -151,13 +162,24 @@ const SESSION_KEY: &[u8] = b"session_key";
 type Follower = tokio::sync::mpsc::Sender<Box<JobResult>>;
 
 impl Core {
-    /// Opens the sled store in `dir` and rebuilds the in-memory state from it.
+    /// Opens the sled store in `dir` and rebuilds the in-memory state from it; its time is
+    /// the system's.
     pub fn open(dir: &std::path::Path, lease_duration: Duration) -> Result<Arc<Core>, Error> {
+        Core::open_with_clock(dir, lease_duration, Clock::system())
+    }
+
+    /// [`Core::open`] with the time read from `clock` (a test's [`crate::ManualClock`]
+    /// moves leases past their deadline without waiting).
+    pub fn open_with_clock(
+        dir: &std::path::Path,
+        lease_duration: Duration,
+        clock: Clock,
+    ) -> Result<Arc<Core>, Error> {
         let store = crate::store::SledStore::open(dir)?;
         let session_key = session_key(&store)?;
         let core = Core {
             store: Box::new(store),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State::new(clock.clone())),
             index: RwLock::new(SymIndex::default()),
             index_built: (Mutex::new(false), Condvar::new()),
             index_complete: AtomicBool::new(false),
@@ -165,6 +187,7 @@ impl Core {
             closed: AtomicBool::new(false),
             inflight: AtomicUsize::new(0),
             lease_duration,
+            clock,
             submitting: Mutex::new(HashSet::new()),
             making: Mutex::new(()),
             queued: tokio::sync::watch::Sender::new(0),
@@ -185,6 +208,11 @@ impl Core {
     /// after the store write it follows, so a panic leaves no half-made change).
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The core's clock: the time its leases, workers and rates are measured in.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// A receiver that sees a change whenever jobs were queued after it last looked.

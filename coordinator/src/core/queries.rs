@@ -3,7 +3,6 @@
 //! They read the store and overlay what only memory knows (leases, batch ids).
 
 use std::collections::{HashMap, HashSet};
-use std::time::Instant;
 
 use cubefleet_proto::{BatchStatus, JobResult, JobState, Mode};
 use cubefleet_tables::{parse_position, InputFormat};
@@ -31,7 +30,7 @@ impl Core {
         let empty = BatchMem::default();
         let m = st.batches.get(&b.seq).unwrap_or(&empty);
         let finished = m.finished();
-        let rate = m.rate.per_second(Instant::now(), finished);
+        let rate = m.rate.per_second(self.clock.now(), finished);
         let left = b.total.saturating_sub(finished);
         // the lines of a range or sample batch not made yet wait like queued jobs, and end
         // with the batch when it is cancelled
@@ -244,9 +243,10 @@ impl Core {
         // per batch, how long its oldest lease has run: a batch with no result yet searches
         // at least that long per job (a slow batch after a fast one is not taken for fast)
         let mut searched: HashMap<u32, f64> = HashMap::new();
+        let now = self.clock.now();
         for (&id, lease) in &st.leases {
             let s = searched.entry(batch_seq(id)).or_default();
-            *s = s.max(lease.since.elapsed().as_secs_f64());
+            *s = s.max(now.saturating_duration_since(lease.since).as_secs_f64());
         }
         let (mut queued, mut seconds, mut leased_seconds) = (0, 0.0, 0.0);
         for (seq, b) in st.batches.iter().filter(|(_, b)| !b.cancelled) {

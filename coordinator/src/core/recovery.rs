@@ -25,7 +25,7 @@ impl Core {
         let batches = self.store.batches()?;
         // taken out (durably) before anything changes, whether it is used or not
         if let Some(summary) = self.store.take_summary()? {
-            match Core::from_summary(&summary, &batches) {
+            match Core::from_summary(&summary, &batches, self.clock.clone()) {
                 Some((st, runs)) => {
                     tracing::info!(
                         batches = batches.len(),
@@ -38,7 +38,7 @@ impl Core {
                 None => tracing::warn!("the store's summary does not fit its batches: scanning"),
             }
         }
-        let mut st = State::default();
+        let mut st = State::new(self.clock.clone());
         for b in &batches {
             st.batch(b.seq).take_record(b);
         }

@@ -13,11 +13,12 @@ use cubefleet_tables::CubieCube;
 use super::machine::{Actor, Phase};
 use super::ready::Ready;
 use super::WorkerInfo;
+use crate::clock::Clock;
 use crate::range::States;
 use crate::rate::Rate;
 use crate::record::{batch_seq, BatchRecord};
 
-/// A lease held by a worker.
+/// A lease held by a worker. Its instants are the core's clock's ([`super::Core::clock`]).
 #[derive(Clone, Debug)]
 pub(super) struct Lease {
     /// The worker's id (shared by all the jobs of one lease call).
@@ -124,8 +125,9 @@ pub struct Counters {
 pub(super) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Everything derived from the store, behind one lock.
-#[derive(Default)]
 pub(super) struct State {
+    /// The core's clock ([`super::Core`]'s own, cloned): the time of the rates' samples.
+    pub(super) clock: Clock,
     /// The ready queue: where the queued jobs that are not leased are, highest priority's
     /// oldest line first (no entry per job: see `ready`).
     pub(super) ready: Ready,
@@ -143,8 +145,8 @@ pub(super) struct State {
     /// Search times of accepted results, for metrics and the queued-work estimate.
     pub(super) solve_times: crate::solve_times::SolveTimes,
     /// Per job whose lease expired lately: the session that held it and when it expired
-    /// (see [`super::machine::Actor::LastHolder`]); dropped when the job is leased again and
-    /// by the sweeper once the grace is over.
+    /// (see [`super::machine::Actor::LastHolder`], on the core's clock); dropped when the job
+    /// is leased again and by the sweeper once the grace is over.
     pub(super) returned: FastMap<u64, (Arc<str>, Instant)>,
     /// The claims waiting for confirmation, per job of a batch with `confirm` 2 (memory
     /// only: after a restart such a job is searched again).
@@ -166,6 +168,22 @@ pub(super) struct Claim {
 }
 
 impl State {
+    /// An empty state whose rates are sampled on `clock` (the core's).
+    pub(super) fn new(clock: Clock) -> State {
+        State {
+            clock,
+            ready: Ready::default(),
+            leases: FastMap::default(),
+            batches: FastMap::default(),
+            workers: FastMap::default(),
+            counters: Counters::default(),
+            rejections: FastMap::default(),
+            solve_times: crate::solve_times::SolveTimes::default(),
+            returned: FastMap::default(),
+            pending: FastMap::default(),
+        }
+    }
+
     /// The counters of batch `seq`, made empty when there were none.
     pub(super) fn batch(&mut self, seq: u32) -> &mut BatchMem {
         self.batches.entry(seq).or_default()
@@ -268,7 +286,9 @@ impl State {
             b.counts[to as usize] += 1;
         }
         if from.is_finished() != to.is_finished() {
-            b.rate.record(Instant::now(), b.finished());
+            let now = self.clock.now();
+            let b = self.batch(batch_seq(id));
+            b.rate.record(now, b.finished());
         }
     }
 

@@ -22,6 +22,7 @@ use prost::Message;
 use super::recovery::DoneRuns;
 use super::state::{FastMap, State};
 use super::Core;
+use crate::clock::Clock;
 use crate::error::Error;
 use crate::mode::mode_key;
 use crate::record::{batch_seq, line_index, BatchRecord, BatchSummary, Summary};
@@ -138,10 +139,11 @@ impl Core {
     /// symmetry index from (every id when the summary does not say), or None when it does not
     /// fit them (another set of batches, counts of the wrong shape, a cursor past a batch's
     /// lines, runs not in pairs) or leaves work the scan would do (a cancelled batch with
-    /// queued jobs).
+    /// queued jobs). The state reads the time from `clock`.
     pub(super) fn from_summary(
         summary: &[u8],
         batches: &[BatchRecord],
+        clock: Clock,
     ) -> Option<(State, Vec<Range<u64>>)> {
         let summary = Summary::decode(summary).ok()?;
         let runs: Vec<Range<u64>> = if summary.index_runs_known {
@@ -156,7 +158,7 @@ impl Core {
         } else {
             std::iter::once(0..u64::MAX).collect()
         };
-        let mut st = State::default();
+        let mut st = State::new(clock);
         if summary.batches.len() != batches.len() {
             return None;
         }

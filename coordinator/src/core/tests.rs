@@ -4,12 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_proto::{mode, BatchSpec, Completion, JobState, Mode, TwoPhase};
+use cubefleet_proto::{mode, BatchSpec, Completion, JobProgress, JobState, Mode, TwoPhase};
 use cubefleet_tables::{parse_position, InputFormat};
 
 use super::dedup::SymIndex;
 use super::Canceller;
 use super::{Core, MAX_LINE_LEN};
+use crate::clock::{Clock, ManualClock};
 use crate::error::Error;
 use crate::mode::mode_key;
 use crate::record::{batch_seq, job_id, line_index, BatchRecord};
@@ -99,11 +100,19 @@ fn a_resubmission_with_other_lines_is_refused() {
 
 /// A core on a fresh store (in the returned directory) with a registered worker.
 fn fresh_core() -> (tempfile::TempDir, Arc<Core>, String) {
+    core_on(Clock::system())
+}
+
+/// [`fresh_core`] whose time is `clock`'s (30 s leases).
+fn core_on(clock: Clock) -> (tempfile::TempDir, Arc<Core>, String) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("open");
+    let core = Core::open_with_clock(dir.path(), LEASE, clock).expect("open");
     let w = core.register("w".into(), 1, String::new()).0;
     (dir, core, w)
 }
+
+/// The lease of [`fresh_core`] and [`core_on`].
+const LEASE: Duration = Duration::from_secs(30);
 
 /// A "solved" result of job `job_id`.
 fn solved(job_id: u64, solution: &str) -> Completion {
@@ -799,14 +808,14 @@ fn a_malformed_summary_is_not_used_and_one_without_index_runs_reads_every_job() 
         index_runs_known: true,
         index_runs: vec![1, 2, 3],
     };
-    assert!(Core::from_summary(&enc(odd), &[]).is_none());
-    assert!(Core::from_summary(b"\xff\xff\xff not a summary", &[]).is_none());
+    assert!(Core::from_summary(&enc(odd), &[], Clock::system()).is_none());
+    assert!(Core::from_summary(b"\xff\xff\xff not a summary", &[], Clock::system()).is_none());
     let older = Summary {
         batches: Vec::new(),
         index_runs_known: false,
         index_runs: Vec::new(),
     };
-    let (_, runs) = Core::from_summary(&enc(older), &[]).expect("fits");
+    let (_, runs) = Core::from_summary(&enc(older), &[], Clock::system()).expect("fits");
     assert!(runs.len() == 1 && runs[0] == (0..u64::MAX), "{runs:?}");
 }
 
@@ -875,10 +884,12 @@ fn a_group_over_several_blocks_and_batches_is_stored_whole() {
 
 /// A batch's rate comes from its finished jobs as they finish, not from who reads it: the
 /// first read after jobs finished over more than half a second shows it, and reading changes
-/// nothing (a later read sees the same jobs over a longer time, never more of them).
+/// nothing (a later read sees the same jobs over a longer time, never more of them). The
+/// time is the core's clock's: the rates are exact.
 #[test]
 fn a_batch_rate_is_known_at_the_first_read_and_reading_does_not_change_it() {
-    let (_dir, core, w) = fresh_core();
+    let manual = ManualClock::new();
+    let (_dir, core, w) = core_on(manual.clock());
     let b = submit(&core, "r", &["R U", "F D2", "L2 B'"]);
     let ids: Vec<u64> = (0..3).map(|i| job_id(b.seq, i)).collect();
     assert_eq!(core.lease(&w, 3).expect("lease").len(), 3);
@@ -886,22 +897,85 @@ fn a_batch_rate_is_known_at_the_first_read_and_reading_does_not_change_it() {
         .complete(&w, &[solved(ids[0], "U' R'")])
         .expect("complete");
     assert_eq!(accepted, 1);
-    std::thread::sleep(Duration::from_millis(600));
+    manual.advance(Duration::from_millis(600));
     let (accepted, _) = core
         .complete(&w, &[solved(ids[1], "D2 F'")])
         .expect("complete");
     assert_eq!(accepted, 1);
     let first = core.status("r").expect("status");
-    // 1 more job in at least 0.6 s since the first sample
-    assert!(first.rate > 0.0 && first.rate <= 1.0 / 0.6, "{first:?}");
+    // 1 more job in 0.6 s since the first sample
+    assert!((first.rate - 1.0 / 0.6).abs() < 1e-9, "{first:?}");
     assert!(first.eta_seconds > 0.0, "{first:?}");
-    std::thread::sleep(Duration::from_millis(50));
-    let second = core.status("r").expect("status");
-    assert!(
-        second.rate > 0.0 && second.rate <= first.rate,
-        "{first:?} then {second:?}"
+    assert_eq!(
+        core.status("r").expect("status").rate,
+        first.rate,
+        "read twice"
     );
+    manual.advance(Duration::from_millis(50));
+    let second = core.status("r").expect("status");
+    assert!((second.rate - 1.0 / 0.65).abs() < 1e-9, "{second:?}");
     assert_eq!((second.done, second.queued + second.leased), (2, 1));
+}
+
+/// A lease ends at its deadline on the core's clock, not a nanosecond before, and a heartbeat
+/// moves the deadline a lease on; the session whose lease expired may still report on the
+/// job for the grace ([`super::machine::GRACE_LEASES`] leases) and not after the sweeper
+/// forgot it; a session silent for three leases is forgotten.
+#[test]
+fn leases_expire_at_their_deadline_on_the_cores_clock_and_the_grace_follows_it() {
+    let manual = ManualClock::new();
+    let (_dir, core, w) = core_on(manual.clock());
+    let b = submit(&core, "e", &["R U", "F D2"]);
+    let ids: Vec<u64> = (0..2).map(|i| job_id(b.seq, i)).collect();
+    assert_eq!(core.lease(&w, 2).expect("lease").len(), 2);
+    manual.advance(Duration::from_secs(20));
+    let beat = JobProgress {
+        job_id: ids[1],
+        ..JobProgress::default()
+    };
+    assert!(core.heartbeat(&w, &[beat]).expect("heartbeat").is_empty());
+    // job 0's lease ends at 30 s, job 1's at 50 s
+    manual.advance(Duration::from_secs(10) - Duration::from_nanos(1));
+    assert_eq!(
+        core.expire_leases().expect("sweep"),
+        0,
+        "a nanosecond early"
+    );
+    manual.advance(Duration::from_nanos(1));
+    assert_eq!(core.expire_leases().expect("sweep"), 1, "at the deadline");
+    let s = core.status("e").expect("status");
+    assert_eq!((s.queued, s.leased), (1, 1));
+    assert_eq!(core.counters().0.lease_expiries, 1);
+    manual.advance(Duration::from_secs(20) - Duration::from_nanos(1));
+    assert_eq!(core.expire_leases().expect("sweep"), 0);
+    manual.advance(Duration::from_nanos(1));
+    assert_eq!(core.expire_leases().expect("sweep"), 1, "job 1 at 50 s");
+    // at 60 s: job 0's grace (30 s from its expiry) ends now, job 1's at 80 s
+    manual.advance(Duration::from_secs(10));
+    core.prune_workers();
+    manual.advance(Duration::from_nanos(1));
+    core.prune_workers();
+    let (accepted, rejected) = core
+        .complete(&w, &[solved(ids[0], "U' R'"), solved(ids[1], "D2 F'")])
+        .expect("complete");
+    assert_eq!(accepted, 1, "{rejected:?}");
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
+    assert_eq!(rejected[0].0, ids[0], "{rejected:?}");
+    assert_eq!(core.job(ids[1]).expect("job").state, JobState::Done as i32);
+    // the worker last called (the completion) at 60 s and 1 ns: listed for three leases on
+    manual.advance(3 * LEASE - Duration::from_nanos(1));
+    core.prune_workers();
+    assert_eq!(core.workers().len(), 1);
+    manual.advance(Duration::from_nanos(1));
+    core.prune_workers();
+    assert_eq!(
+        core.workers().len(),
+        1,
+        "three leases exactly: still listed"
+    );
+    manual.advance(Duration::from_nanos(1));
+    core.prune_workers();
+    assert!(core.workers().is_empty(), "silent for over three leases");
 }
 
 /// An admin's cancellation (any batch).

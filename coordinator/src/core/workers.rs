@@ -59,11 +59,12 @@ pub struct WorkerInfo {
     pub completed: u64,
     /// Results it had refused.
     pub rejected: u64,
-    /// When it last called.
+    /// When it last called, on the core's clock ([`Core::clock`]; a
+    /// [`crate::snapshot::Snapshot::ago`] says how long ago).
     pub last_seen: Instant,
     /// Jobs leased to it now.
     pub held: u64,
-    /// When it last asked for work (None: never since it was listed).
+    /// When it last asked for work, on the core's clock (None: never since it was listed).
     pub asked: Option<Instant>,
     /// Whether it holds at most [`Core::max_held`] jobs: every session but those of workers
     /// in the coordinator's own process (`cubefleet run`), which are not held to it.
@@ -71,8 +72,8 @@ pub struct WorkerInfo {
 }
 
 impl WorkerInfo {
-    /// A session just seen, holding nothing.
-    pub fn new(session: &Session, fingerprint: String) -> WorkerInfo {
+    /// A session just seen (at `now`), holding nothing.
+    pub fn new(session: &Session, fingerprint: String, now: Instant) -> WorkerInfo {
         WorkerInfo {
             name: session.name.clone(),
             identity: session.identity.clone(),
@@ -81,7 +82,7 @@ impl WorkerInfo {
             fingerprint,
             completed: 0,
             rejected: 0,
-            last_seen: Instant::now(),
+            last_seen: now,
             held: 0,
             asked: None,
             capped: true,
@@ -127,7 +128,7 @@ impl Core {
                 .issue(&anonymous.name, false, &name, threads.clamp(1, MAX_THREADS));
         let info = WorkerInfo {
             capped: false,
-            ..WorkerInfo::new(&session, fingerprint)
+            ..WorkerInfo::new(&session, fingerprint, self.clock.now())
         };
         self.lock().workers.insert(session.id.to_string(), info);
         (session.id.to_string(), self.lease_duration)
@@ -142,7 +143,7 @@ impl Core {
                 .check(token, &credential.name, credential.names_workers())?;
         let mut st = self.lock();
         if let Some(w) = st.workers.get_mut(&*session.id) {
-            w.last_seen = Instant::now();
+            w.last_seen = self.clock.now();
             return Ok(session);
         }
         self.admit(&mut st, &session, String::new())?;
@@ -171,7 +172,7 @@ impl Core {
         }
         st.workers.insert(
             session.id.to_string(),
-            WorkerInfo::new(session, fingerprint),
+            WorkerInfo::new(session, fingerprint, self.clock.now()),
         );
         Ok(())
     }
@@ -180,7 +181,7 @@ impl Core {
     /// [`Core::session`] and the registrations list one).
     pub(super) fn touch(&self, st: &mut State, worker: &str) {
         if let Some(w) = st.workers.get_mut(worker) {
-            w.last_seen = Instant::now();
+            w.last_seen = self.clock.now();
         }
     }
 
@@ -210,9 +211,12 @@ impl Core {
     pub fn prune_workers(&self) {
         let gone = 3 * self.lease_duration;
         let grace = self.lease_duration * super::machine::GRACE_LEASES;
+        let now = self.clock.now();
         let mut st = self.lock();
-        st.workers.retain(|_, w| w.last_seen.elapsed() <= gone);
-        st.returned.retain(|_, (_, at)| at.elapsed() <= grace);
+        st.workers
+            .retain(|_, w| now.saturating_duration_since(w.last_seen) <= gone);
+        st.returned
+            .retain(|_, (_, at)| now.saturating_duration_since(*at) <= grace);
     }
 
     /// Jobs the sessions of `credential` may still lease, all of them together: what one
@@ -235,13 +239,15 @@ impl Core {
             });
         let threads = threads.clamp(1, u64::from(MAX_THREADS)) as u32;
         let mut cap = self.max_held_in(st, threads);
+        let now = self.clock.now();
         let live: std::collections::HashSet<&str> = st
             .workers
             .values()
             .filter(|w| w.capped)
             .filter(|w| {
                 &*w.credential == credential
-                    || w.asked.is_some_and(|t| t.elapsed() <= self.lease_duration)
+                    || w.asked
+                        .is_some_and(|t| now.saturating_duration_since(t) <= self.lease_duration)
             })
             .map(|w| &*w.credential)
             .collect();

@@ -81,7 +81,7 @@ impl StatusView {
                     completed: w.completed,
                     rejected: w.rejected,
                     rate: rates.get(id).copied().unwrap_or(0.0),
-                    last_seen_seconds: w.last_seen.elapsed().as_secs_f64(),
+                    last_seen_seconds: snap.ago(w.last_seen).as_secs_f64(),
                 })
                 .collect(),
         }

@@ -104,7 +104,7 @@ pub(super) fn live(snap: &Snapshot, rates: &HashMap<String, f64>) -> Markup {
                                     (number(rates.get(id).copied().unwrap_or(0.0))) "/s"
                                 }
                                 td class="num" {
-                                    (duration_text(w.last_seen.elapsed().as_secs_f64())) " ago"
+                                    (duration_text(snap.ago(w.last_seen).as_secs_f64())) " ago"
                                 }
                             }
                         }
@@ -281,6 +281,7 @@ mod tests {
                 },
             )],
             solve_times: crate::solve_times::SolveTimes::default(),
+            now: Instant::now(),
         };
         let h = page(&snap, &HashMap::new()).into_string();
         assert!(!h.contains("<script>x()"), "{h}");

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Instant;
 
 use crate::rate::Rate;
 use crate::snapshot::Snapshot;
@@ -14,9 +13,10 @@ use crate::snapshot::Snapshot;
 pub(super) struct WorkerRates(Mutex<HashMap<String, Rate>>);
 
 impl WorkerRates {
-    /// Records each worker's results in `snap` (and forgets workers no longer registered).
+    /// Records each worker's results in `snap` at the time it was taken (and forgets workers
+    /// no longer registered).
     pub(super) fn record(&self, snap: &Snapshot) {
-        let now = Instant::now();
+        let now = snap.now;
         let mut rates = self
             .0
             .lock()
@@ -30,9 +30,10 @@ impl WorkerRates {
         }
     }
 
-    /// Each worker's results per second in `snap` (0 for one without samples yet).
+    /// Each worker's results per second in `snap`, at the time it was taken (0 for one
+    /// without samples yet).
     pub(super) fn read(&self, snap: &Snapshot) -> HashMap<String, f64> {
-        let now = Instant::now();
+        let now = snap.now;
         let rates = self
             .0
             .lock()
