@@ -21,8 +21,8 @@ use cubefleet_coordinator::http::{HttpOptions, HttpTls};
 use cubefleet_coordinator::Config;
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
-    mode, submit_request, BatchRef, BatchSpec, LineChunk, Mode, RegisterRequest, ResultsRequest,
-    SubmitRequest, TwoPhase,
+    mode, submit_request, BatchRef, BatchSpec, LineChunk, ListBatchesRequest, Mode,
+    RegisterRequest, ResultsRequest, SubmitRequest, TwoPhase,
 };
 use tempfile::TempDir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -92,6 +92,20 @@ async fn submit(c: &mut Client, id: &str, lines: Vec<String>) -> u64 {
         .total
 }
 
+/// Waits (up to 10 s) until the server serves `s`, a connection of its gRPC port: it answers
+/// the HTTP/2 preface with a frame of its own, so the connection passed the gate.
+async fn served(s: &mut TcpStream) {
+    // the client preface, then an empty SETTINGS frame (length 0, type 4, no flags, stream 0)
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    hello.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    s.write_all(&hello).await.unwrap();
+    let mut frame_header = [0u8; 9];
+    tokio::time::timeout(Duration::from_secs(10), s.read_exact(&mut frame_header))
+        .await
+        .expect("served within 10 s")
+        .expect("a frame from the server");
+}
+
 /// Reads from `s` until it is closed (EOF or an error) or `limit` passes; how long it took,
 /// None when it stayed open.
 async fn closed_within(s: &mut TcpStream, limit: Duration) -> Option<Duration> {
@@ -154,12 +168,14 @@ async fn a_full_grpc_port_closes_new_connections_at_once() {
         ..Transport::default()
     };
     let (_dir, server) = start(transport).await;
-    let held = [
+    let mut held = [
         TcpStream::connect(addr(&server)).await.unwrap(),
         TcpStream::connect(addr(&server)).await.unwrap(),
     ];
-    // the server admits connections in order: let it take both
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // both hold their places once the server serves them
+    for s in &mut held {
+        served(s).await;
+    }
     let mut third = TcpStream::connect(addr(&server)).await.unwrap();
     let took = closed_within(&mut third, Duration::from_secs(10)).await;
     assert!(
@@ -167,8 +183,16 @@ async fn a_full_grpc_port_closes_new_connections_at_once() {
         "a third connection was kept: {took:?}"
     );
     drop(held);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut client = as_(&server, ALICE).await;
+    // their places come back once the server saw them close
+    let mut client = retry(|| async {
+        let mut c = Client::connect(&server.url, Some(ALICE))
+            .await
+            .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+        c.batches.list_batches(ListBatchesRequest {}).await?;
+        Ok(c)
+    })
+    .await
+    .expect("a connection once the held ones closed");
     assert_eq!(submit(&mut client, "after", vec!["R U".into()]).await, 1);
     server.stop().await;
 }
@@ -232,8 +256,8 @@ async fn too_many_streams_of_one_credential_are_refused_another_still_gets_its_o
             .await
         }
     };
+    // its place is taken before it answers, and it never ends unread (flow control holds it)
     let unread = results(&mut alice).await.unwrap().into_inner();
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let e = results(&mut alice)
         .await
         .expect_err("a second results stream");

@@ -12,7 +12,7 @@ use std::time::Duration;
 mod common;
 
 use common::{job, lease, optimal, register, two_phase, undo, Server};
-use cubefleet_coordinator::{Config, HEALTH_SERVICE};
+use cubefleet_coordinator::{Clock, Config, Core, ManualClock, HEALTH_SERVICE};
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     submit_request, BatchRef, BatchSpec, BatchStatus, CompleteRequest, Completion,
@@ -38,8 +38,15 @@ fn config(dir: &TempDir, lease: Duration) -> Config {
 /// A coordinator with leases of `lease_secs` on a store in a fresh temporary directory, and a
 /// client of it. Keep the directory until the server has stopped.
 async fn start(lease_secs: u64) -> (TempDir, Server, Client) {
+    start_on(lease_secs, Clock::system()).await
+}
+
+/// [`start`] with the coordinator's time read from `clock` (a manual clock the test moves).
+async fn start_on(lease_secs: u64, clock: Clock) -> (TempDir, Server, Client) {
     let dir = TempDir::new().unwrap();
-    let server = Server::start(config(&dir, Duration::from_secs(lease_secs))).await;
+    let mut config = config(&dir, Duration::from_secs(lease_secs));
+    config.clock = clock;
+    let server = Server::start(config).await;
     let client = server.client().await;
     (dir, server, client)
 }
@@ -342,27 +349,6 @@ fn scrambles_of(jobs: &[LeasedJob], scrambles: &[&'static str]) -> HashMap<u64, 
         .collect()
 }
 
-/// Waits (polling) until `cond` holds for the batch status, or panics after `secs`.
-async fn wait_for(
-    client: &mut Client,
-    id: &str,
-    secs: u64,
-    cond: impl Fn(&BatchStatus) -> bool,
-) -> BatchStatus {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    loop {
-        let s = status(client, id).await;
-        if cond(&s) {
-            return s;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "condition not reached in {secs} s; status: {s:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// A facelet string with one corner (URF) twisted clockwise in place.
 fn twisted_corner() -> String {
     let mut s: Vec<char> = SOLVED.chars().collect();
@@ -582,7 +568,8 @@ async fn lease_complete_verify_and_reject() {
 /// and is never below one job.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_by_seconds_follows_the_mean_search_time() {
-    let (_dir, _server, mut c) = start(30).await;
+    let clock = ManualClock::new();
+    let (_dir, _server, mut c) = start_on(30, clock.clock()).await;
     let scrambles = [
         "R U F'", "D2 L B", "U R2 F", "L2 D B'", "F R' U2", "B D2 L'", "R2 F' D",
     ];
@@ -608,8 +595,8 @@ async fn a_lease_by_seconds_follows_the_mean_search_time() {
         r.millis = 500.0;
     }
     // a search time counts for no longer than the coordinator saw its lease held: the
-    // 500 ms reported must have passed (this is the time measured, not a wait for an event)
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // 500 ms reported must have passed on its clock
+    clock.advance(Duration::from_millis(600));
     let (accepted, rejected) = complete(&mut c, &w, done).await;
     assert_eq!((accepted, rejected.len()), (2, 0));
     assert_eq!(by_seconds(c.clone(), w.clone(), 2.0).await.len(), 4);
@@ -620,7 +607,7 @@ async fn a_lease_by_seconds_follows_the_mean_search_time() {
 /// as jobs are queued; without jobs it answers empty at its deadline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_lease_long_polls_until_jobs_are_queued() {
-    let (_dir, _server, mut c) = start(30).await;
+    let (_dir, server, mut c) = start(30).await;
     let w = register(&mut c, "poller").await;
     let long_poll = |mut c: Client, w: String, wait_millis: u32| async move {
         let t = std::time::Instant::now();
@@ -645,9 +632,21 @@ async fn an_idle_lease_long_polls_until_jobs_are_queued() {
         took >= Duration::from_millis(250),
         "answered after {took:?}"
     );
-    // a submission during the wait is leased at once
+    // a submission during the wait is leased at once: the poll waits once the core saw the
+    // session ask again (it watches the queue from before it asks)
+    // (the poller is the one session listed)
+    let asked = |core: &Core| core.workers().pop().and_then(|(_, i)| i.asked);
+    let before = asked(&server.core);
+    assert!(before.is_some(), "the first poll asked");
     let waiting = tokio::spawn(long_poll(c.clone(), w.clone(), 10_000));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while asked(&server.core) == before {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the poll never asked"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await; // polls the condition
+    }
     submit_ok(&mut c, "polled", two_phase(20), &["R U F'", "D2 L B"], 10).await;
     let (jobs, took) = waiting.await.unwrap();
     assert_eq!(jobs.len(), 2);
@@ -657,7 +656,8 @@ async fn an_idle_lease_long_polls_until_jobs_are_queued() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
-    let (_dir, server, mut c) = start(2).await;
+    let clock = ManualClock::new();
+    let (_dir, server, mut c) = start_on(2, clock.clock()).await;
     submit_ok(&mut c, "opt", optimal(), &["R U F'"], 10).await;
     let w = register(&mut c, "slow").await;
     let jobs = lease_exactly(&mut c, &w, 10, 1).await;
@@ -668,12 +668,17 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
     // progress before the deadline, then silence
     assert!(heartbeat(&mut c, &w, &[(id, 2)]).await.is_empty());
     assert_eq!(job(&mut c, id).await.lower_bound, 2);
-    let s = wait_for(&mut c, "opt", 8, |s| s.queued == 1).await;
-    assert_eq!((s.leased, s.done), (0, 0));
+    clock.advance(Duration::from_secs(2) - Duration::from_nanos(1));
+    server.sweep().await;
+    assert_eq!(status(&mut c, "opt").await.leased, 1, "a nanosecond early");
+    clock.advance(Duration::from_nanos(1));
+    server.sweep().await;
+    let s = status(&mut c, "opt").await;
+    assert_eq!((s.queued, s.leased, s.done), (1, 0, 0));
     let r = job(&mut c, id).await;
     assert_eq!(r.state, JobState::Queued as i32);
     assert_eq!(r.lower_bound, 2, "the progress survives the expiry");
-    assert!(server.core.counters().0.lease_expiries >= 1);
+    assert_eq!(server.core.counters().0.lease_expiries, 1);
 
     // the late worker hears that the job is no longer its own
     assert_eq!(heartbeat(&mut c, &w, &[(id, 3)]).await, vec![id]);
@@ -719,7 +724,9 @@ async fn an_expired_lease_returns_the_job_with_its_lower_bound() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
-    let (_dir, server, mut c) = start(2).await;
+    let clock = ManualClock::new();
+    let lease_time = Duration::from_secs(2);
+    let (_dir, server, mut c) = start_on(2, clock.clock()).await;
     submit_ok(
         &mut c,
         "long",
@@ -732,10 +739,12 @@ async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
     let jobs = lease_exactly(&mut c, &w, 1, 1).await;
     let id = jobs[0].job_id;
 
-    // heartbeats for twice the lease length: still leased
+    // heartbeats for ten lease lengths, each a nanosecond before the lease would end: still
+    // leased
     for bound in 1..=10 {
         assert!(heartbeat(&mut c, &w, &[(id, bound / 3)]).await.is_empty());
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        clock.advance(lease_time - Duration::from_nanos(1));
+        server.sweep().await;
     }
     let s = status(&mut c, "long").await;
     assert_eq!((s.queued, s.leased), (3, 1));
@@ -762,7 +771,10 @@ async fn heartbeats_keep_leases_and_cancellation_reaches_workers() {
     submit_ok(&mut c, "gone", optimal(), &["R U", "F D"], 10).await;
     lease_exactly(&mut c, &w, 1, 1).await;
     cancel_batch(&mut c, "gone").await;
-    let s = wait_for(&mut c, "gone", 8, |s| s.leased == 0).await;
+    clock.advance(lease_time);
+    server.sweep().await;
+    let s = status(&mut c, "gone").await;
+    assert_eq!(s.leased, 0);
     assert_eq!((s.queued, s.cancelled), (0, 2));
     assert!(lease(&mut c, &w, 10).await.is_empty());
     server.stop().await;

@@ -14,7 +14,7 @@ use std::time::Duration;
 mod common;
 
 use common::{job, lease, optimal, register, two_phase, undo, Server};
-use cubefleet_coordinator::Config;
+use cubefleet_coordinator::{Clock, Config, ManualClock};
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{
     mode, submit_request, BatchRef, BatchSpec, CompleteRequest, Completion, DepthLimited,
@@ -27,9 +27,15 @@ use tempfile::TempDir;
 /// A coordinator with leases of `lease` on a store in a fresh temporary directory, a client of
 /// it, and a registered worker id. Keep the directory until the server has stopped.
 async fn start(lease: Duration) -> (TempDir, Server, Client, String) {
+    start_on(lease, Clock::system()).await
+}
+
+/// [`start`] with the coordinator's time read from `clock` (a manual clock the test moves).
+async fn start_on(lease: Duration, clock: Clock) -> (TempDir, Server, Client, String) {
     let dir = TempDir::new().unwrap();
     let mut config = Config::new(dir.path());
     config.lease = lease;
+    config.clock = clock;
     let server = Server::start(config).await;
     let mut client = server.client().await;
     let worker = register(&mut client, "liar").await;
@@ -307,7 +313,8 @@ async fn odd_notation_is_stored_canonically() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_for_other_jobs_replayed_late_or_cancelled_change_nothing() {
-    let (_dir, server, mut client, liar) = start(Duration::from_secs(1)).await;
+    let clock = ManualClock::new();
+    let (_dir, server, mut client, liar) = start_on(Duration::from_secs(1), clock.clock()).await;
     let honest = register(&mut client, "honest").await;
     let (a, b) = ("R U F", "D L B");
     submit(&mut client, "mix", two_phase(20), &[a, b]).await;
@@ -323,7 +330,8 @@ async fn results_for_other_jobs_replayed_late_or_cancelled_change_nothing() {
     assert_eq!((accepted, rejected.len()), (0, 2), "{rejected:?}");
     // the lease expires; the honest worker takes a: the liar's late answer, right or wrong,
     // is no longer its to give (only the holder reports), and the honest one's is stored
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    clock.advance(Duration::from_secs(1));
+    server.sweep().await;
     let taken = lease(&mut client, &honest, 2).await;
     assert!(taken.iter().any(|j| j.job_id == ja), "{taken:?}");
     let late = solved(ja, &undo(a), false, 0);

@@ -37,8 +37,8 @@ impl Server {
         // a store just closed by a stopped server may take a moment to release its lock
         let mut tries = 0;
         let core = loop {
-            let (dir, lease) = (config.data_dir.clone(), config.lease);
-            match tokio::task::spawn_blocking(move || Core::open(&dir, lease))
+            let (dir, lease, clock) = (config.data_dir.clone(), config.lease, config.clock.clone());
+            match tokio::task::spawn_blocking(move || Core::open_with_clock(&dir, lease, clock))
                 .await
                 .unwrap()
             {
@@ -64,6 +64,21 @@ impl Server {
             handle,
             core,
         }
+    }
+
+    /// One pass of the lease sweeper now, on the core's clock (advance a manual clock past a
+    /// deadline first): expired leases go back to the queue, long-silent sessions and old
+    /// graces are forgotten. The server's own sweeper may run a pass at the same time; either
+    /// way, once this returns, every lease past its deadline is back in the queue.
+    pub(crate) async fn sweep(&self) {
+        let core = self.core.clone();
+        tokio::task::spawn_blocking(move || {
+            core.prune_workers();
+            core.expire_leases()
+        })
+        .await
+        .unwrap()
+        .unwrap();
     }
 
     /// A client without a token.
