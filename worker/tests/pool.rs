@@ -53,9 +53,11 @@ fn jobs_in_results_out_and_cancel() {
     }
     seen.sort();
     assert_eq!(seen, [0, 1, 2]);
-    std::thread::sleep(Duration::from_millis(200));
+    // job 99 runs once the pool reports its progress (a thread took it)
+    cubefleet_testkit::wait_for("job 99 to start", Duration::from_secs(60), || {
+        pool.progress().contains_key(&99).then_some(())
+    });
     assert_eq!(pool.in_flight(), 1);
-    assert!(pool.progress().contains_key(&99));
     pool.cancel(99);
     let f = rx
         .recv_timeout(Duration::from_secs(10))
