@@ -3342,6 +3342,7 @@ impl Adversary {
                 );
             }
             for name in &confirmers {
+                self.learn_unnamed(name, job);
                 let Some(c) = self.cred_named(name) else {
                     self.violation(
                         3,
@@ -3391,6 +3392,32 @@ impl Adversary {
                     );
                 }
             }
+        }
+    }
+
+    /// Learns the unnamed credential's name from `name`, a confirmer of job `job` that names
+    /// no credential the model knows: when the unnamed credential's name is still unknown and
+    /// it made a claim about `job`, `name` is its name as the coordinator derived it (its
+    /// answers name it as `worker` only when it answers first; confirming another's claim, it
+    /// shows in `confirmed_by` alone).
+    fn learn_unnamed(&mut self, name: &str, job: u64) {
+        if self.cred_named(name).is_some() {
+            return;
+        }
+        let Some(o) = self
+            .creds
+            .iter()
+            .position(|c| !c.named && c.name.ends_with('?'))
+        else {
+            return;
+        };
+        let said = self
+            .said
+            .get(&job)
+            .is_some_and(|s| s.iter().any(|s| s.cred == o));
+        if said {
+            self.note(format!("the unnamed worker credential is named {name}"));
+            self.creds[o].name = name.to_string();
         }
     }
 
