@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use cubefleet_search::{Mode, Progress, Status};
 use cubefleet_tables::{parse_position, InputFormat, Tables};
 use cubefleet_worker::pool::{Finished, Job};
 use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
-use cubefleet_worker::search::{Mode, Progress, Status};
 use tokio_util::sync::CancellationToken;
 
 const STATES: &str = include_str!("../../tests/vectors/random-states-1000.txt");
