@@ -1,5 +1,5 @@
 //! Compiles `cubefleet/v1/*.proto` with protox (pure Rust: no system `protoc` needed) and
-//! generates the tonic client and server code; keeps the encoded descriptor set for reflection.
+//! generates the messages, and with the feature `grpc` the tonic client and server code; keeps the encoded descriptor set for reflection.
 
 use std::path::PathBuf;
 
@@ -14,6 +14,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         out.join("cubefleet_descriptor.bin"),
         prost::Message::encode_to_vec(&fds),
     )?;
-    tonic_prost_build::configure().compile_fds(fds)?;
+    let grpc = std::env::var_os("CARGO_FEATURE_GRPC").is_some();
+    tonic_prost_build::configure()
+        .build_client(grpc)
+        .build_server(grpc)
+        .compile_fds(fds)?;
     Ok(())
 }

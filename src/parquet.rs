@@ -10,24 +10,10 @@ use cubefleet_columns::Row;
 
 use crate::output::ResultLine;
 
-/// A result line as a row of the shared columns.
+/// A result line as a row of the shared columns (the search crate's one mapping, which the
+/// Python package's tables use too).
 pub(crate) fn row(line: &ResultLine) -> Row<'_> {
-    Row {
-        index: line.index as u64,
-        input: &line.input,
-        status: line.status.name(),
-        solution: &line.solution,
-        length: line.length,
-        optimal: line.optimal,
-        lower_bound: line.lower_bound,
-        millis: line.millis,
-        nodes: line.nodes,
-        state_index: line.state_index.as_deref(),
-        error: line.error.as_deref(),
-        worker: line.worker.as_deref(),
-        claimed: line.claimed,
-        confirmed_by: &line.confirmed_by,
-    }
+    line.row()
 }
 
 /// True when `path` names a Parquet file (`.parquet` or `.pq`): `run --out` writes it so.

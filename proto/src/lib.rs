@@ -2,10 +2,14 @@
 //! servers (`proto/cubefleet/v1/cubefleet.proto`), the encoded descriptor set for gRPC
 //! reflection, and the values both sides agree on (`defaults`: the default target, the
 //! message limits).
+//!
+//! The clients, the servers and [`client`] need the feature `grpc` (on by default); without it
+//! the crate depends on prost alone (no tonic, no tokio), for crates that only read the
+//! messages and the status enum.
 
 #[allow(missing_docs, unreachable_pub, clippy::all, rust_2018_idioms)]
 mod generated {
-    tonic::include_proto!("cubefleet.v1");
+    include!(concat!(env!("OUT_DIR"), "/cubefleet.v1.rs"));
 }
 
 pub use generated::*;
@@ -46,6 +50,7 @@ impl JobState {
     }
 }
 
+#[cfg(feature = "grpc")]
 pub mod client;
 mod modes;
 pub mod status;

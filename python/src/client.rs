@@ -6,13 +6,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cubefleet_columns::{Columns, Row};
+use cubefleet_columns::Columns;
 use cubefleet_proto::client::{CallError, Cause, Client as Grpc};
 use cubefleet_proto::view::{BatchState, BatchView};
 use cubefleet_proto::{
-    submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, JobState, Keep, LineChunk,
-    ListBatchesRequest, LookupRequest, ResultStatus, ResultsRequest, SubmitRequest,
+    submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, Keep, LineChunk,
+    ListBatchesRequest, LookupRequest, ResultsRequest, SubmitRequest,
 };
+use cubefleet_search::ResultLine;
 use cubefleet_tables::input::ContentHash;
 use pyo3::exceptions::{
     PyConnectionError, PyPermissionError, PyRuntimeError, PyStopIteration, PyValueError,
@@ -142,31 +143,6 @@ fn status_dict<'py>(py: Python<'py>, s: &BatchStatus) -> PyResult<Bound<'py, PyD
     // queued)
     d.set_item("finished", v.queued + v.leased == 0)?;
     Ok(d)
-}
-
-/// A stored result as a row of the shared columns (the CLI's `result_line`, typed).
-fn row(r: &JobResult) -> Row<'_> {
-    let status = match r.outcome() {
-        ResultStatus::Unspecified if r.state == JobState::Leased as i32 => "leased",
-        ResultStatus::Unspecified => "queued",
-        s => s.name(),
-    };
-    Row {
-        index: r.index,
-        input: &r.input,
-        status,
-        solution: &r.solution,
-        length: r.has_length().then_some(r.length),
-        optimal: r.optimal,
-        lower_bound: (r.lower_bound > 0).then_some(r.lower_bound),
-        millis: r.millis,
-        nodes: (r.nodes > 0).then_some(r.nodes),
-        state_index: (!r.state_index.is_empty()).then_some(r.state_index.as_str()),
-        error: (!r.error.is_empty()).then_some(r.error.as_str()),
-        worker: (!r.worker.is_empty()).then_some(r.worker.as_str()),
-        claimed: r.claimed,
-        confirmed_by: &r.confirmed_by,
-    }
 }
 
 #[pymethods]
@@ -437,19 +413,11 @@ impl Client {
                 .into_inner())
         })?;
         Ok(r.result.filter(|_| r.found).map(|res| {
-            let row = row(&res);
-            SolveResult {
-                index: 0,
-                input: asked,
-                status: row.status.to_string(),
-                solution: row.solution.to_string(),
-                length: row.length,
-                optimal: row.optimal,
-                lower_bound: row.lower_bound,
-                millis: row.millis,
-                nodes: row.nodes,
-                error: row.error.map(str::to_string),
-            }
+            // the CLI's row of a stored result, for the position asked about
+            let mut line = ResultLine::from(res);
+            line.index = 0;
+            line.input = asked;
+            SolveResult::from(line)
         }))
     }
 }
@@ -480,7 +448,7 @@ impl Results {
             let ended = self.runtime.block_on(async {
                 while columns.len() < RESULTS_PER_BATCH {
                     match stream.next().await {
-                        Some(r) => columns.push(&row(&r?)),
+                        Some(r) => columns.push(&ResultLine::from(r?).row()),
                         None => return Ok::<_, tonic::Status>(true),
                     }
                 }

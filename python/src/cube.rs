@@ -1,14 +1,12 @@
 //! The cube without searching much: the state index of a position, the position of an
 //! index, and random-state scrambles (as `cubefleet index`, `position` and `scramble`).
 
+use cubefleet_search::Scrambler;
 use cubefleet_tables::facelet::FaceletCube;
 use cubefleet_tables::index::{index_of, state_at};
-use cubefleet_tables::{parse_position, CubieCube, InputFormat};
-use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
-use cubefleet_worker::search::Budget;
+use cubefleet_tables::{parse_position, InputFormat};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use rand::SeedableRng;
 
 /// The state index of a position: 0 for solved, below 43,252,003,274,489,856,000.
 #[pyfunction]
@@ -32,8 +30,9 @@ pub(crate) fn position(index: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(FaceletCube::from_cubie(&cube).to_string())
 }
 
-/// `count` random-state scrambles (a uniformly random state, solved, the solution inverted);
-/// the same `seed` gives the same scrambles (as `cubefleet scramble --seed`).
+/// `count` random-state scrambles (a uniformly random state, solved, the solution inverted):
+/// `cubefleet_search::Scrambler`, as `cubefleet scramble` draws them, so the same `seed` gives
+/// the same scrambles from either.
 #[pyfunction]
 #[pyo3(signature = (count, seed=None, max_length=21))]
 pub(crate) fn scramble(
@@ -47,29 +46,14 @@ pub(crate) fn scramble(
     }
     let tables = crate::tables::get(py, false)?;
     py.detach(|| {
-        let mut rng = match seed {
-            Some(s) => rand::rngs::StdRng::seed_from_u64(s),
-            None => rand::rngs::StdRng::from_os_rng(),
-        };
-        let mut searcher = TwoPhaseSearcher::new(&tables);
-        let opts = TwoPhaseOptions {
-            max_length: max_length as usize,
-        };
-        let mut out = Vec::with_capacity(count);
-        for _ in 0..count {
-            let cube = CubieCube::random(&mut rng);
-            let found = searcher.solve(&cube, &opts, &Budget::unlimited());
-            let scramble = found
-                .solution
-                .ok_or_else(|| PyRuntimeError::new_err("no solution found for a random state"))?
-                .inverse();
-            if CubieCube::from_moves(&scramble.0) != cube {
-                return Err(PyRuntimeError::new_err(
-                    "a scramble does not reach its state",
-                ));
-            }
-            out.push(scramble.to_string());
-        }
-        Ok(out)
+        let mut scrambler = Scrambler::new(&tables, seed, max_length);
+        (0..count)
+            .map(|_| {
+                scrambler
+                    .next_scramble()
+                    .map(|s| s.to_string())
+                    .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+            })
+            .collect()
     })
 }

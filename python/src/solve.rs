@@ -1,66 +1,116 @@
 //! Solving from Python: one position ([`solve`]), many on every core with the GIL released
-//! ([`solve_many`]: positions given, or a file's lines), answers checked by applying them to
-//! the position before they are handed back, exactly as `cubefleet solve` does.
+//! ([`solve_many`]: positions given, or a file's lines), through `cubefleet_search`'s
+//! `solve_line` and `solve_all`, the functions `cubefleet solve` calls: the same reading, search,
+//! check of each answer and result row.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use cubefleet_columns::{Columns, Row};
-use cubefleet_proto::ResultStatus;
-use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat, Tables};
-use cubefleet_worker::search::optimal::Metric;
-use cubefleet_worker::search::{solve_parallel, Budget, Mode, Solver};
+use cubefleet_columns::Columns;
+use cubefleet_search::optimal::Metric;
+use cubefleet_search::{
+    read_line, solve_all, solve_line, Line, Mode, Request, ResultLine, Solver, Threads,
+};
+use cubefleet_tables::{parse_position, InputFormat};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::lines::read_lines;
 
-/// One answer, as `solve`'s JSON line has it.
-#[pyclass(frozen, get_all, skip_from_py_object, module = "cubefleet")]
+/// One answer: the search crate's result row (`cubefleet solve`'s JSON line), read from
+/// Python through the getters below.
+#[pyclass(frozen, skip_from_py_object, module = "cubefleet")]
 #[derive(Clone, Debug)]
-pub(crate) struct SolveResult {
-    /// 0-based position in the input (0 for `solve`).
-    pub(crate) index: u64,
-    /// The position as given.
-    pub(crate) input: String,
-    /// `solved`, `timeout`, `over_target`, `none_within`, `invalid` or `skipped`.
-    pub(crate) status: String,
-    /// The solution, space-separated standard notation; `""` for a solved cube or none.
-    pub(crate) solution: String,
-    /// Turns in `solution` (in the search's metric); `None` when there is no solution.
-    pub(crate) length: Option<u32>,
-    /// True only when `solution` is proven shortest.
-    pub(crate) optimal: bool,
-    /// Optimal and depth-limited searches: no solution is shorter; `None` otherwise.
-    pub(crate) lower_bound: Option<u32>,
-    /// Wall time spent on this position, milliseconds.
-    pub(crate) millis: f64,
-    /// Search nodes visited (`None` for refused and skipped lines).
-    pub(crate) nodes: Option<u64>,
-    /// Why the line was refused (status `invalid` only).
-    pub(crate) error: Option<String>,
+pub(crate) struct SolveResult(ResultLine);
+
+impl From<ResultLine> for SolveResult {
+    fn from(line: ResultLine) -> Self {
+        SolveResult(line)
+    }
 }
 
 #[pymethods]
 impl SolveResult {
+    /// 0-based position in the input (0 for `solve`).
+    #[getter]
+    fn index(&self) -> u64 {
+        self.0.index as u64
+    }
+
+    /// The position as given.
+    #[getter]
+    fn input(&self) -> &str {
+        &self.0.input
+    }
+
+    /// `solved`, `timeout`, `over_target`, `none_within`, `cancelled`, `invalid` or `skipped`.
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.0.status.name()
+    }
+
+    /// The solution, space-separated standard notation; `""` for a solved cube or none.
+    #[getter]
+    fn solution(&self) -> &str {
+        &self.0.solution
+    }
+
+    /// Turns in `solution` (in the search's metric); `None` when there is no solution.
+    #[getter]
+    fn length(&self) -> Option<u32> {
+        self.0.length
+    }
+
+    /// True only when `solution` is proven shortest.
+    #[getter]
+    fn optimal(&self) -> bool {
+        self.0.optimal
+    }
+
+    /// Optimal and depth-limited searches: no solution is shorter; `None` otherwise.
+    #[getter]
+    fn lower_bound(&self) -> Option<u32> {
+        self.0.lower_bound
+    }
+
+    /// Wall time spent on this position, milliseconds.
+    #[getter]
+    fn millis(&self) -> f64 {
+        self.0.millis
+    }
+
+    /// Search nodes visited (`None` for refused and skipped lines).
+    #[getter]
+    fn nodes(&self) -> Option<u64> {
+        self.0.nodes
+    }
+
+    /// Why the line was refused (status `invalid` only).
+    #[getter]
+    fn error(&self) -> Option<&str> {
+        self.0.error.as_deref()
+    }
+
     fn __repr__(&self) -> String {
-        match (&self.error, self.length) {
+        let r = &self.0;
+        match (&r.error, r.length) {
             (Some(e), _) => format!("SolveResult(invalid: {e:?})"),
             (None, Some(n)) => format!(
                 "SolveResult({:?}, length={n}, status={:?}, optimal={})",
-                self.solution,
-                self.status,
-                if self.optimal { "True" } else { "False" }
+                r.solution,
+                r.status.name(),
+                if r.optimal { "True" } else { "False" }
             ),
-            (None, None) => format!("SolveResult(status={:?})", self.status),
+            (None, None) => format!("SolveResult(status={:?})", r.status.name()),
         }
     }
 
     /// The turns of `solution` as a list (`[]` for none).
     #[getter]
     fn moves(&self) -> Vec<String> {
-        self.solution
+        self.0
+            .solution
             .split_whitespace()
             .map(str::to_string)
             .collect()
@@ -68,61 +118,18 @@ impl SolveResult {
 
     /// The fields as a dict (the JSON line's).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-        let d = pyo3::types::PyDict::new(py);
-        d.set_item("index", self.index)?;
-        d.set_item("input", &self.input)?;
-        d.set_item("status", &self.status)?;
-        d.set_item("solution", &self.solution)?;
-        d.set_item("length", self.length)?;
-        d.set_item("optimal", self.optimal)?;
-        d.set_item("lower_bound", self.lower_bound)?;
-        d.set_item("millis", self.millis)?;
-        d.set_item("nodes", self.nodes)?;
-        d.set_item("error", &self.error)?;
+        let (d, r) = (pyo3::types::PyDict::new(py), &self.0);
+        d.set_item("index", r.index as u64)?;
+        d.set_item("input", &r.input)?;
+        d.set_item("status", r.status.name())?;
+        d.set_item("solution", &r.solution)?;
+        d.set_item("length", r.length)?;
+        d.set_item("optimal", r.optimal)?;
+        d.set_item("lower_bound", r.lower_bound)?;
+        d.set_item("millis", r.millis)?;
+        d.set_item("nodes", r.nodes)?;
+        d.set_item("error", &r.error)?;
         Ok(d)
-    }
-}
-
-impl SolveResult {
-    /// The result as a row of the shared columns.
-    pub(crate) fn row(&self) -> Row<'_> {
-        Row {
-            index: self.index,
-            input: &self.input,
-            status: &self.status,
-            solution: &self.solution,
-            length: self.length,
-            optimal: self.optimal,
-            lower_bound: self.lower_bound,
-            millis: self.millis,
-            nodes: self.nodes,
-            state_index: None,
-            error: self.error.as_deref(),
-            // a local search: no worker, nothing claimed to a coordinator
-            worker: None,
-            claimed: false,
-            confirmed_by: &[],
-        }
-    }
-}
-
-/// What one call asks of every position.
-#[derive(Clone, Debug)]
-struct Request {
-    mode: Mode,
-    /// Seconds per position; `None`: no limit.
-    timeout: Option<f64>,
-    /// How positions are written.
-    format: InputFormat,
-}
-
-impl Request {
-    /// The metric lengths are reported in (two-phase searches count half turns).
-    fn length_metric(&self) -> Metric {
-        match self.mode {
-            Mode::TwoPhase { .. } => Metric::Htm,
-            Mode::Optimal { metric } | Mode::DepthLimited { metric, .. } => metric,
-        }
     }
 }
 
@@ -197,80 +204,6 @@ fn threads_or_all(threads: Option<usize>) -> PyResult<usize> {
     }
 }
 
-/// A line read: skipped (blank or `#`), refused with the reason, or a position.
-enum Parsed {
-    Skipped,
-    Invalid(String),
-    Cube(CubieCube),
-}
-
-fn parse(input: &str, format: InputFormat, blank_skips: bool) -> Parsed {
-    if blank_skips && is_blank_or_comment(input) && !matches!(format, InputFormat::Net) {
-        return Parsed::Skipped;
-    }
-    match parse_position(input, format) {
-        Ok(c) => Parsed::Cube(c),
-        Err(e) => Parsed::Invalid(e.to_string()),
-    }
-}
-
-/// Searches one parsed line (with `threads` threads of its own when more than one) and
-/// checks the answer against the position, as `cubefleet solve` does.
-fn answer(
-    solver: &mut Solver<'_>,
-    tables: &Tables,
-    req: &Request,
-    threads: usize,
-    cancel: &Arc<AtomicBool>,
-    (index, input, parsed): (u64, &str, &Parsed),
-) -> SolveResult {
-    let start = Instant::now();
-    let mut r = SolveResult {
-        index,
-        input: input.to_string(),
-        status: ResultStatus::Invalid.name().into(),
-        solution: String::new(),
-        length: None,
-        optimal: false,
-        lower_bound: None,
-        millis: 0.0,
-        nodes: None,
-        error: None,
-    };
-    match parsed {
-        Parsed::Skipped => r.status = ResultStatus::Skipped.name().into(),
-        Parsed::Invalid(e) => r.error = Some(e.clone()),
-        Parsed::Cube(cube) => {
-            let budget = Budget {
-                deadline: req.timeout.map(|s| start + Duration::from_secs_f64(s)),
-                cancel: Some(cancel.clone()),
-            };
-            let out = if threads > 1 {
-                solve_parallel(tables, cube, &req.mode, &budget, threads)
-            } else {
-                solver.solve(cube, &req.mode, 0, &budget, &mut |_| {})
-            };
-            r.status = ResultStatus::from(out.status).name().into();
-            if let Some(s) = &out.solution {
-                if cube.apply_moves(&s.0).is_solved() {
-                    r.solution = s.to_string();
-                    r.length = Some(req.length_metric().length(&s.0));
-                } else {
-                    r.status = "error".into();
-                    r.error = Some(format!("internal error: {s} does not solve it"));
-                }
-            }
-            r.optimal = out.optimal;
-            r.nodes = Some(out.nodes);
-            if !matches!(req.mode, Mode::TwoPhase { .. }) {
-                r.lower_bound = Some(out.lower_bound);
-            }
-        }
-    }
-    r.millis = start.elapsed().as_secs_f64() * 1000.0;
-    r
-}
-
 /// How often a long call looks for a signal (Ctrl-C) while the work runs: quick beside a
 /// person, and a wake-up of 50 ms costs the work nothing.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
@@ -312,8 +245,9 @@ fn interruptible<T: Send>(
     out.ok_or_else(|| PyRuntimeError::new_err("the search thread panicked"))
 }
 
-/// Solves `lines` (in order), `threads` at once, one thread each; refused lines raise
-/// `InvalidPosition` before any search unless `keep_invalid`.
+/// Solves `lines` (in order), `threads` at once, one thread each ([`solve_all`], the loop of
+/// `cubefleet solve`); refused lines raise `InvalidPosition` before any search unless
+/// `keep_invalid`.
 fn solve_lines(
     py: Python<'_>,
     lines: Vec<String>,
@@ -321,16 +255,20 @@ fn solve_lines(
     threads: usize,
     keep_invalid: bool,
 ) -> PyResult<Vec<SolveResult>> {
-    let parsed: Vec<Parsed> =
-        py.detach(|| lines.iter().map(|l| parse(l, req.format, true)).collect());
     if !keep_invalid {
-        if let Some((i, reason)) = parsed.iter().enumerate().find_map(|(i, p)| match p {
-            Parsed::Invalid(r) => Some((i, r)),
-            _ => None,
-        }) {
+        let refused = py.detach(|| {
+            lines
+                .iter()
+                .enumerate()
+                .find_map(|(i, l)| match read_line(l, req.format) {
+                    Line::Invalid(reason) => Some((i, reason)),
+                    _ => None,
+                })
+        });
+        if let Some((i, reason)) = refused {
             return Err(crate::invalid_position(
                 py,
-                reason,
+                &reason,
                 Some(i as u64),
                 &lines[i],
             ));
@@ -338,38 +276,15 @@ fn solve_lines(
     }
     let tables = crate::tables::get(py, !matches!(req.mode, Mode::TwoPhase { .. }))?;
     let cancel = Arc::new(AtomicBool::new(false));
-    let next = AtomicUsize::new(0);
-    let workers = threads.min(lines.len()).max(1);
-    interruptible(py, &cancel, || {
-        let mut slots: Vec<Option<SolveResult>> = vec![None; lines.len()];
-        let done = std::sync::Mutex::new(Vec::with_capacity(lines.len()));
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| {
-                    let mut solver = Solver::new(&tables);
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(line) = lines.get(i) else { break };
-                        mine.push(answer(
-                            &mut solver,
-                            &tables,
-                            &req,
-                            1,
-                            &cancel,
-                            (i as u64, line, &parsed[i]),
-                        ));
-                    }
-                    done.lock().unwrap_or_else(|e| e.into_inner()).extend(mine);
-                });
-            }
-        });
-        for r in done.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            let i = r.index as usize;
-            slots[i] = Some(r);
-        }
-        slots.into_iter().flatten().collect::<Vec<_>>()
-    })
+    let req = Request {
+        cancel: Some(cancel.clone()),
+        ..req
+    };
+    let rows = interruptible(py, &cancel, || {
+        solve_all(&tables, &req, &lines, Threads::one_each(threads))
+    })?;
+    let rows = rows.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    Ok(rows.into_iter().map(SolveResult).collect())
 }
 
 /// Solves one position (see `cubefleet.solve`).
@@ -387,28 +302,24 @@ pub(crate) fn solve(
     threads: usize,
     input: &str,
 ) -> PyResult<SolveResult> {
+    let cancel = Arc::new(AtomicBool::new(false));
     let req = Request {
         mode: mode(max_length, optimal, max_depth, metric)?,
-        timeout: self::timeout(timeout)?,
+        timeout: self::timeout(timeout)?.map(Duration::from_secs_f64),
         format: input_format(input)?,
+        cancel: Some(cancel.clone()),
     };
     let threads = threads_or_all(Some(threads))?;
-    let parsed = parse(position, req.format, false);
-    if let Parsed::Invalid(reason) = &parsed {
-        return Err(crate::invalid_position(py, reason, None, position));
+    // one position: a blank or `#` line is refused (not skipped) before any search, as any
+    // text that is not a position (every text `parse_position` reads is neither, so
+    // `solve_line` reads the same position)
+    if let Err(e) = parse_position(position, req.format) {
+        return Err(crate::invalid_position(py, &e.to_string(), None, position));
     }
     let tables = crate::tables::get(py, !matches!(req.mode, Mode::TwoPhase { .. }))?;
-    let cancel = Arc::new(AtomicBool::new(false));
     interruptible(py, &cancel, || {
         let mut solver = Solver::new(&tables);
-        answer(
-            &mut solver,
-            &tables,
-            &req,
-            threads,
-            &cancel,
-            (0, position, &parsed),
-        )
+        SolveResult(solve_line(&mut solver, &tables, &req, threads, 0, position))
     })
 }
 
@@ -466,8 +377,9 @@ pub(crate) fn solve_many(
     }
     let req = Request {
         mode: mode(max_length, optimal, max_depth, metric)?,
-        timeout: self::timeout(timeout)?,
+        timeout: self::timeout(timeout)?.map(Duration::from_secs_f64),
         format: input_format(input)?,
+        cancel: None,
     };
     let threads = threads_or_all(threads)?;
     let results = solve_lines(py, lines, req, threads, keep_invalid)?;
@@ -477,7 +389,7 @@ pub(crate) fn solve_many(
     let batch = py.detach(|| {
         let mut columns = Columns::new();
         for r in &results {
-            columns.push(&r.row());
+            columns.push(&r.0.row());
         }
         columns.finish()
     });

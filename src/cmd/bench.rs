@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use cubefleet_bench::distribution::{self, Distribution, PERCENTILES};
+use cubefleet_search::optimal;
+use cubefleet_search::twophase::{self, TwoPhaseOptions, TwoPhaseSearcher};
+use cubefleet_search::{Budget, Outcome, Status};
 use cubefleet_tables::{parse_position, CubieCube, InputFormat, Tables};
-use cubefleet_worker::distribution::{self, Distribution, PERCENTILES};
-use cubefleet_worker::search::optimal;
-use cubefleet_worker::search::twophase::{self, TwoPhaseOptions, TwoPhaseSearcher};
-use cubefleet_worker::search::{Budget, Outcome, Status};
 
 use super::TablesArgs;
 
@@ -248,7 +248,7 @@ fn run_optimal(a: OptimalArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let length = |out: &Outcome| out.solution.as_ref().map(|s| metric.length(&s.0));
-    let stats = optimal::bench_optimal(
+    let stats = cubefleet_bench::optimal::bench_optimal(
         optimal::OptimalTables::with_bound(&tables, bound),
         cubes,
         &optimal::OptimalOptions {
@@ -275,7 +275,7 @@ fn run_optimal(a: OptimalArgs) -> anyhow::Result<ExitCode> {
                         "length": length(out),
                         "seconds": secs,
                         "nodes": out.nodes,
-                        "nodes_per_second": optimal::nodes_per_second(out.nodes, secs),
+                        "nodes_per_second": cubefleet_bench::optimal::nodes_per_second(out.nodes, secs),
                     })
                 );
             }
@@ -347,9 +347,7 @@ fn run_optimal(a: OptimalArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn run_twophase_bench(a: TwophaseArgs) -> anyhow::Result<ExitCode> {
-    let tables = a
-        .tables
-        .load_for(&cubefleet_worker::search::Mode::default())?;
+    let tables = a.tables.load_for(&cubefleet_search::Mode::default())?;
     let cubes = read_positions(&a.file, a.count)?;
     let mut searcher = TwoPhaseSearcher::new(&tables);
     println!(

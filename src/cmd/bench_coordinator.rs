@@ -21,9 +21,9 @@ use cubefleet_proto::{
     client::Client, submit_request, BatchSpec, CompleteRequest, Completion, LeaseRequest,
     LeasedJob, LineChunk, RegisterRequest, ResultStatus, SubmitRequest,
 };
+use cubefleet_search::Mode;
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, Move, MoveSeq};
 use cubefleet_worker::remote::mode_to_proto;
-use cubefleet_worker::search::Mode;
 use rand::{Rng, SeedableRng};
 
 use super::connect::{runtime, Embedded};

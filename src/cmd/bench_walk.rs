@@ -7,10 +7,10 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use cubefleet_search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
+use cubefleet_search::Budget;
 use cubefleet_tables::index::{state_at, Walk};
 use cubefleet_tables::{CubieCube, Tables};
-use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
-use cubefleet_worker::search::Budget;
 
 use super::TablesArgs;
 
@@ -96,9 +96,7 @@ fn rate(
 }
 
 pub(crate) fn run(args: WalkArgs) -> anyhow::Result<ExitCode> {
-    let tables = args
-        .tables
-        .load_for(&cubefleet_worker::search::Mode::default())?;
+    let tables = args.tables.load_for(&cubefleet_search::Mode::default())?;
     println!("| states | threads | decode each, states/s | walk, states/s | walk / decode |");
     println!("| --- | ---: | ---: | ---: | ---: |");
     for threads in [1, 2] {

@@ -15,8 +15,8 @@ pub(crate) mod solve;
 pub(crate) mod tables;
 pub(crate) mod worker;
 
-use cubefleet_worker::search::optimal::Metric;
-use cubefleet_worker::search::Mode;
+use cubefleet_search::optimal::Metric;
+use cubefleet_search::Mode;
 
 use std::path::PathBuf;
 
@@ -47,9 +47,9 @@ impl TablesArgs {
     /// depth-limited searches.
     pub(crate) fn load_for(
         &self,
-        mode: &cubefleet_worker::search::Mode,
+        mode: &cubefleet_search::Mode,
     ) -> anyhow::Result<cubefleet_tables::Tables> {
-        let optimal_bound = !matches!(mode, cubefleet_worker::search::Mode::TwoPhase { .. });
+        let optimal_bound = !matches!(mode, cubefleet_search::Mode::TwoPhase { .. });
         let tables = crate::progress::load_tables(&self.dir(), !self.no_build, optimal_bound)?;
         if optimal_bound && tables.optimal_bound.is_none() {
             eprintln!("{}", no_bound_table_note(&self.dir()));
@@ -131,14 +131,6 @@ impl ModeArgs {
             (false, None) => Mode::TwoPhase {
                 max_length: self.max_length,
             },
-        }
-    }
-
-    /// The metric solution lengths are reported in.
-    pub(crate) fn length_metric(&self) -> Metric {
-        match self.mode() {
-            Mode::TwoPhase { .. } => Metric::Htm,
-            _ => self.metric().into(),
         }
     }
 

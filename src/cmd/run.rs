@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use cubefleet_coordinator::Core;
 use cubefleet_proto::BatchSpec;
+use cubefleet_search::Progress;
 use cubefleet_worker::pool::{Finished, Job};
 use cubefleet_worker::remote::{completion, leased_job, mode_to_proto, progress_list};
 use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
-use cubefleet_worker::search::Progress;
 use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 

@@ -1,12 +1,10 @@
 //! `cubefleet scramble`: random-state scrambles, as the WCA makes them: a uniformly random
-//! position is solved and the solution inverted, so every scramble reaches a truly random state.
+//! position is solved and the solution inverted, so every scramble reaches a truly random state
+//! (`cubefleet_search::Scrambler`, which the Python package's `scramble` draws from too).
 
 use std::process::ExitCode;
 
-use cubefleet_tables::CubieCube;
-use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
-use cubefleet_worker::search::Budget;
-use rand::SeedableRng;
+use cubefleet_search::Scrambler;
 
 use super::TablesArgs;
 
@@ -27,29 +25,10 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tables = args
-        .tables
-        .load_for(&cubefleet_worker::search::Mode::default())?;
-    let mut rng = match args.seed {
-        Some(s) => rand::rngs::StdRng::seed_from_u64(s),
-        None => rand::rngs::StdRng::from_os_rng(),
-    };
-    let mut searcher = TwoPhaseSearcher::new(&tables);
-    let opts = TwoPhaseOptions {
-        max_length: args.max_length as usize,
-    };
+    let tables = args.tables.load_for(&cubefleet_search::Mode::default())?;
+    let mut scrambler = Scrambler::new(&tables, args.seed, args.max_length);
     for _ in 0..args.count {
-        let cube = CubieCube::random(&mut rng);
-        let out = searcher.solve(&cube, &opts, &Budget::unlimited());
-        let solution = out
-            .solution
-            .ok_or_else(|| anyhow::anyhow!("no solution found for a random state"))?;
-        let scramble = solution.inverse();
-        anyhow::ensure!(
-            CubieCube::from_moves(&scramble.0) == cube,
-            "scramble does not reach its state"
-        );
-        println!("{scramble}");
+        println!("{}", scrambler.next_scramble()?);
     }
     Ok(ExitCode::SUCCESS)
 }

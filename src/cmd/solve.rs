@@ -3,17 +3,17 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use cubefleet_proto::ResultStatus;
-use cubefleet_tables::{is_blank_or_comment, parse_position, InputFormat, Tables};
-use cubefleet_worker::search::{solve_parallel, Budget, Mode, Solver};
+use cubefleet_search::{solve_lines, Request, Threads};
+use cubefleet_tables::input::Lines;
+use cubefleet_tables::{InputFormat, Tables};
 
 use super::TablesArgs;
 use crate::output::{LineStatus, ResultLine};
-use cubefleet_tables::input::Lines;
 
 /// How positions are written.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -79,13 +79,13 @@ pub(crate) struct Args {
 /// How long the printer lets results pile up before it prints them (while searches remain).
 const PRINT_EVERY: Duration = Duration::from_millis(5);
 
-/// Reads the inputs: (index, text) in order. Lines are numbered from 0, blank lines and `#`
-/// comments too (they are answered `skipped`, so every index is the line of the input); each
+/// Reads the inputs in order: input `i` is line `i` (numbered from 0, blank lines and `#`
+/// comments too: they are answered `skipped`, so every index is the line of the input); each
 /// line is read as [`Lines`] reads it (cut past the line-length limit, which then refuses it).
 /// Nets are groups of non-blank lines, numbered by group.
-fn read_inputs(args: &Args) -> anyhow::Result<Vec<(usize, String)>> {
+fn read_inputs(args: &Args) -> anyhow::Result<Vec<String>> {
     if !args.positions.is_empty() {
-        return Ok(args.positions.iter().cloned().enumerate().collect());
+        return Ok(args.positions.clone());
     }
     let lines = Lines::new(std::io::stdin().lock());
     let mut out = Vec::new();
@@ -95,7 +95,7 @@ fn read_inputs(args: &Args) -> anyhow::Result<Vec<(usize, String)>> {
             let line = line?;
             if line.trim().is_empty() {
                 if !group.is_empty() {
-                    out.push((out.len(), std::mem::take(&mut group)));
+                    out.push(std::mem::take(&mut group));
                 }
             } else {
                 group.push_str(&line);
@@ -103,79 +103,14 @@ fn read_inputs(args: &Args) -> anyhow::Result<Vec<(usize, String)>> {
             }
         }
         if !group.is_empty() {
-            out.push((out.len(), group));
+            out.push(group);
         }
         return Ok(out);
     }
-    for (i, line) in lines.enumerate() {
-        out.push((i, line?));
+    for line in lines {
+        out.push(line?);
     }
     Ok(out)
-}
-
-/// Solves one input line with a reusable searcher, or with `threads` threads of its own when
-/// more than one.
-fn solve_line(
-    solver: &mut Solver<'_>,
-    tables: &Tables,
-    threads: usize,
-    args: &Args,
-    index: usize,
-    input: &str,
-) -> ResultLine {
-    let start = Instant::now();
-    let mut line = ResultLine {
-        index,
-        input: input.to_string(),
-        status: LineStatus::Result(ResultStatus::Invalid),
-        solution: String::new(),
-        length: None,
-        optimal: false,
-        millis: 0.0,
-        error: None,
-        lower_bound: None,
-        nodes: None,
-        state_index: None,
-        worker: None,
-        claimed: false,
-        confirmed_by: Vec::new(),
-    };
-    // a blank or comment line holds no position (a net's blank lines separate nets)
-    let skipped = !matches!(args.input, Input::Net) && is_blank_or_comment(input);
-    match (!skipped).then(|| parse_position(input, args.input.into())) {
-        None => line.status = LineStatus::Result(ResultStatus::Skipped),
-        Some(Err(e)) => line.error = Some(e.to_string()),
-        Some(Ok(cube)) => {
-            let budget = Budget {
-                deadline: Some(start + Duration::from_secs_f64(args.timeout)),
-                cancel: None,
-            };
-            let mode = args.mode.mode();
-            let out = if threads > 1 {
-                solve_parallel(tables, &cube, &mode, &budget, threads)
-            } else {
-                solver.solve(&cube, &mode, 0, &budget, &mut |_| {})
-            };
-            line.status = LineStatus::Result(out.status.into());
-            if let Some(s) = &out.solution {
-                // the searcher verified it; checked again here, where it is printed
-                if cube.apply_moves(&s.0).is_solved() {
-                    line.solution = s.to_string();
-                    line.length = Some(args.mode.length_metric().length(&s.0));
-                } else {
-                    line.status = LineStatus::Error;
-                    line.error = Some(format!("internal error: {s} does not solve it"));
-                }
-            }
-            line.optimal = out.optimal;
-            line.nodes = Some(out.nodes);
-            if !matches!(args.mode.mode(), Mode::TwoPhase { .. }) {
-                line.lower_bound = Some(out.lower_bound);
-            }
-        }
-    }
-    line.millis = start.elapsed().as_secs_f64() * 1000.0;
-    line
 }
 
 /// What `solve` says when searches ran out of time before finding any solution (optimal and
@@ -212,36 +147,29 @@ fn timeout_note(lines: &[(usize, Option<u32>)], timeout: f64, has_bound_table: b
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let inputs = read_inputs(&args)?;
     let tables: Tables = args.tables.load_for(&args.mode.mode())?;
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<(usize, ResultLine)>();
+    let (tx, rx) = mpsc::channel::<ResultLine>();
     let mut any_invalid = false;
     // (index, lower bound) of the searches whose time ran out before any solution
     let mut empty_timeouts = Vec::new();
-    // one position gets every thread; several get one thread each
-    let (workers, per_position) = if inputs.len() == 1 {
-        (1, args.threads.max(1))
-    } else {
-        (args.threads.max(1), 1)
+    // raised when the printer stopped (it failed to write): the searches left end at once
+    let stopped = Arc::new(AtomicBool::new(false));
+    let req = Request {
+        mode: args.mode.mode(),
+        format: args.input.into(),
+        timeout: Some(Duration::from_secs_f64(args.timeout)),
+        cancel: Some(stopped.clone()),
     };
+    // one position gets every thread; several get one thread each
+    let threads = Threads::for_lines(inputs.len(), args.threads);
     std::thread::scope(|s| -> anyhow::Result<()> {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (tables, inputs, next, args) = (&tables, &inputs, &next, &args);
-            s.spawn(move || {
-                let mut solver = Solver::new(tables);
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((index, text)) = inputs.get(i) else {
-                        break;
-                    };
-                    let line = solve_line(&mut solver, tables, per_position, args, *index, text);
-                    if tx.send((i, line)).is_err() {
-                        break;
-                    }
+        let (tables, inputs, req) = (&tables, &inputs, &req);
+        let searches = s.spawn(move || {
+            solve_lines(tables, req, inputs, threads, |line| {
+                if tx.send(line).is_err() {
+                    stopped.store(true, Ordering::Relaxed);
                 }
-            });
-        }
-        drop(tx);
+            })
+        });
         // print in input order, in groups: after a result arrives the printer lets more pile
         // up for a moment while searches remain, so it neither wakes (and preempts a search
         // thread) nor writes once per position
@@ -254,14 +182,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             )?),
             _ => None,
         };
-        while let Ok((pos, line)) = rx.recv() {
-            pending.insert(pos, line);
+        while let Ok(line) = rx.recv() {
+            pending.insert(line.index, line);
             received += 1;
             if received < inputs.len() {
                 std::thread::sleep(PRINT_EVERY);
             }
-            for (pos, line) in rx.try_iter() {
-                pending.insert(pos, line);
+            for line in rx.try_iter() {
+                pending.insert(line.index, line);
                 received += 1;
             }
             while let Some(line) = pending.remove(&printed) {
@@ -287,6 +215,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(p) = parquet {
             p.finish()?;
         }
+        searches
+            .join()
+            .map_err(|_| anyhow::anyhow!("a search thread panicked"))??;
         Ok(())
     })?;
     if !empty_timeouts.is_empty() {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::pool::{Finished, Job};
 use crate::runtime::{Coordinator, HeartbeatReply};
-use crate::search::{Progress, Status};
+use cubefleet_search::{Progress, Status};
 
 /// Counters of one worker process, shared between [`Metered`] and whoever renders them.
 #[derive(Debug)]

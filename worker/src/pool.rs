@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use cubefleet_tables::{CubieCube, Tables};
 
-use crate::search::{Budget, Mode, Outcome, Progress, Solver, Status};
+use cubefleet_search::{Budget, Mode, Outcome, Progress, Solver, Status};
 
 /// A job for the pool.
 #[derive(Clone, Debug)]

@@ -12,8 +12,8 @@ use tonic::Status;
 
 use crate::pool::{Finished, Job};
 use crate::runtime::{Coordinator, HeartbeatReply};
-use crate::search::optimal::Metric;
-use crate::search::{Mode, Progress};
+use cubefleet_search::optimal::Metric;
+use cubefleet_search::{Mode, Progress};
 
 /// A worker registered with a coordinator.
 pub struct GrpcCoordinator {

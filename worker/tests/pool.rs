@@ -4,9 +4,9 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cubefleet_search::{Mode, Status};
 use cubefleet_tables::{parse_position, InputFormat, Tables};
 use cubefleet_worker::pool::{Job, Pool};
-use cubefleet_worker::search::{Mode, Status};
 
 fn tables() -> Arc<Tables> {
     let dir = cubefleet_testkit::tables_dir();

@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use cubefleet_search::{Mode, Progress, Status};
 use cubefleet_tables::{parse_position, InputFormat, Tables};
 use cubefleet_worker::pool::{Finished, Job};
 use cubefleet_worker::runtime::{
     self, Backoff, Coordinator, HeartbeatReply, RuntimeConfig, IDLE_PAUSE,
 };
-use cubefleet_worker::search::{Mode, Progress, Status};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

@@ -4,36 +4,16 @@
 use std::io::Write;
 
 use cubefleet_proto::client::Client;
-use cubefleet_proto::{JobResult, JobState, ResultStatus, ResultsRequest};
+use cubefleet_proto::{JobResult, ResultsRequest};
 use tokio_stream::StreamExt;
 
 use super::args::ResultsFormat;
-use crate::output::{LineStatus, ResultLine};
+use crate::output::ResultLine;
 
-/// The user-facing line of a stored result (its strings move into the line).
+/// The user-facing line of a stored result (its strings move into the line; the search
+/// crate's one conversion, which the Python client uses too).
 pub(crate) fn result_line(r: JobResult) -> ResultLine {
-    let has_length = r.has_length();
-    let status = match r.outcome() {
-        ResultStatus::Unspecified if r.state == JobState::Leased as i32 => LineStatus::Leased,
-        ResultStatus::Unspecified => LineStatus::Queued,
-        s => LineStatus::Result(s),
-    };
-    ResultLine {
-        index: r.index as usize,
-        input: r.input,
-        status,
-        solution: r.solution,
-        length: has_length.then_some(r.length),
-        optimal: r.optimal,
-        millis: r.millis,
-        error: (!r.error.is_empty()).then_some(r.error),
-        lower_bound: (r.lower_bound > 0).then_some(r.lower_bound),
-        nodes: (r.nodes > 0).then_some(r.nodes),
-        state_index: (!r.state_index.is_empty()).then_some(r.state_index),
-        worker: (!r.worker.is_empty()).then_some(r.worker),
-        claimed: r.claimed,
-        confirmed_by: r.confirmed_by,
-    }
+    ResultLine::from(r)
 }
 
 /// A batch's results in line order (only those of `status` when it is given).

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::pool::{Finished, Job};
-use crate::search::Progress;
+use cubefleet_search::Progress;
 
 /// What the coordinator answers to a heartbeat.
 #[derive(Clone, Debug, Default)]

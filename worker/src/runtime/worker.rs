@@ -14,7 +14,7 @@ use super::policy::{
     capacity, first_leases, report_group, Backoff, IDLE_LEASE_WAIT, IDLE_PAUSE, MEAN_JOB_WEIGHT,
 };
 use crate::pool::{lock, Finished, Job, JobMap, Pool};
-use crate::search::{Progress, Status};
+use cubefleet_search::{Progress, Status};
 
 /// Where the search threads leave finished jobs for the runtime. The runtime is woken only when
 /// the jobs waiting reach the number it asked for ([`Mailbox::wake_at`]): with fast jobs (a

@@ -8,7 +8,7 @@ use cubefleet_tables::prune::Phase1Moves;
 use cubefleet_tables::CoordTables;
 
 use super::{TwoPhaseSearcher, MAX_PHASE1, PHASE2_MASK};
-use crate::search::{moves_in, prefetch, AFTER, NO_MOVE};
+use crate::{moves_in, prefetch, AFTER, NO_MOVE};
 
 /// Phase-1 nodes this many moves above G1 are searched in batches, breadth first
 /// (`TwoPhaseSearcher::search_batch`). Measured over the 1000 random states at target 20

@@ -9,7 +9,7 @@ use super::bounds::OptimalTables;
 use super::ida::{OptimalSearcher, Stop, CHECK_EVERY};
 use super::prefixes::Prefixes;
 use super::{OptimalOptions, Progress};
-use crate::search::{Budget, Outcome, Status};
+use crate::{Budget, Outcome, Status};
 
 /// What one thread brings back from a depth: the solution it found, if any, and the nodes of
 /// each prefix it searched (by index in the [`Prefixes`]).

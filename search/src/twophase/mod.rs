@@ -549,7 +549,7 @@ mod tests {
     /// and many solutions come from premoved directions, on every axis and both sides.
     #[test]
     fn premoved_solutions_map_back_and_verify() {
-        let tables = crate::search::test_tables();
+        let tables = crate::test_tables();
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../tests/vectors/random-states-1000.txt"

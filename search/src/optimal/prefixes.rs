@@ -19,7 +19,7 @@
 use cubefleet_tables::Move;
 
 use super::Metric;
-use crate::search::{skip_after, NO_MOVE};
+use crate::{skip_after, NO_MOVE};
 
 /// Moves in a prefix at first: 3,240 prefixes of three canonical moves. Searching them one by
 /// one costs about a millisecond's lookups per iteration.

@@ -1,15 +1,15 @@
 //! The huge and giant tables: their builds (too slow for CI, `--ignored`), and the optimal
 //! solver with each of them finding the proven lengths. Run:
-//! `cargo test --release -p cubefleet-worker --test optimal_huge -- --ignored --nocapture --test-threads 1`
+//! `cargo test --release -p cubefleet-search --test optimal_huge -- --ignored --nocapture --test-threads 1`
 
 use std::path::Path;
 use std::time::Instant;
 
+use cubefleet_search::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
+use cubefleet_search::Budget;
 use cubefleet_tables::file::TableKind;
 use cubefleet_tables::huge::{Mod3Coords, HUGE_DISTRIBUTION, N_HUGE};
 use cubefleet_tables::{CubieCube, Tables};
-use cubefleet_worker::search::optimal::{OptimalOptions, OptimalSearcher, OptimalTables};
-use cubefleet_worker::search::Budget;
 
 use cubefleet_testkit::TABLES_DIR as DIR;
 

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
+use cubefleet_search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
+use cubefleet_search::{Budget, Status};
 use cubefleet_tables::{parse_position, CubieCube, InputFormat, MoveSeq, Tables};
-use cubefleet_worker::search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
-use cubefleet_worker::search::{Budget, Status};
 
 static TABLES: LazyLock<Tables> = LazyLock::new(|| {
     let dir = cubefleet_testkit::tables_dir();
@@ -80,7 +80,7 @@ fn short_scrambles_reach_a_short_target() {
 /// and with several.
 #[test]
 fn short_positions_get_short_solutions_at_the_default_target() {
-    use cubefleet_worker::search::twophase::{solve_parallel, SHORT};
+    use cubefleet_search::twophase::{solve_parallel, SHORT};
     let mut s = TwoPhaseSearcher::new(&TABLES);
     let mut rng = 0x2545_f491_4f6c_dd1du64;
     let faces = ["U", "R", "F", "D", "L", "B"];
@@ -139,7 +139,7 @@ fn timeout_returns_best_so_far() {
 
 #[test]
 fn parallel_directions_reach_the_same_targets() {
-    use cubefleet_worker::search::twophase::solve_parallel;
+    use cubefleet_search::twophase::solve_parallel;
     let superflip = parse_position(SUPERFLIP, InputFormat::Auto).expect("valid");
     for threads in [2, 3, 6, 9] {
         let out = solve_parallel(
@@ -208,7 +208,7 @@ fn parallel_directions_reach_the_same_targets() {
 
 #[test]
 fn a_target_out_of_reach_with_time_to_spare_is_over_target_not_timeout() {
-    use cubefleet_worker::search::twophase::solve_parallel;
+    use cubefleet_search::twophase::solve_parallel;
     // ten moves from solved (more than the short search's 8), asked for at most 5
     let scramble = "R U F D L B R' U' F' D'";
     let cube = parse_position(scramble, InputFormat::Moves).expect("valid");

@@ -9,7 +9,7 @@ use cubefleet_tables::mod3::Mod3Table;
 use cubefleet_tables::symmetry::{SYMMETRIES, SYM_URF3};
 use cubefleet_tables::{CubieCube, Tables};
 
-use crate::search::prefetch;
+use crate::prefetch;
 
 /// The three axes: identity, `S_URF3` (UD -> RL), `S_URF3^2` (UD -> FB).
 pub(super) const AXIS_SYM: [usize; 3] = [0, SYM_URF3, 2 * SYM_URF3];

@@ -7,12 +7,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use cubefleet_tables::{parse_position, CubieCube, InputFormat, Move, MoveSeq, Tables};
-use cubefleet_worker::search::optimal::{
+use cubefleet_search::optimal::{
     solve_parallel, Metric, OptimalOptions, OptimalSearcher, OptimalTables, Progress,
 };
-use cubefleet_worker::search::symmetric::SymSet;
-use cubefleet_worker::search::{Budget, Status};
+use cubefleet_search::symmetric::SymSet;
+use cubefleet_search::{Budget, Status};
+use cubefleet_tables::{parse_position, CubieCube, InputFormat, Move, MoveSeq, Tables};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -86,7 +86,7 @@ fn brute_distance(
     best
 }
 
-fn solve(c: &CubieCube, opts: OptimalOptions) -> cubefleet_worker::search::Outcome {
+fn solve(c: &CubieCube, opts: OptimalOptions) -> cubefleet_search::Outcome {
     let mut s = OptimalSearcher::new(OptimalTables::new(&TABLES));
     s.solve(c, &opts, &Budget::unlimited(), &mut |_| {})
 }

@@ -1,5 +1,21 @@
-//! Searches over the precomputed tables. Each search is single-threaded, allocates nothing in its
-//! inner loop and checks its [`Budget`] every few thousand nodes; a worker runs one per thread.
+//! The searches of cubefleet over the precomputed tables, and what every front end does with
+//! them: the CLI's `solve` and `scramble`, the Python package and the worker runtime share this
+//! crate, so a position gets the same answer from each.
+//!
+//! - [`twophase`] (near-optimal, to a target length), [`optimal`] (proven shortest, and
+//!   depth-limited in HTM or QTM), and [`Solver`], which runs whichever a [`Mode`] asks for; their
+//!   [`Budget`] and [`Outcome`];
+//! - [`lines`]: lines of input read, searched and their answers checked, many at once on a pool
+//!   of threads with one solver each (`cubefleet solve` and the Python package's one loop);
+//! - [`row`]: the one result row ([`ResultLine`], serde: the JSON line's fields), its status the
+//!   protocol's [`ResultStatus`](cubefleet_proto::ResultStatus);
+//! - [`scramble`]: random-state scrambles ([`Scrambler`]).
+//!
+//! Each search is single-threaded, allocates nothing in its inner loop and checks its [`Budget`]
+//! every few thousand nodes; a caller runs one per thread.
+//!
+//! No tokio, tonic, prometheus or HTTP is linked here (`cubefleet-proto` is used without its
+//! `grpc` feature, for the status enum and the defaults).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -7,10 +23,17 @@ use std::time::Instant;
 
 use cubefleet_tables::{CubieCube, MoveSeq, Tables};
 
+pub mod lines;
 pub mod metric;
 pub mod optimal;
+pub mod row;
+pub mod scramble;
 pub mod symmetric;
 pub mod twophase;
+
+pub use lines::{read_line, solve_all, solve_line, solve_lines, Line, Request, Threads};
+pub use row::{LineStatus, ResultLine};
+pub use scramble::{ScrambleError, Scrambler};
 
 /// How a search ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,6 +148,16 @@ pub enum Mode {
         /// The metric lengths are counted in.
         metric: optimal::Metric,
     },
+}
+
+impl Mode {
+    /// The metric solution lengths are reported in (two-phase searches count half turns).
+    pub fn length_metric(&self) -> optimal::Metric {
+        match *self {
+            Mode::TwoPhase { .. } => optimal::Metric::Htm,
+            Mode::Optimal { metric } | Mode::DepthLimited { metric, .. } => metric,
+        }
+    }
 }
 
 impl Default for Mode {

@@ -1,5 +1,5 @@
 //! Benchmarks of the optimal solver (ignored; one core). Run:
-//! `cargo test --release -p cubefleet-worker --test optimal_bench -- --ignored --nocapture --test-threads 1`
+//! `cargo test --release -p cubefleet-bench --test optimal_bench -- --ignored --nocapture --test-threads 1`
 //! Environment: `BENCH_RANDOM` (number of random states, default 10), `BENCH_HUGE=0|1` (use the
 //! huge table when built, default 1), `BENCH_TIMEOUT` (seconds per solve, default 600),
 //! `BENCH_SYMMETRY=0|1` (prune by the positions' symmetries, default 1).
@@ -7,11 +7,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use cubefleet_bench::optimal::{bench_optimal, BenchStats};
+use cubefleet_search::optimal::{Metric, OptimalOptions, OptimalTables};
 use cubefleet_tables::file::TableKind;
 use cubefleet_tables::{parse_position, CubieCube, InputFormat, Move, Tables};
-use cubefleet_worker::search::optimal::{
-    bench_optimal, BenchStats, Metric, OptimalOptions, OptimalTables,
-};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

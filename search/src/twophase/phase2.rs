@@ -9,7 +9,7 @@ use cubefleet_tables::moves::N_MOVE;
 
 use super::phase1::{Child, Node};
 use super::{TwoPhaseSearcher, PHASE2_LIMIT, PHASE2_MASK};
-use crate::search::{moves_in, prefetch, AFTER};
+use crate::{moves_in, prefetch, AFTER};
 
 impl TwoPhaseSearcher<'_> {
     /// Phase 2 after a phase-1 solution of `n1` moves must take fewer moves than this.

@@ -11,8 +11,8 @@ use cubefleet_tables::{CubieCube, Face, Move, MoveSeq};
 use super::bounds::{combine, inverse_axes, Axis, Node, OptimalTables, AXIS_SYM};
 use super::prefixes::{Prefixes, REFINE_AFTER};
 use super::{Metric, OptimalOptions, Progress};
-use crate::search::symmetric::{CyclicWindows, SymSet};
-use crate::search::{moves_in, Budget, Outcome, Status, AFTER, NO_MOVE};
+use crate::symmetric::{CyclicWindows, SymSet};
+use crate::{moves_in, Budget, Outcome, Status, AFTER, NO_MOVE};
 
 /// The most nodes of one level expanded together (see [`OptimalSearcher::expand`]).
 const LEVEL_CHUNK: usize = 16;
@@ -847,7 +847,7 @@ mod tests {
     /// to the goal when a mod-3 table is in the test tables, else the phase-1 depth.
     #[test]
     fn inverse_bound_is_a_lower_bound_of_the_inverse() {
-        let tables = crate::search::test_tables();
+        let tables = crate::test_tables();
         let s = OptimalSearcher::new(OptimalTables::with_loaded_bound(&tables));
         let mut rng = rand::rngs::StdRng::seed_from_u64(4);
         let (mut checked, mut exact) = (0, 0);
@@ -892,7 +892,7 @@ mod tests {
     /// moves, the known lengths up to 15).
     #[test]
     fn solutions_through_the_inverse_side_are_right() {
-        let tables = crate::search::test_tables();
+        let tables = crate::test_tables();
         let t = OptimalTables::with_loaded_bound(&tables);
         let mut s = OptimalSearcher::new(t);
         let mut rng = rand::rngs::StdRng::seed_from_u64(9);

@@ -77,16 +77,15 @@
 //!
 //! Files: `bounds` (the tables' lower bounds on three axes and on the inverse), `ida` (the
 //! single-threaded IDA* searcher), `prefixes` (the subtrees and their order), `parallel` (one
-//! position on several threads), `bench` (the figures of `cubefleet bench optimal`).
+//! position on several threads). The figures of `cubefleet bench optimal` are the `cubefleet-bench`
+//! crate's.
 
-mod bench;
 mod bounds;
 mod ida;
 mod parallel;
 mod prefixes;
 
 pub use super::metric::Metric;
-pub use bench::{bench_optimal, nodes_per_second, BenchStats};
 pub use bounds::OptimalTables;
 pub use ida::OptimalSearcher;
 pub use parallel::solve_parallel;

@@ -4,9 +4,10 @@ use std::time::Instant;
 
 use cubefleet_tables::CubieCube;
 
-use super::{solve_parallel, OptimalOptions, OptimalSearcher, OptimalTables};
+use cubefleet_search::optimal::{solve_parallel, OptimalOptions, OptimalSearcher, OptimalTables};
+use cubefleet_search::{Budget, Outcome, Status};
+
 use crate::distribution::Distribution;
-use crate::search::{Budget, Outcome, Status};
 
 /// Figures for `cubefleet bench optimal`: one solve per position.
 ///

@@ -1,0 +1,197 @@
+//! Lines of input solved here and now, the one loop of `cubefleet solve` and of the Python
+//! package's `solve`, `solve_many` and `solve_file`: each line is read ([`read_line`]),
+//! searched with a [`Solver`] and its answer checked by applying it to the position before it
+//! is handed back ([`solve_line`]); many lines are solved on a pool of threads, one solver per
+//! thread ([`solve_lines`]).
+//!
+//! Invariants:
+//! - a row's `solution` always solves its position: an answer that does not (which would be a
+//!   bug of a search) is never written; the row says `error` instead;
+//! - a row's `index` is the line's position in the input, whatever thread answered it;
+//! - every line is answered exactly once, blank and `#` lines too (`skipped`, except in the net
+//!   format, whose blank lines separate nets), refused lines with the reason (`invalid`);
+//! - the same line, mode and budget give the same row from every front end (up to `millis`,
+//!   and the `nodes` of a search that ran out of time).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cubefleet_proto::ResultStatus;
+use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat, Tables};
+use rayon::iter::{ParallelBridge, ParallelIterator};
+
+use crate::row::{LineStatus, ResultLine};
+use crate::{solve_parallel, Budget, Mode, Solver};
+
+/// What one call asks of every line.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// The search.
+    pub mode: Mode,
+    /// How positions are written.
+    pub format: InputFormat,
+    /// Time per line, from the moment it is read; `None`: no limit.
+    pub timeout: Option<Duration>,
+    /// Every search stops when this flag becomes true (its row says `cancelled`, with the best
+    /// solution so far if any).
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// A line of input as read for a search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A blank or `#` comment line: no position, answered `skipped`.
+    Skipped,
+    /// Not a position: the reason (answered `invalid`).
+    Invalid(String),
+    /// The position.
+    Position(CubieCube),
+}
+
+/// `input` read in `format`: a blank or `#` line is [`Line::Skipped`] (except in the net
+/// format, where blank lines separate nets), anything else a position or the reason it is
+/// not one.
+pub fn read_line(input: &str, format: InputFormat) -> Line {
+    if !matches!(format, InputFormat::Net) && is_blank_or_comment(input) {
+        return Line::Skipped;
+    }
+    match parse_position(input, format) {
+        Ok(cube) => Line::Position(cube),
+        Err(e) => Line::Invalid(e.to_string()),
+    }
+}
+
+/// Reads and solves line `index` (text `input`) with `solver`, or with `threads` threads of its
+/// own when more than one ([`solve_parallel`]), and checks the answer against the position.
+/// The row's `millis` counts from before the line is read.
+pub fn solve_line(
+    solver: &mut Solver<'_>,
+    tables: &Tables,
+    req: &Request,
+    threads: usize,
+    index: usize,
+    input: &str,
+) -> ResultLine {
+    let start = Instant::now();
+    let mut line = ResultLine::new(index, input);
+    match read_line(input, req.format) {
+        Line::Skipped => line.status = LineStatus::Result(ResultStatus::Skipped),
+        Line::Invalid(e) => line.error = Some(e),
+        Line::Position(cube) => {
+            let budget = Budget {
+                deadline: req.timeout.map(|t| start + t),
+                cancel: req.cancel.clone(),
+            };
+            let out = if threads > 1 {
+                solve_parallel(tables, &cube, &req.mode, &budget, threads)
+            } else {
+                solver.solve(&cube, &req.mode, 0, &budget, &mut |_| {})
+            };
+            line.status = LineStatus::Result(out.status.into());
+            if let Some(s) = &out.solution {
+                // the searcher verified it; checked again here, where it is handed out
+                if cube.apply_moves(&s.0).is_solved() {
+                    line.solution = s.to_string();
+                    line.length = Some(req.mode.length_metric().length(&s.0));
+                } else {
+                    line.status = LineStatus::Error;
+                    line.error = Some(format!("internal error: {s} does not solve it"));
+                }
+            }
+            line.optimal = out.optimal;
+            line.nodes = Some(out.nodes);
+            if !matches!(req.mode, Mode::TwoPhase { .. }) {
+                line.lower_bound = Some(out.lower_bound);
+            }
+        }
+    }
+    line.millis = start.elapsed().as_secs_f64() * 1000.0;
+    line
+}
+
+/// How the threads of [`solve_lines`] are shared out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Threads {
+    /// Lines searched at once (the pool's threads), at least 1.
+    pub lines: usize,
+    /// Threads of each line's search (more than 1: [`solve_parallel`]), at least 1.
+    pub per_line: usize,
+}
+
+impl Threads {
+    /// `threads` lines at once, one thread each.
+    pub fn one_each(threads: usize) -> Threads {
+        Threads {
+            lines: threads.max(1),
+            per_line: 1,
+        }
+    }
+
+    /// `cubefleet solve`'s: a single line gets every thread, several get one thread each.
+    pub fn for_lines(lines: usize, threads: usize) -> Threads {
+        if lines == 1 {
+            Threads {
+                lines: 1,
+                per_line: threads.max(1),
+            }
+        } else {
+            Threads::one_each(threads)
+        }
+    }
+}
+
+/// Solves `inputs` (line `i` is `inputs[i]`) with [`solve_line`] on a pool of `threads.lines`
+/// threads of its own, each with one [`Solver`] for all its lines. Lines are taken in input
+/// order, one at a time, by whichever thread is free; `emit` is called on the thread that
+/// answered, once per line, as soon as its row is ready (so not in input order).
+///
+/// Fails only when the pool's threads cannot be started.
+pub fn solve_lines<S: AsRef<str> + Sync>(
+    tables: &Tables,
+    req: &Request,
+    inputs: &[S],
+    threads: Threads,
+    emit: impl Fn(ResultLine) + Sync,
+) -> Result<(), rayon::ThreadPoolBuildError> {
+    if inputs.is_empty() {
+        return Ok(());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.lines.clamp(1, inputs.len()))
+        .thread_name(|i| format!("solve-{i}"))
+        .build()?;
+    pool.install(|| {
+        // bridged from the sequential iterator: each free thread takes the next line (input
+        // order, like a shared counter), and each of the pool's jobs (about one per thread)
+        // makes one solver for all the lines it takes
+        inputs
+            .iter()
+            .enumerate()
+            .par_bridge()
+            .map_init(
+                || Solver::new(tables),
+                |solver, (i, input)| {
+                    solve_line(solver, tables, req, threads.per_line, i, input.as_ref())
+                },
+            )
+            .for_each(&emit);
+    });
+    Ok(())
+}
+
+/// [`solve_lines`] collected: one row per line, in input order.
+pub fn solve_all<S: AsRef<str> + Sync>(
+    tables: &Tables,
+    req: &Request,
+    inputs: &[S],
+    threads: Threads,
+) -> Result<Vec<ResultLine>, rayon::ThreadPoolBuildError> {
+    let done = Mutex::new(Vec::with_capacity(inputs.len()));
+    solve_lines(tables, req, inputs, threads, |line| {
+        done.lock().unwrap_or_else(|e| e.into_inner()).push(line)
+    })?;
+    let mut rows = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    rows.sort_unstable_by_key(|r| r.index);
+    Ok(rows)
+}

@@ -1,0 +1,210 @@
+//! The one result row: what every front end writes for a line it answered (the CLI's JSON
+//! lines, CSV and Parquet, `results` and `lookup`, the Python package's `SolveResult` and
+//! tables). Its serde form is the JSON line users' scripts read: field names are a contract
+//! (add fields, never rename).
+
+use cubefleet_proto::{JobResult, JobState, ResultStatus};
+use serde::Serialize;
+
+/// A result row's `status`: a finished job's status (the protocol's enum), or where an
+/// unfinished one is, or `error` (a local search whose answer failed its check, which never
+/// happens). Written as its name, by [`LineStatus::name`] alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineStatus {
+    /// A finished job's (or a local search's) status.
+    Result(ResultStatus),
+    /// Of a batch: not finished, waiting for a worker.
+    Queued,
+    /// Of a batch: not finished, held by a worker.
+    Leased,
+    /// A local search's solution did not solve the position.
+    Error,
+}
+
+impl LineStatus {
+    /// The name written in every format (JSON, CSV, Parquet, text, Python).
+    pub fn name(self) -> &'static str {
+        match self {
+            LineStatus::Result(s) => s.name(),
+            LineStatus::Queued => "queued",
+            LineStatus::Leased => "leased",
+            LineStatus::Error => "error",
+        }
+    }
+}
+
+impl Serialize for LineStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// One result row. Field names are a contract; add fields, never rename.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct ResultLine {
+    /// 0-based line (or argument) number of the input.
+    pub index: usize,
+    /// The input as given.
+    pub input: String,
+    /// `solved`, `timeout`, `over_target` (two-phase: no solution within the target found, the
+    /// best one given, no time ran out), `none_within`, `cancelled`, `invalid`, `skipped` (a
+    /// blank or `#` comment line) or `failed` (the job's results were rejected too many times;
+    /// `error` says why); of a batch's unfinished jobs, `queued` or `leased`.
+    pub status: LineStatus,
+    /// Space-separated standard notation; `""` for a solved cube or when there is none.
+    pub solution: String,
+    /// Moves in the solution (in the search's metric); absent when there is no solution.
+    pub length: Option<u32>,
+    /// True only when the solution is proven shortest.
+    pub optimal: bool,
+    /// Wall time spent on this input.
+    pub millis: f64,
+    /// Why the input was refused (invalid lines only; `null` otherwise, always present).
+    pub error: Option<String>,
+    /// Optimal / depth-limited searches: no solution shorter than this exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lower_bound: Option<u32>,
+    /// Search nodes visited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    /// The position's state index (decimal) in a range or sample batch, whose `input` is
+    /// empty; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_index: Option<String>,
+    /// `results` and `lookup`: the worker whose search answered (its credential's name, or
+    /// its `--name`: what `revoke` takes); absent when no worker searched the line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// `results` and `lookup`: true when the answer rests on a claim the coordinator cannot
+    /// check (`optimal`, `none_within`, a lower bound); absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub claimed: bool,
+    /// `results` and `lookup` of a `--confirm 2` batch: the workers whose equal claims made
+    /// the answer final (one per credential); absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub confirmed_by: Vec<String>,
+}
+
+impl ResultLine {
+    /// The row of line `index` before anything is known of it: status `invalid`, no solution,
+    /// nothing claimed (what a local search fills in).
+    pub fn new(index: usize, input: &str) -> ResultLine {
+        ResultLine {
+            index,
+            input: input.to_string(),
+            status: LineStatus::Result(ResultStatus::Invalid),
+            solution: String::new(),
+            length: None,
+            optimal: false,
+            millis: 0.0,
+            error: None,
+            lower_bound: None,
+            nodes: None,
+            state_index: None,
+            worker: None,
+            claimed: false,
+            confirmed_by: Vec::new(),
+        }
+    }
+
+    /// The text form: `R U2 F' ... (19)`, or the status and reason.
+    pub fn text(&self) -> String {
+        match (&self.error, self.length) {
+            (Some(e), _) => format!("invalid: {e}"),
+            (None, Some(n)) if self.status == LineStatus::Result(ResultStatus::Solved) => {
+                format!("{} ({n})", self.solution)
+            }
+            (None, Some(n)) => format!("{} ({n}) [{}]", self.solution, self.status.name()),
+            (None, None) => self.status.name().to_string(),
+        }
+    }
+
+    /// The row as the shared Arrow columns have it (feature `columns`): every field, a field
+    /// the JSON line leaves out as a null, `false` or an empty list.
+    #[cfg(feature = "columns")]
+    pub fn row(&self) -> cubefleet_columns::Row<'_> {
+        cubefleet_columns::Row {
+            index: self.index as u64,
+            input: &self.input,
+            status: self.status.name(),
+            solution: &self.solution,
+            length: self.length,
+            optimal: self.optimal,
+            lower_bound: self.lower_bound,
+            millis: self.millis,
+            nodes: self.nodes,
+            state_index: self.state_index.as_deref(),
+            error: self.error.as_deref(),
+            worker: self.worker.as_deref(),
+            claimed: self.claimed,
+            confirmed_by: &self.confirmed_by,
+        }
+    }
+}
+
+/// The row of a stored result (`results`, `lookup`, the Python client): its strings move into
+/// the row; a field the record leaves empty (or 0, for a bound or a node count) is absent, and
+/// an unfinished job is `queued` or `leased`.
+impl From<JobResult> for ResultLine {
+    fn from(r: JobResult) -> ResultLine {
+        let has_length = r.has_length();
+        let status = match r.outcome() {
+            ResultStatus::Unspecified if r.state == JobState::Leased as i32 => LineStatus::Leased,
+            ResultStatus::Unspecified => LineStatus::Queued,
+            s => LineStatus::Result(s),
+        };
+        ResultLine {
+            index: r.index as usize,
+            input: r.input,
+            status,
+            solution: r.solution,
+            length: has_length.then_some(r.length),
+            optimal: r.optimal,
+            millis: r.millis,
+            error: (!r.error.is_empty()).then_some(r.error),
+            lower_bound: (r.lower_bound > 0).then_some(r.lower_bound),
+            nodes: (r.nodes > 0).then_some(r.nodes),
+            state_index: (!r.state_index.is_empty()).then_some(r.state_index),
+            worker: (!r.worker.is_empty()).then_some(r.worker),
+            claimed: r.claimed,
+            confirmed_by: r.confirmed_by,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON line's field names and what is left out when empty (the users' contract).
+    #[test]
+    fn a_fresh_row_serialises_with_the_contract_fields() {
+        let line = ResultLine::new(3, "R U");
+        let json = serde_json::to_string(&line).expect("serialises");
+        assert_eq!(
+            json,
+            r#"{"index":3,"input":"R U","status":"invalid","solution":"","length":null,"optimal":false,"millis":0.0,"error":null}"#
+        );
+        let mut line = line;
+        line.status = LineStatus::Result(ResultStatus::Solved);
+        line.solution = "U' R'".into();
+        line.length = Some(2);
+        line.claimed = true;
+        line.confirmed_by = vec!["a".into()];
+        let json = serde_json::to_string(&line).expect("serialises");
+        assert!(json.contains(r#""status":"solved""#) && json.contains(r#""claimed":true"#));
+        assert!(json.contains(r#""confirmed_by":["a"]"#));
+        assert_eq!(line.text(), "U' R' (2)");
+    }
+
+    #[test]
+    fn statuses_are_named_once() {
+        assert_eq!(LineStatus::Queued.name(), "queued");
+        assert_eq!(LineStatus::Leased.name(), "leased");
+        assert_eq!(LineStatus::Error.name(), "error");
+        assert_eq!(
+            LineStatus::Result(ResultStatus::OverTarget).name(),
+            "over_target"
+        );
+    }
+}
