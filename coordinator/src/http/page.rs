@@ -258,6 +258,31 @@ mod tests {
         );
     }
 
+    /// A cancelled batch is not drawn finished: its bar shows the jobs answered before the
+    /// cancel, its cancelled jobs are counted apart, its badge says so.
+    #[test]
+    fn a_cancelled_batch_draws_only_its_answered_jobs() {
+        let b = BatchStatus {
+            batch_id: "c".into(),
+            total: 4,
+            done: 1,
+            cancelled: 3,
+            cancelled_batch: true,
+            ..BatchStatus::default()
+        };
+        let h = batch_html(&BatchView::from(&b)).into_string();
+        assert!(h.contains("max=\"4\" value=\"1\""), "{h}");
+        assert!(
+            h.contains("25.0%</span> answered") && !h.contains("100.0%"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<span class=\"cancelled\">3 cancelled</span>")
+                && h.contains("badge cancelled"),
+            "{h}"
+        );
+    }
+
     #[test]
     fn worker_names_are_escaped_on_the_page() {
         let snap = Snapshot {
