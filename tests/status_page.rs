@@ -116,18 +116,7 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     let all = dir.path().join("all.txt");
     std::fs::write(&all, scrambles.clone() + "R U Q2\n").unwrap();
 
-    // both ports chosen by the coordinator (port 0), read from its address file
-    let file = addr_file();
-    let mut c = cubefleet();
-    c.arg("coordinator")
-        .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
-        .arg("--data")
-        .arg(dir.path().join("data"))
-        .arg("--addr-file")
-        .arg(&file);
-    let mut coordinator = Proc::spawn("coordinator", c);
-    let addrs = read_addr_file(&mut coordinator, &file, Duration::from_secs(30));
-    let (grpc, http) = (addrs.get("grpc").port(), addrs.get("http").port());
+    let (coordinator, grpc, http) = http_coordinator(dir.path());
     wait_for(
         "the coordinator's HTTP port",
         Duration::from_secs(30),
@@ -148,6 +137,7 @@ fn metrics_and_status_page_with_a_batch_in_progress() {
     assert_eq!(sample(&m, "cubefleet_batches{state=\"running\"}"), 1.0);
 
     // a worker solves batch 1; the counters move and the queue empties
+    let file = addr_file();
     let mut c = cubefleet();
     c.arg("worker")
         .args(["--coordinator", &format!("http://127.0.0.1:{grpc}")])
@@ -417,6 +407,28 @@ fn browser_checks(http: u16, batch: &str) {
     }
 }
 
+/// A coordinator over the store in `dir/data` with its status page, both ports chosen by it
+/// (port 0) and read from its address file: the process, its gRPC port and its HTTP port.
+fn http_coordinator(dir: &Path) -> (Proc, u16, u16) {
+    let file = addr_file();
+    let mut c = cubefleet();
+    c.args([
+        "coordinator",
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+    ])
+    .arg("--data")
+    .arg(dir.join("data"))
+    .arg("--addr-file")
+    .arg(&file);
+    let mut coordinator = Proc::spawn("coordinator", c);
+    let addrs = read_addr_file(&mut coordinator, &file, Duration::from_secs(30));
+    let (grpc, http) = (addrs.get("grpc").port(), addrs.get("http").port());
+    (coordinator, grpc, http)
+}
+
 /// A `cubefleet worker` of one thread with its own `/metrics`, joining the coordinator at gRPC
 /// port `grpc`: the process and its HTTP port.
 fn metered_worker(grpc: u16, name: &str) -> (Proc, u16) {
@@ -456,22 +468,7 @@ fn a_slow_batch_after_a_fast_one_is_spread_over_every_worker() {
     // budget: each job is a search of exactly the budget, ending in `timeout`
     let slow = scrambles(SLOW, "4902", "slow.txt");
 
-    let file = addr_file();
-    let mut c = cubefleet();
-    c.args([
-        "coordinator",
-        "--listen",
-        "127.0.0.1:0",
-        "--http",
-        "127.0.0.1:0",
-    ])
-    .arg("--data")
-    .arg(dir.path().join("data"))
-    .arg("--addr-file")
-    .arg(&file);
-    let mut coordinator = Proc::spawn("coordinator", c);
-    let addrs = read_addr_file(&mut coordinator, &file, Duration::from_secs(30));
-    let (grpc, http) = (addrs.get("grpc").port(), addrs.get("http").port());
+    let (coordinator, grpc, http) = http_coordinator(dir.path());
     let url = format!("http://127.0.0.1:{grpc}");
     let (_w1, m1) = metered_worker(grpc, "fair-1");
     let (_w2, m2) = metered_worker(grpc, "fair-2");

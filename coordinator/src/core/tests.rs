@@ -984,6 +984,23 @@ const ADMIN: Canceller = Canceller {
     admin: true,
 };
 
+/// Batch `id` of two lines, both answered by worker `w` with a proven bound: claims of the
+/// worker (anonymous: it goes by its name, "w"), stored as such.
+fn two_claims(core: &Core, w: &str, id: &str) -> BatchRecord {
+    let b = submit(core, id, &["R U", "F D2"]);
+    assert_eq!(core.lease(w, 2).expect("lease").len(), 2);
+    let claims: Vec<Completion> = [(0, "U' R'"), (1, "D2 F'")]
+        .iter()
+        .map(|&(i, s)| Completion {
+            lower_bound: 2,
+            ..solved(job_id(b.seq, i), s)
+        })
+        .collect();
+    assert_eq!(core.complete(w, &claims).expect("complete").0, 2);
+    assert!(core.job(job_id(b.seq, 0)).expect("job").claimed);
+    b
+}
+
 /// A revocation cut short by a crash at any point after its first flush (the name stored as
 /// pending, its answers not all taken back) ends at the next open: every claim of the revoked
 /// worker is queued again before the core serves, and the name stays revoked. Whether one,
@@ -992,18 +1009,7 @@ const ADMIN: Canceller = Canceller {
 fn a_revocation_a_crash_cut_short_ends_at_the_next_open() {
     for taken_back in 0..=2 {
         let (dir, core, w) = fresh_core();
-        let b = submit(&core, "r", &["R U", "F D2"]);
-        assert_eq!(core.lease(&w, 2).expect("lease").len(), 2);
-        // proven bounds: claims of the worker (anonymous: it goes by its name, "w")
-        let claims: Vec<Completion> = [(0, "U' R'"), (1, "D2 F'")]
-            .iter()
-            .map(|&(i, s)| Completion {
-                lower_bound: 2,
-                ..solved(job_id(b.seq, i), s)
-            })
-            .collect();
-        assert_eq!(core.complete(&w, &claims).expect("complete").0, 2);
-        assert!(core.job(job_id(b.seq, 0)).expect("job").claimed);
+        let b = two_claims(&core, &w, "r");
         // the crash: the revocation stored as pending, then `taken_back` answers undone
         {
             let mut sec = core.secure();
@@ -1018,7 +1024,7 @@ fn a_revocation_a_crash_cut_short_ends_at_the_next_open() {
         }
         core.store.flush().expect("flush");
         drop(core); // no clean stop: no summary, as after a SIGKILL
-        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("reopen");
+        let core = reopen(dir.path());
         for i in 0..2 {
             let r = core.job(job_id(b.seq, i)).expect("job");
             assert_eq!(r.state, JobState::Queued as i32, "{taken_back}: {r:?}");
@@ -1028,7 +1034,7 @@ fn a_revocation_a_crash_cut_short_ends_at_the_next_open() {
         assert!(core.secure().pending.is_empty(), "ended, and stored so");
         assert_eq!(core.status("r").expect("status").done, 0);
         drop(core);
-        let core = Core::open(dir.path(), Duration::from_secs(30)).expect("again");
+        let core = reopen(dir.path());
         assert!(core.is_revoked("w") && core.secure().pending.is_empty());
     }
 }
@@ -1040,16 +1046,7 @@ fn a_revocation_a_crash_cut_short_ends_at_the_next_open() {
 #[test]
 fn a_version_5_store_with_a_revocation_is_swept_at_upgrade_and_garbage_is_refused() {
     let (dir, core, w) = fresh_core();
-    let b = submit(&core, "v5", &["R U", "F D2"]);
-    assert_eq!(core.lease(&w, 2).expect("lease").len(), 2);
-    let claims: Vec<Completion> = [(0, "U' R'"), (1, "D2 F'")]
-        .iter()
-        .map(|&(i, s)| Completion {
-            lower_bound: 2,
-            ..solved(job_id(b.seq, i), s)
-        })
-        .collect();
-    assert_eq!(core.complete(&w, &claims).expect("complete").0, 2);
+    let b = two_claims(&core, &w, "v5");
     // what version 5 stored for a revocation: the name, no pending list, the answers kept
     {
         let mut sec = core.secure();
@@ -1061,7 +1058,7 @@ fn a_version_5_store_with_a_revocation_is_swept_at_upgrade_and_garbage_is_refuse
         .expect("version 5");
     core.store.flush().expect("flush");
     drop(core);
-    let core = Core::open(dir.path(), Duration::from_secs(30)).expect("upgraded");
+    let core = reopen(dir.path());
     for i in 0..2 {
         let r = core.job(job_id(b.seq, i)).expect("job");
         assert_eq!(r.state, JobState::Queued as i32, "{r:?}");
@@ -1073,7 +1070,16 @@ fn a_version_5_store_with_a_revocation_is_swept_at_upgrade_and_garbage_is_refuse
         .expect("garbage");
     core.store.flush().expect("flush");
     drop(core);
-    let e = Core::open(dir.path(), Duration::from_secs(30))
+    // the store's lock may outlive the dropped core for a moment (sled's flusher)
+    let e = (0..200)
+        .find_map(|_| match Core::open(dir.path(), Duration::from_secs(30)) {
+            Err(e) if e.to_string().contains("could not acquire lock") => {
+                std::thread::sleep(Duration::from_millis(10));
+                None
+            }
+            r => Some(r),
+        })
+        .expect("the store's lock is released")
         .err()
         .expect("a store with garbage for its revoked names is refused");
     assert!(e.to_string().contains("meta key `revoked`"), "{e}");
