@@ -419,16 +419,30 @@ def test_coordinator_kill(fleet, t):
     return t.finish()
 
 
+def held(fleet, container):
+    """The jobs a worker container's sessions hold leases on, as /api/status says."""
+    return sum(w["held"] for w in fleet.workers(f"{container[:12]}-"))
+
+
 def test_pause(fleet, t):
     fleet.start()
     t.begin()
     t.wait_progress(0.3)
     t.snapshot()
-    victim = t.rng.choice(fleet.containers("worker"))
     fleet.metrics()
     start = fleet.counter("cubefleet_lease_expiries_total")
-    subprocess.run(["docker", "pause", victim], check=True, capture_output=True)
-    log(f"{t.name}: worker {victim[:12]} paused")
+    # a fast batch may be leased out whole, and a worker between its results and its next
+    # lease holds nothing: the victim is one that holds leases once it is frozen
+    for _ in range(20):
+        victim = t.rng.choice(fleet.containers("worker"))
+        subprocess.run(["docker", "pause", victim], check=True, capture_output=True)
+        time.sleep(0.5)  # a call the worker had in flight is answered
+        if held(fleet, victim) > 0:
+            break
+        subprocess.run(["docker", "unpause", victim], check=True, capture_output=True)
+    else:
+        raise Failure("no worker held a lease when it was paused, 20 times")
+    log(f"{t.name}: worker {victim[:12]} paused holding {held(fleet, victim)} leases")
     try:
         expiries_after(fleet, start, LEASE_SECONDS + 2)
     finally:

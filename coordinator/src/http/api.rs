@@ -51,6 +51,9 @@ struct WorkerView {
     completed: u64,
     /// Results it had refused.
     rejected: u64,
+    /// Jobs it holds leases on now (searched, waiting in its queue, or answered and not
+    /// reported yet).
+    held: u64,
     /// Results accepted per second, lately.
     rate: f64,
     /// Seconds since it last called.
@@ -80,6 +83,7 @@ impl StatusView {
                     threads: w.threads,
                     completed: w.completed,
                     rejected: w.rejected,
+                    held: w.held,
                     rate: rates.get(id).copied().unwrap_or(0.0),
                     last_seen_seconds: snap.ago(w.last_seen).as_secs_f64(),
                 })
