@@ -103,6 +103,9 @@ const DEFAULT_STEPS: u64 = 400;
 /// pauses, so each step takes longer); with it set, an eighth of that.
 const EXPIRING_STEPS: u64 = 120;
 
+/// Steps between two progress lines of a long run.
+const PROGRESS_EVERY: u64 = 2500;
+
 /// Wall time after which a run of the default length stops early (a loaded CI machine).
 const DEFAULT_WALL: Duration = Duration::from_secs(80);
 
@@ -3559,6 +3562,15 @@ impl Adversary {
             let every = (self.batches.len() as u64 / 32).max(2);
             if self.step % every == 0 {
                 self.check_changed().await;
+            }
+            if self.step % PROGRESS_EVERY == 0 {
+                eprintln!(
+                    "{} of {steps} steps in {:.0} s: {} restarts, {} batches",
+                    self.step,
+                    start.elapsed().as_secs_f64(),
+                    self.restarts.0 + self.restarts.1,
+                    self.batches.len()
+                );
             }
             if wall.is_some_and(|w| start.elapsed() > w) {
                 eprintln!(

@@ -194,6 +194,8 @@ pub(super) async fn export_following(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::future::Future;
+    use std::task::Poll;
 
     /// A result of line `index`.
     fn result(index: u64) -> Box<JobResult> {
@@ -278,7 +280,7 @@ mod tests {
         };
         submit(&lines[..1]).await.expect("submit line 0");
         let out = Shared::default();
-        let export = tokio::spawn(export_following(
+        let mut export = Box::pin(export_following(
             core.clone(),
             "slow".into(),
             lines.len() as u64,
@@ -288,9 +290,11 @@ mod tests {
             CancellationToken::new(),
             limits,
         ));
-        // the export follows the batch, and finds line 0 unfinished
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        assert!(!export.is_finished());
+        // polled once, the export follows the batch before the other lines are submitted
+        // (its first store read may be under way), and cannot end: line 0 is unfinished
+        let first = std::future::poll_fn(|cx| Poll::Ready(export.as_mut().poll(cx))).await;
+        assert!(first.is_pending());
+        let export = tokio::spawn(export);
         // the fast lines finish, then the slow one
         let submitted = submit(&lines).await.expect("submit the rest");
         assert_eq!(submitted.invalid, fast);
