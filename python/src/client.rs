@@ -119,26 +119,13 @@ impl Client {
     }
 }
 
-/// A batch's status as a dict (the fields of `cubefleet status --json`'s counts), read from
-/// the one view of a batch every client shows ([`BatchView`]).
+/// A batch's status as a dict: the fields of the one view of a batch every client shows
+/// ([`BatchView`], as `cubefleet status --json` writes them), and `cancelled_batch` and
+/// `finished`.
 fn status_dict<'py>(py: Python<'py>, s: &BatchStatus) -> PyResult<Bound<'py, PyDict>> {
     let v = BatchView::from(s);
-    let d = PyDict::new(py);
-    d.set_item("batch", &v.batch)?;
-    d.set_item("name", &v.name)?;
-    d.set_item("kind", &v.kind)?;
-    d.set_item("total", v.total)?;
-    d.set_item("queued", v.queued)?;
-    d.set_item("leased", v.leased)?;
-    d.set_item("done", v.done)?;
-    d.set_item("invalid", v.invalid)?;
-    d.set_item("cancelled", v.cancelled)?;
-    d.set_item("failed", v.failed)?;
-    d.set_item("rate", v.rate)?;
-    d.set_item("eta_seconds", v.eta_seconds)?;
-    d.set_item("length_histogram", v.length_histogram)?;
+    let d = pythonize::pythonize(py, &v)?.cast_into::<PyDict>()?;
     d.set_item("cancelled_batch", v.state == BatchState::Cancelled)?;
-    d.set_item("keep", v.keep)?;
     // nothing queued or leased (a range or sample batch counts the lines not made yet as
     // queued)
     d.set_item("finished", v.queued + v.leased == 0)?;

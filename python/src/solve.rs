@@ -116,19 +116,12 @@ impl SolveResult {
             .collect()
     }
 
-    /// The fields as a dict (the JSON line's).
+    /// The fields as a dict: the JSON line's ([`ResultLine`]'s serde form), with
+    /// `lower_bound` and `nodes` always present (`None` when the search gave none).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-        let (d, r) = (pyo3::types::PyDict::new(py), &self.0);
-        d.set_item("index", r.index as u64)?;
-        d.set_item("input", &r.input)?;
-        d.set_item("status", r.status.name())?;
-        d.set_item("solution", &r.solution)?;
-        d.set_item("length", r.length)?;
-        d.set_item("optimal", r.optimal)?;
-        d.set_item("lower_bound", r.lower_bound)?;
-        d.set_item("millis", r.millis)?;
-        d.set_item("nodes", r.nodes)?;
-        d.set_item("error", &r.error)?;
+        let d = pythonize::pythonize(py, &self.0)?.cast_into::<pyo3::types::PyDict>()?;
+        d.set_item("lower_bound", self.0.lower_bound)?;
+        d.set_item("nodes", self.0.nodes)?;
         Ok(d)
     }
 }

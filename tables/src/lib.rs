@@ -53,18 +53,18 @@ pub use moves::{Face, Move, MoveSeq};
 pub use movetable::CoordTables;
 use prune::ProgressFn;
 
-/// The default tables directory: `$CUBEFLEET_TABLES`, else `$XDG_CACHE_HOME/cubefleet/tables`,
-/// else `~/.cache/cubefleet/tables`, else `./cubefleet-tables`.
+/// The default tables directory: `$CUBEFLEET_TABLES`, else `cubefleet/tables` in the user's
+/// cache directory (etcetera's base strategy: `$XDG_CACHE_HOME` when absolute, else
+/// `~/.cache` on Unix; the local application data folder on Windows), else
+/// `./cubefleet-tables` when there is no home directory.
 pub fn default_dir() -> PathBuf {
+    use etcetera::BaseStrategy;
     if let Some(d) = std::env::var_os("CUBEFLEET_TABLES") {
         return PathBuf::from(d);
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")));
-    match cache {
-        Some(c) => c.join("cubefleet").join("tables"),
-        None => PathBuf::from("cubefleet-tables"),
+    match etcetera::choose_base_strategy() {
+        Ok(base) => base.cache_dir().join("cubefleet").join("tables"),
+        Err(_) => PathBuf::from("cubefleet-tables"),
     }
 }
 

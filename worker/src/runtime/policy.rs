@@ -37,40 +37,44 @@ pub(super) fn capacity(threads: usize, mean: Option<f64>) -> usize {
     }
 }
 
-/// Exponential backoff with jitter, for calls to an unreachable coordinator: waits of
-/// [`Backoff::FIRST`] doubling up to [`Backoff::MAX`], each moved by up to
-/// [`Backoff::JITTER`] either way so that many workers do not retry in step.
-pub struct Backoff {
-    next: Duration,
-}
+/// Exponential backoff with jitter, for calls to an unreachable coordinator (backon's): waits
+/// of [`Backoff::FIRST`] doubling up to [`Backoff::MAX`], each lengthened by a random part of
+/// itself (up to all of it) so that many workers do not retry in step; it never runs out.
+pub struct Backoff(backon::ExponentialBackoff);
 
 impl Default for Backoff {
     /// A backoff whose next wait is the first one.
     fn default() -> Self {
-        Backoff { next: Self::FIRST }
+        use backon::BackoffBuilder;
+        Backoff(
+            backon::ExponentialBuilder::new()
+                .with_min_delay(Self::FIRST)
+                .with_max_delay(Self::MAX)
+                .with_factor(2.0)
+                .with_jitter()
+                .without_max_times()
+                .build(),
+        )
     }
 }
 
 impl Backoff {
-    /// The first wait: a coordinator that restarts is usually back within it or a few of its
-    /// doublings.
+    /// The first wait (before its jitter): a coordinator that restarts is usually back
+    /// within it or a few of its doublings.
     pub const FIRST: Duration = Duration::from_millis(100);
-    /// The longest wait: a coordinator back after a long outage is seen within it.
+    /// The longest wait before its jitter: a coordinator back after a long outage is seen
+    /// within twice it.
     pub const MAX: Duration = Duration::from_secs(10);
-    /// How far a wait is moved, either way, as a fraction of it (0.25: +-25 %).
-    pub const JITTER: f64 = 0.25;
 
     /// Back to the first wait (after a call succeeded).
     pub fn reset(&mut self) {
-        self.next = Self::FIRST;
+        *self = Backoff::default();
     }
 
-    /// The next wait: doubling up to [`Backoff::MAX`], moved by up to [`Backoff::JITTER`].
+    /// The next wait: `base` doubling from [`Backoff::FIRST`] up to [`Backoff::MAX`], then
+    /// somewhere in `base..2 * base`.
     pub fn step(&mut self) -> Duration {
-        let base = self.next;
-        self.next = (self.next * 2).min(Self::MAX);
-        let jitter = rand::random_range(1.0 - Self::JITTER..1.0 + Self::JITTER);
-        base.mul_f64(jitter)
+        self.0.next().unwrap_or(Self::MAX)
     }
 }
 
