@@ -26,7 +26,8 @@ use cubefleet_tables::{parse_position, FaceletCube, InputFormat, Move, MoveSeq};
 use cubefleet_worker::remote::mode_to_proto;
 use rand::{Rng, SeedableRng};
 
-use super::connect::{runtime, Embedded};
+use super::embedded::Embedded;
+use super::process::runtime;
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct CoordinatorArgs {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::connect::{runtime, shutdown_signal, write_addr_file};
+use super::process::{runtime, shutdown_signal, write_addr_file};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {

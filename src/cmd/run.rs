@@ -24,7 +24,7 @@ use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{content_hash, read_chunks, show_progress, thousands, InputArgs, KeepArg};
-use super::connect::{runtime, shutdown_signal};
+use super::process::{runtime, shutdown_signal};
 use super::{ModeArgs, TablesArgs};
 
 mod export;

@@ -11,7 +11,8 @@ use cubefleet_worker::remote::GrpcCoordinator;
 use cubefleet_worker::runtime::{self, Backoff, RuntimeConfig};
 use tokio_util::sync::CancellationToken;
 
-use super::connect::{runtime, shutdown_signal, write_addr_file, ConnectArgs};
+use super::connect::ConnectArgs;
+use super::process::{runtime, shutdown_signal, write_addr_file};
 use super::TablesArgs;
 
 /// Heartbeats per lease of the coordinator joined: one or two may be lost before a lease

@@ -40,7 +40,7 @@ use status::{status_json, status_text};
 use submission::submit_file;
 pub(crate) use submission::{content_hash, read_chunks};
 
-use super::connect::runtime;
+use super::process::runtime;
 
 /// The exit code of `submit --wait` for a batch that was cancelled before every line was
 /// answered (2 is an error of the command itself, 1 is `run`'s "some lines were invalid").
