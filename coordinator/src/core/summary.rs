@@ -249,18 +249,26 @@ impl Core {
     }
 
     /// Adds the finished jobs with ids in `from..to` (at most [`INDEX_STEP`] of them) to the
-    /// symmetry index; returns where the next step starts (None: all read).
+    /// symmetry index; returns where the next step starts (None: all read). Only the batches
+    /// of the jobs read are looked up, so a rebuild costs the jobs it reads, however many
+    /// batches the store holds.
     fn index_step(&self, from: u64, to: u64) -> Result<Option<u64>, Error> {
-        let mkeys: FastMap<u32, Vec<u8>> = {
-            let st = self.lock();
-            st.batches
-                .iter()
-                .map(|(&seq, m)| (seq, mode_key(&m.mode.unwrap_or_default())))
-                .collect()
-        };
         let jobs = self.store.jobs_range(from, to, INDEX_STEP as usize)?;
         let Some(&(last, _)) = jobs.last() else {
             return Ok(None);
+        };
+        let mkeys: FastMap<u32, Vec<u8>> = {
+            let st = self.lock();
+            let mut keys = FastMap::default();
+            for (id, job) in &jobs {
+                let seq = batch_seq(*id);
+                if job.state() == JobState::Done && !keys.contains_key(&seq) {
+                    if let Some(m) = st.batches.get(&seq) {
+                        keys.insert(seq, mode_key(&m.mode.unwrap_or_default()));
+                    }
+                }
+            }
+            keys
         };
         let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
         for (id, job) in &jobs {
