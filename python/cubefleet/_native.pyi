@@ -48,6 +48,7 @@ class Client:
         optimal: bool = False,
         max_depth: Optional[int] = None,
         metric: Optional[Literal["htm", "qtm"]] = None,
+        moves: Optional[str] = None,
         timeout: Optional[float] = None,
         name: Optional[str] = None,
         priority: int = 0,

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use cubefleet_bench::distribution::{self, Distribution, PERCENTILES};
+use cubefleet_search::metric::TurnCost;
 use cubefleet_search::optimal;
 use cubefleet_search::twophase::{self, TwoPhaseOptions, TwoPhaseSearcher};
 use cubefleet_search::{Budget, Outcome, Status};

@@ -24,7 +24,7 @@ use super::state::{FastMap, State};
 use super::Core;
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::mode::mode_key;
+use crate::mode::index_key;
 use crate::record::{batch_seq, line_index, BatchRecord, BatchSummary, Summary};
 
 /// Jobs the index-building thread reads at a time (it holds the core only that long).
@@ -255,7 +255,7 @@ impl Core {
             let st = self.lock();
             st.batches
                 .iter()
-                .map(|(&seq, m)| (seq, mode_key(&m.mode.unwrap_or_default())))
+                .filter_map(|(&seq, m)| Some((seq, index_key(&m.mode.unwrap_or_default())?)))
                 .collect()
         };
         let jobs = self.store.jobs_range(from, to, INDEX_STEP as usize)?;
