@@ -382,7 +382,7 @@ mod tests {
         let e = StatusFilter::parse("done")
             .expect_err("no status")
             .to_string();
-        assert!(e.contains("give one of solved, timeout, over_target, none_within, cancelled, invalid, skipped, failed, queued, leased"), "{e}");
+        assert!(e.contains("give one of solved, timeout, over_target, none_within, cancelled, invalid, skipped, failed, unreachable, queued, leased"), "{e}");
         let mut r = JobResult {
             state: JobState::Queued as i32,
             ..JobResult::default()

@@ -280,7 +280,7 @@ async fn attack_02_an_unknown_metric_is_refused() {
 async fn attack_02b_hostile_move_sets_and_workers_too_old_for_them() {
     let (_dir, server) = start(Duration::from_secs(30)).await;
     let mut alice = as_(&server, ALICE).await;
-    let ru = 0b111_000_111; // every turn of U and of R
+    let ru = 0b111_111; // every turn of U (bits 0-2) and of R (bits 3-5)
     for (i, (mode, moves)) in [
         (optimal(), 1 << 18),
         (optimal(), u32::MAX),
@@ -348,7 +348,8 @@ async fn attack_02b_hostile_move_sets_and_workers_too_old_for_them() {
         outside,
         "outside",
         "a turn outside the set",
-    );
+    )
+    .await;
     let unproven = unreachable(ru_job);
     assert_refused(
         &mut farm,
@@ -356,7 +357,8 @@ async fn attack_02b_hostile_move_sets_and_workers_too_old_for_them() {
         unproven,
         "no invariant",
         "unreachable, unproven",
-    );
+    )
+    .await;
     // the honest answers: `U' R'`, proven optimal, and `F` out of reach of U and R
     let jobs = lease(&mut farm, &new, 10).await;
     assert_eq!(jobs.len(), 2, "{jobs:?}");

@@ -25,6 +25,7 @@ class SolveResult:
     millis: float
     nodes: Optional[int]
     error: Optional[str]
+    move_set: Optional[str]
     @property
     def moves(self) -> List[str]: ...
     def to_dict(self) -> Dict[str, object]: ...

@@ -86,16 +86,25 @@ impl SolveResult {
         self.0.nodes
     }
 
-    /// Why the line was refused (status `invalid` only).
+    /// Why the line was refused (status `invalid`), or why the move set cannot solve it
+    /// (status `unreachable`).
     #[getter]
     fn error(&self) -> Option<&str> {
         self.0.error.as_deref()
     }
 
+    /// The turns the search was limited to (`moves=`, as `--moves` reads them: the JSON
+    /// line's `moves`, named `move_set` here beside `moves`, the solution's turns); `None` when
+    /// every turn was allowed.
+    #[getter]
+    fn move_set(&self) -> Option<&str> {
+        self.0.moves.as_deref()
+    }
+
     fn __repr__(&self) -> String {
         let r = &self.0;
         match (&r.error, r.length) {
-            (Some(e), _) => format!("SolveResult(invalid: {e:?})"),
+            (Some(e), _) => format!("SolveResult({}: {e:?})", r.status.name()),
             (None, Some(n)) => format!(
                 "SolveResult({:?}, length={n}, status={:?}, optimal={})",
                 r.solution,

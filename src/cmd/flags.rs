@@ -3,8 +3,8 @@
 //! range (`nan`, `inf`, negative, zero where that means nothing, absurdly large) is a clap
 //! error naming the flag and the range, never a panic deep in the work.
 
-/// The longest time any flag takes, in seconds: a year (the mode type's limit). Longer values
-/// would mean "never"; the time flags that allow that say so by being left out.
+// The longest time any flag takes, in seconds: a year (the mode type's limit). Longer values
+// would mean "never"; the time flags that allow that say so by being left out.
 use cubefleet_proto::question::MAX_SECONDS;
 
 /// The most threads a command runs its searches on.

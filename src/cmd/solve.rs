@@ -193,7 +193,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 received += 1;
             }
             while let Some(line) = pending.remove(&printed) {
-                any_invalid |= line.error.is_some();
+                // a refused line or a failed check (an `unreachable` answer's error is its
+                // reason, an answer like any other)
+                any_invalid |= line.error.is_some()
+                    && line.status != LineStatus::Result(ResultStatus::Unreachable);
                 if line.status == LineStatus::Result(ResultStatus::Timeout)
                     && line.solution.is_empty()
                 {

@@ -20,7 +20,6 @@ mod submission;
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use cubefleet_proto::{
     submit_request, BatchRef, BatchSpec, ListBatchesRequest, LookupRequest, SubmitRequest,
