@@ -243,6 +243,29 @@ fn solve_with_a_move_set_keeps_to_it_and_says_so() {
         "{:?}",
         rows[1]
     );
+    // `-B` is a set, not a flag: every face but B
+    let mut cmd = common::cubefleet();
+    cmd.args([
+        "solve",
+        "--format",
+        "json",
+        "--max-depth",
+        "3",
+        "--moves",
+        "-B",
+        "R U",
+    ]);
+    let out = cmd.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).expect("JSON");
+    assert_eq!(row["status"], "solved");
+    assert_eq!(row["length"], 2);
+    assert_eq!(row["moves"], "U,R,F,D,L");
 }
 
 /// `--addr-file` where no file can be written (a missing directory, a directory itself): the

@@ -348,7 +348,7 @@ fn run_optimal(a: OptimalArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn run_twophase_bench(a: TwophaseArgs) -> anyhow::Result<ExitCode> {
-    let tables = a.tables.load_for(&cubefleet_search::Mode::default())?;
+    let tables = a.tables.load_for(&cubefleet_search::Question::default())?;
     let cubes = read_positions(&a.file, a.count)?;
     let mut searcher = TwoPhaseSearcher::new(&tables);
     println!(

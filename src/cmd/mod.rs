@@ -121,7 +121,13 @@ pub(crate) struct ModeArgs {
     /// commas, each all its turns (`R`) or its half turn only (`R2`), e.g. `R,U`,
     /// `U,D,R2,L2,F2,B2`; or `-B` for every face but B. A position the set cannot solve is
     /// answered `unreachable` when an invariant shows it.
-    #[arg(long, value_name = "SET", value_parser = MoveSet::parse, requires = "exact_search")]
+    #[arg(
+        long,
+        value_name = "SET",
+        value_parser = MoveSet::parse,
+        requires = "exact_search",
+        allow_hyphen_values = true
+    )]
     pub(crate) moves: Option<MoveSet>,
 }
 
