@@ -23,12 +23,8 @@ pub(crate) fn known_length(cube: &CubieCube, input: &str, q: &Question) -> Optio
 
 /// The length of `moves` in the metric of `q`.
 fn length_in(q: &Question, moves: &MoveSeq) -> u32 {
-    let metric = q.metric();
-    moves
-        .0
-        .iter()
-        .map(|m| metric.turn_cost(m.quarter_turns()))
-        .sum()
+    q.metric()
+        .length_of(moves.0.iter().map(|m| m.quarter_turns()))
 }
 
 /// The most a true lower bound can be for question `q` on a position with a known solution

@@ -66,6 +66,12 @@ impl Metric {
         }
     }
 
+    /// The length of a sequence of turns given by their clockwise quarter turns (1, 2 or 3
+    /// each): the one count of a solution's length (the searches' and the coordinator's).
+    pub fn length_of(self, quarter_turns: impl IntoIterator<Item = u8>) -> u32 {
+        quarter_turns.into_iter().map(|q| self.turn_cost(q)).sum()
+    }
+
     /// God's number in this metric: every position is solved within it (20 half turns, 26
     /// quarter turns).
     pub fn gods_number(self) -> u32 {
@@ -580,12 +586,12 @@ mod tests {
     #[test]
     fn questions_go_through_the_wire_unchanged() {
         let dl = Algorithm::DepthLimited { max_depth: 7 };
-        let rf = MoveSet::parse("R,F").unwrap();
+        let rf = MoveSet::parse("R,F").expect("set");
         for q in [
             Question::default(),
             Question::two_phase(17),
-            Question::new(Algorithm::Optimal, Metric::Qtm, rf, Some(1.5)).unwrap(),
-            Question::new(dl, Metric::Htm, MoveSet::ALL, None).unwrap(),
+            Question::new(Algorithm::Optimal, Metric::Qtm, rf, Some(1.5)).expect("question"),
+            Question::new(dl, Metric::Htm, MoveSet::ALL, None).expect("question"),
         ] {
             assert_eq!(Question::from_wire(&q.to_wire()), Ok(q));
         }
@@ -625,9 +631,9 @@ mod tests {
     #[test]
     fn keys_name_whole_questions() {
         assert_eq!(Question::two_phase(20).key(), [1, 20, 0, 0, 0, 1]);
-        let a = Question::new(Algorithm::Optimal, Metric::Htm, MoveSet::ALL, None).unwrap();
-        let ru = MoveSet::parse("R,U").unwrap();
-        let b = Question::new(Algorithm::Optimal, Metric::Htm, ru, None).unwrap();
+        let a = Question::new(Algorithm::Optimal, Metric::Htm, MoveSet::ALL, None).expect("q");
+        let ru = MoveSet::parse("R,U").expect("set");
+        let b = Question::new(Algorithm::Optimal, Metric::Htm, ru, None).expect("q");
         assert_eq!(a.key(), [2, 0, 0, 0, 0, 1]);
         assert_ne!(a.key(), b.key());
         assert_eq!(b.needs_protocol(), MOVES_PROTOCOL);

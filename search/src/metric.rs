@@ -21,6 +21,6 @@ impl TurnCost for Metric {
     }
 
     fn length(self, moves: &[Move]) -> u32 {
-        moves.iter().map(|&m| self.cost(m)).sum()
+        self.length_of(moves.iter().map(|m| m.quarter_turns()))
     }
 }

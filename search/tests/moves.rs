@@ -19,7 +19,8 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
 fn turns_of(text: &str) -> Vec<Move> {
     let mut turns = Vec::new();
     for token in text.split(',') {
-        let face = cubefleet_tables::Face::from_letter(token.chars().next().unwrap()).unwrap();
+        let letter = token.chars().next().expect("a face letter");
+        let face = cubefleet_tables::Face::from_letter(letter).expect("a face");
         if token.ends_with('2') {
             turns.push(Move::new(face, 2));
         } else {

@@ -135,7 +135,7 @@ mod tests {
                 assert_eq!(unreachable(&c, set), None, "{seq:?}");
             }
         }
-        let after = |m: &str| CubieCube::from_moves(&crate::MoveSeq::parse(m).unwrap().0);
+        let after = |m: &str| CubieCube::from_moves(&crate::MoveSeq::parse(m).expect("moves").0);
         // F moves pieces R,U never moves; F2 L2 keeps the G1 orientations but not the corners'
         // parity under half turns alone
         assert!(unreachable(&after("F"), ru).is_some());
