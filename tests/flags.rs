@@ -268,6 +268,56 @@ fn solve_with_a_move_set_keeps_to_it_and_says_so() {
     assert_eq!(row["moves"], "U,R,F,D,L");
 }
 
+/// `run --optimal --moves R,U` through the job system: the coordinator checks the set, the
+/// embedded worker keeps to it, the rows name it, and `F` is `unreachable` with the reason.
+#[test]
+fn run_with_a_move_set_answers_within_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("ru.txt");
+    std::fs::write(&file, "R U R' U'\nF\n").expect("write");
+    let out = common::cubefleet()
+        .args([
+            "run",
+            "--optimal",
+            "--moves",
+            "R,U",
+            "--no-build",
+            "--threads",
+            "2",
+        ])
+        .arg(&file)
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        (&rows[0]["status"], &rows[0]["length"]),
+        (&"solved".into(), &4.into())
+    );
+    assert_eq!(rows[0]["moves"], "U,R");
+    let solution = rows[0]["solution"].as_str().expect("a solution");
+    assert!(
+        solution.split(' ').all(|t| t.starts_with(['R', 'U'])),
+        "{solution}"
+    );
+    assert_eq!(rows[1]["status"], "unreachable");
+    assert!(
+        rows[1]["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{:?}",
+        rows[1]
+    );
+}
+
 /// `--addr-file` where no file can be written (a missing directory, a directory itself): the
 /// process stops with an error naming the flag, exit code 2, instead of serving addresses
 /// nobody can read.

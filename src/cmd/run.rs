@@ -260,6 +260,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 super::client::ResultsFormat::Jsonl
             },
+            question.moves(),
             all_finished.clone(),
             Limits::RUN,
         ));

@@ -110,6 +110,7 @@ pub(super) async fn export_following(
     total: u64,
     out: Box<dyn Write + Send>,
     format: ResultsFormat,
+    moves: cubefleet_proto::question::MoveSet,
     all_finished: CancellationToken,
     limits: Limits,
 ) -> anyhow::Result<u64> {
@@ -127,7 +128,7 @@ pub(super) async fn export_following(
     let mut feed = core.follow(&batch, limits.queued)?;
     // true until the core stops sending
     let mut fed = true;
-    let mut w = ResultsWriter::new(format, out)?;
+    let mut w = ResultsWriter::new(format, out)?.with_moves(moves);
     // the results taken from the feed at once (those already there, up to a page's worth)
     let mut received = Vec::with_capacity(page_size.min(RECEIVED));
     // lines go out in order, so the next to write is line `w.written()`
@@ -284,6 +285,7 @@ mod tests {
             lines.len() as u64,
             Box::new(out.clone()),
             ResultsFormat::Jsonl,
+            cubefleet_proto::question::MoveSet::ALL,
             // never cancelled: the export finishes by itself
             CancellationToken::new(),
             limits,
