@@ -245,22 +245,21 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             None => Box::new(std::io::BufWriter::new(crate::output::Stdout::new())),
         };
         let all_finished = CancellationToken::new();
+        let format = if args
+            .out
+            .as_deref()
+            .is_some_and(crate::parquet::is_parquet_path)
+        {
+            super::client::ResultsFormat::Parquet
+        } else {
+            super::client::ResultsFormat::Jsonl
+        };
         let exporter = tokio::spawn(export_following(
             core.clone(),
             id.clone(),
             // with --keep histogram, no result lines: the histogram at the end
             if histogram_only { 0 } else { lines },
-            out,
-            if args
-                .out
-                .as_deref()
-                .is_some_and(crate::parquet::is_parquet_path)
-            {
-                super::client::ResultsFormat::Parquet
-            } else {
-                super::client::ResultsFormat::Jsonl
-            },
-            question.moves(),
+            super::client::ResultsWriter::new(format, out)?.with_moves(question.moves()),
             all_finished.clone(),
             Limits::RUN,
         ));
