@@ -360,6 +360,7 @@ impl Question {
         Mode {
             kind: Some(kind),
             timeout_seconds: 0.0,
+            moves: 0,
         }
     }
 }

@@ -175,6 +175,149 @@ fn qtm_with_a_two_phase_search_is_refused() {
     }
 }
 
+/// `--moves` goes with `--optimal` or `--max-depth` (clap names what to add), and a set it
+/// cannot read is refused naming the flag and the reason, before any table is loaded.
+#[test]
+fn a_move_set_without_an_exact_search_or_unreadable_is_refused() {
+    for before in [
+        vec!["solve", "R U"],
+        vec!["run", "missing.txt"],
+        vec!["submit", "missing.txt"],
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
+        cmd.args(&before).args(["--moves", "R,U"]);
+        let (code, stderr) = assert_no_panic(cmd, &before.join(" "));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("--optimal"), "{stderr}");
+        for bad in ["R'", "X", "", "-U,R,F,D,L,B", "R,,U"] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
+            cmd.args(&before).args(["--optimal", "--moves", bad]);
+            let (code, stderr) = assert_no_panic(cmd, &before.join(" "));
+            assert_eq!(code, 2, "{bad:?}: {stderr}");
+            assert!(stderr.contains("--moves"), "{bad:?}: {stderr}");
+        }
+    }
+}
+
+/// `solve --optimal --moves R,U`: the shortest solution in R and U turns (checked here by the
+/// row's own fields: turns of R and U only, its length; the search crate's tests hold the
+/// lengths to a breadth-first search), the row names the set, and a position the set cannot
+/// reach is `unreachable` with the reason.
+#[test]
+fn solve_with_a_move_set_keeps_to_it_and_says_so() {
+    let mut cmd = common::cubefleet();
+    cmd.args([
+        "solve",
+        "--format",
+        "json",
+        "--optimal",
+        "--moves",
+        "R,U",
+        "R U R' U'",
+        "F",
+    ]);
+    let out = cmd.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0]["status"], "solved");
+    assert_eq!(rows[0]["moves"], "U,R");
+    assert_eq!(rows[0]["length"], 4);
+    let solution = rows[0]["solution"].as_str().expect("a solution");
+    assert!(
+        solution
+            .split(' ')
+            .all(|t| t.starts_with('R') || t.starts_with('U')),
+        "{solution}"
+    );
+    assert_eq!(rows[1]["status"], "unreachable");
+    assert!(
+        rows[1]["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{:?}",
+        rows[1]
+    );
+    // `-B` is a set, not a flag: every face but B
+    let mut cmd = common::cubefleet();
+    cmd.args([
+        "solve",
+        "--format",
+        "json",
+        "--max-depth",
+        "3",
+        "--moves",
+        "-B",
+        "R U",
+    ]);
+    let out = cmd.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).expect("JSON");
+    assert_eq!(row["status"], "solved");
+    assert_eq!(row["length"], 2);
+    assert_eq!(row["moves"], "U,R,F,D,L");
+}
+
+/// `run --optimal --moves R,U` through the job system: the coordinator checks the set, the
+/// embedded worker keeps to it, the rows name it, and `F` is `unreachable` with the reason.
+#[test]
+fn run_with_a_move_set_answers_within_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("ru.txt");
+    std::fs::write(&file, "R U R' U'\nF\n").expect("write");
+    let out = common::cubefleet()
+        .args([
+            "run",
+            "--optimal",
+            "--moves",
+            "R,U",
+            "--no-build",
+            "--threads",
+            "2",
+        ])
+        .arg(&file)
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        (&rows[0]["status"], &rows[0]["length"]),
+        (&"solved".into(), &4.into())
+    );
+    assert_eq!(rows[0]["moves"], "U,R");
+    let solution = rows[0]["solution"].as_str().expect("a solution");
+    assert!(
+        solution.split(' ').all(|t| t.starts_with(['R', 'U'])),
+        "{solution}"
+    );
+    assert_eq!(rows[1]["status"], "unreachable");
+    assert!(
+        rows[1]["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{:?}",
+        rows[1]
+    );
+}
+
 /// `--addr-file` where no file can be written (a missing directory, a directory itself): the
 /// process stops with an error naming the flag, exit code 2, instead of serving addresses
 /// nobody can read.

@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use cubefleet_tables::CubieCube;
 
+use cubefleet_search::metric::TurnCost;
 use cubefleet_search::optimal::{solve_parallel, OptimalOptions, OptimalSearcher, OptimalTables};
 use cubefleet_search::{Budget, Outcome, Status};
 

@@ -68,6 +68,13 @@ pub enum Error {
     Internal(String),
 }
 
+/// A mode field out of range: refused naming the field.
+impl From<cubefleet_proto::question::ModeError> for Error {
+    fn from(e: cubefleet_proto::question::ModeError) -> Self {
+        Error::InvalidArgument(e.to_string())
+    }
+}
+
 impl From<Error> for tonic::Status {
     fn from(e: Error) -> Self {
         match e {

@@ -5,10 +5,12 @@
 //!
 //! | field | accepted |
 //! | --- | --- |
+//! | `Mode` (all its fields) | what the one mode type reads ([`check_mode`], through `cubefleet_proto::question::Question::from_wire`): |
 //! | `Mode.timeout_seconds` | 0 (none) or more than 0 up to [`MAX_SECONDS`] (a year) |
 //! | `TwoPhase.max_length` | any (0 means [`cubefleet_proto::DEFAULT_MAX_LENGTH`]) |
 //! | `DepthLimited.max_depth` | 0 to [`MAX_DEPTH`] |
 //! | `Optimal.metric`, `DepthLimited.metric` | unspecified (HTM), HTM or QTM |
+//! | `Mode.moves` | 0 (every turn), or a mask of the 18 turns in which each face gives all its turns, its half turn or none; only with an optimal or depth-limited search |
 //! | `BatchSpec.batch_id` | at most [`MAX_BATCH_ID`] bytes |
 //! | `BatchSpec.name` | at most [`MAX_BATCH_NAME`] bytes |
 //! | `BatchSpec.content_hash`, `SubmitEnd.content_hash` | at most [`MAX_CONTENT_HASH`] bytes |
@@ -54,11 +56,12 @@ use cubefleet_proto::{Completion, JobProgress, JobResult, JobState, Mode, Result
 
 use crate::error::Error;
 
-/// The longest time any field takes, in seconds: a year (the CLI's limit of its time flags).
-pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+/// The longest time any field takes, in seconds: a year (the mode type's limit, which the
+/// CLI's time flags share).
+pub use cubefleet_proto::question::MAX_SECONDS;
 
-/// The deepest depth-limited search (`--max-depth`'s limit).
-pub const MAX_DEPTH: u32 = 40;
+/// The deepest depth-limited search (`--max-depth`'s limit): the mode type's.
+pub use cubefleet_proto::question::MAX_DEPTH;
 
 /// Most search threads a worker registers with (`--threads`' limit).
 pub const MAX_THREADS: u32 = 1024;
@@ -185,35 +188,10 @@ pub fn check_seconds(field: &str, seconds: f64) -> Result<(), Error> {
     }
 }
 
-/// Refuses a metric value other than unspecified (HTM), HTM or QTM.
-pub fn check_metric(field: &str, metric: i32) -> Result<(), Error> {
-    if cubefleet_proto::Metric::try_from(metric).is_ok() {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument(format!(
-            "{field} is {metric}: give HTM (1) or QTM (2)"
-        )))
-    }
-}
-
-/// Checks every field of a mode (see the module table).
+/// Checks every field of a mode (see the module table): the one reading of the mode type.
 pub fn check_mode(m: &Mode) -> Result<(), Error> {
-    use cubefleet_proto::mode::Kind;
-    check_seconds("mode.timeout_seconds", m.timeout_seconds)?;
-    match &m.kind {
-        Some(Kind::Optimal(o)) => check_metric("mode.optimal.metric", o.metric),
-        Some(Kind::DepthLimited(d)) => {
-            check_metric("mode.depth_limited.metric", d.metric)?;
-            if d.max_depth > MAX_DEPTH {
-                return Err(Error::InvalidArgument(format!(
-                    "mode.depth_limited.max_depth is {}: give 0 to {MAX_DEPTH}",
-                    d.max_depth
-                )));
-            }
-            Ok(())
-        }
-        Some(Kind::TwoPhase(_)) | None => Ok(()),
-    }
+    cubefleet_proto::question::Question::from_wire(m)?;
+    Ok(())
 }
 
 /// Checks what a worker reports of one job (status, solution size, time).
@@ -331,6 +309,7 @@ mod tests {
         let with = |kind, timeout_seconds| Mode {
             kind: Some(kind),
             timeout_seconds,
+            moves: 0,
         };
         let optimal = |metric| Kind::Optimal(Optimal { metric });
         let depth = |max_depth, metric| Kind::DepthLimited(DepthLimited { max_depth, metric });
@@ -344,6 +323,27 @@ mod tests {
             (with(depth(41, 1), 0.0), "max_depth"),
             (with(depth(5, 3), 0.0), "depth_limited.metric"),
             (with(depth(u32::MAX, 1), 0.0), "max_depth"),
+            (
+                Mode {
+                    moves: 1 << 31,
+                    ..with(optimal(1), 0.0)
+                },
+                "mode.moves",
+            ),
+            (
+                Mode {
+                    moves: 0b001,
+                    ..with(optimal(1), 0.0)
+                },
+                "mode.moves",
+            ),
+            (
+                Mode {
+                    moves: 0b111,
+                    ..Mode::default()
+                },
+                "mode.moves",
+            ),
         ] {
             let e = check_mode(&m).expect_err(field);
             assert!(e.to_string().contains(field), "{e}");
@@ -382,7 +382,7 @@ mod tests {
         let e = StatusFilter::parse("done")
             .expect_err("no status")
             .to_string();
-        assert!(e.contains("give one of solved, timeout, over_target, none_within, cancelled, invalid, skipped, failed, queued, leased"), "{e}");
+        assert!(e.contains("give one of solved, timeout, over_target, none_within, cancelled, invalid, skipped, failed, unreachable, queued, leased"), "{e}");
         let mut r = JobResult {
             state: JobState::Queued as i32,
             ..JobResult::default()

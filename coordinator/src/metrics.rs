@@ -365,6 +365,7 @@ mod tests {
                     held: 0,
                     asked: None,
                     capped: true,
+                    protocol: cubefleet_proto::PROTOCOL,
                 },
             )],
             solve_times,

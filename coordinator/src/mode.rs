@@ -1,63 +1,50 @@
-//! A batch's mode (what search answers its lines): the defaults a submission's mode gets, the
-//! key naming which results answer the same question, and the metric lengths are counted in.
-//! Read by the core (intake, dedup, leases, completion) and by [`crate::verify`].
+//! A batch's mode as the core reads it: the protocol's `Mode`, stored with the batch, read
+//! through the one mode type ([`Question`], `cubefleet_proto::question`), which checks every
+//! field, fills the defaults, names what a result answers ([`Question::key`]) and gives the
+//! metric. Read by the core (intake, dedup, leases, completion) and by [`crate::verify`].
 
-use cubefleet_proto::{mode, Metric, Mode, TwoPhase, DEFAULT_MAX_LENGTH};
+use cubefleet_proto::question::Question;
+use cubefleet_proto::Mode;
 
 use crate::error::Error;
 
-/// Fills defaults (two-phase with [`DEFAULT_MAX_LENGTH`] moves) and refuses any field out of its range
-/// ([`crate::limits::check_mode`]).
-pub(crate) fn normalize_mode(mut m: Mode) -> Result<Mode, Error> {
-    crate::limits::check_mode(&m)?;
-    match &mut m.kind {
-        None => {
-            m.kind = Some(mode::Kind::TwoPhase(TwoPhase {
-                max_length: DEFAULT_MAX_LENGTH,
-            }))
-        }
-        Some(mode::Kind::TwoPhase(t)) if t.max_length == 0 => t.max_length = DEFAULT_MAX_LENGTH,
-        _ => {}
-    }
-    Ok(m)
+/// The mode a submission's `mode` asks, every field checked and the defaults filled in
+/// (two-phase to [`cubefleet_proto::DEFAULT_MAX_LENGTH`] moves, every turn): what is stored
+/// with the batch. A field out of range is refused naming it ([`Question::from_wire`]).
+pub(crate) fn normalize_mode(m: &Mode) -> Result<Mode, Error> {
+    Ok(Question::from_wire(m)?.to_wire())
 }
 
-/// A short key naming what a result answers (two results with equal keys are interchangeable):
-/// the kind, its whole target or depth, and its metric as [`metric_of`] reads it, so no two
-/// questions share a key (a value is never cut to fit) and the two spellings of HTM share one.
+/// The question of a stored mode. Every stored mode passed [`normalize_mode`] at submission
+/// (and those of earlier versions passed the same checks), so reading it fails only for a
+/// store altered by hand; such a mode is read as the default question, whose answers
+/// verification then holds to every turn and God's number.
+pub(crate) fn question_of(m: &Mode) -> Question {
+    Question::from_wire(m).unwrap_or_default()
+}
+
+/// A short key naming what a result of mode `m` answers ([`Question::key`]): two results with
+/// equal keys are interchangeable.
 pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
-    let metric = metric_of(m) as u8;
-    let (kind, n) = match &m.kind {
-        Some(mode::Kind::TwoPhase(t)) => (1, t.max_length),
-        Some(mode::Kind::Optimal(_)) => (2, 0),
-        Some(mode::Kind::DepthLimited(d)) => (3, d.max_depth),
-        None => (0, 0),
-    };
-    let mut key = vec![kind];
-    key.extend_from_slice(&n.to_le_bytes());
-    key.push(metric);
-    key
+    question_of(m).key()
 }
 
-/// The metric of a mode (HTM unless it says otherwise).
-pub(crate) fn metric_of(mode: &Mode) -> Metric {
-    match &mode.kind {
-        Some(mode::Kind::Optimal(o)) => Metric::try_from(o.metric),
-        Some(mode::Kind::DepthLimited(d)) => Metric::try_from(d.metric),
-        _ => Ok(Metric::Htm),
-    }
-    .ok()
-    .filter(|&m| m == Metric::Qtm)
-    .unwrap_or(Metric::Htm)
+/// The key the symmetry index files a finished job of mode `m` under ([`mode_key`]), or None
+/// when its answers do not carry over to the symmetric and inverse copies of its position: a
+/// restricted move set, which a symmetry maps to other turns (a copy's shortest solution in
+/// the set may be longer, or not exist). Such results are never indexed, so never reused.
+pub(crate) fn index_key(m: &Mode) -> Option<Vec<u8>> {
+    let q = question_of(m);
+    q.moves().is_all().then(|| q.key())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cubefleet_proto::{DepthLimited, Optimal};
+    use cubefleet_proto::{mode, DepthLimited, Optimal, TwoPhase};
 
     /// No two questions share a key (a target is never cut to a byte), and the two spellings
-    /// of HTM (unspecified and HTM) share one.
+    /// of HTM (unspecified and HTM) share one, as do the stored and the submitted forms.
     #[test]
     fn keys_name_whole_questions() {
         let tp = |max_length| Mode {
@@ -72,15 +59,20 @@ mod tests {
             kind: Some(mode::Kind::Optimal(Optimal { metric })),
             ..Mode::default()
         };
+        let restricted = Mode {
+            moves: 0b111_000_111,
+            ..opt(1)
+        };
         let keys = [
             mode_key(&tp(255)),
             mode_key(&tp(256)),
             mode_key(&tp(u32::MAX)),
             mode_key(&dl(1, 1)),
             mode_key(&dl(1, 2)),
-            mode_key(&dl(257, 1)),
+            mode_key(&dl(40, 1)),
             mode_key(&opt(1)),
             mode_key(&opt(2)),
+            mode_key(&restricted),
         ];
         for (i, a) in keys.iter().enumerate() {
             for b in &keys[..i] {
@@ -89,5 +81,8 @@ mod tests {
         }
         assert_eq!(mode_key(&opt(0)), mode_key(&opt(1)));
         assert_eq!(mode_key(&dl(3, 0)), mode_key(&dl(3, 1)));
+        let stored = normalize_mode(&restricted).expect("in range");
+        assert_eq!(mode_key(&stored), mode_key(&restricted));
+        assert_eq!(mode_key(&tp(0)), mode_key(&tp(20)));
     }
 }

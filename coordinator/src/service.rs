@@ -325,9 +325,13 @@ impl Workers for Svc {
                 "a worker of an older protocol registered; upgrade it"
             );
         }
-        let (session, token, lease) =
-            self.core
-                .register_session(&credential, &r.name, r.threads, r.table_fingerprint)?;
+        let (session, token, lease) = self.core.register_session(
+            &credential,
+            &r.name,
+            r.threads,
+            r.table_fingerprint,
+            r.protocol,
+        )?;
         Ok(Response::new(RegisterResponse {
             worker_id: token,
             lease_seconds: lease.as_secs_f64(),

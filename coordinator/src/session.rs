@@ -53,6 +53,10 @@ struct Claims {
     /// Its search threads (1 to 1024).
     #[prost(uint32, tag = "4")]
     threads: u32,
+    /// The protocol revision it registered with (`RegisterRequest.protocol`; 0 in tokens
+    /// issued before the field, read as a worker of no revision).
+    #[prost(uint32, tag = "5")]
+    protocol: u32,
 }
 
 /// A worker session as the coordinator knows it.
@@ -66,6 +70,9 @@ pub struct Session {
     pub name: String,
     /// Its search threads.
     pub threads: u32,
+    /// The protocol revision it speaks: a job whose question needs a later one
+    /// (`Question::needs_protocol`) is never leased to it.
+    pub protocol: u32,
     /// The name its answers carry and `revoke` takes: the credential's name (given or
     /// derived), never what the worker says of itself; the worker's name only on a
     /// coordinator without credentials ([`crate::credentials::Credential::names_workers`]).
@@ -98,21 +105,23 @@ impl SessionKey {
         &self.0
     }
 
-    /// A new session of `name` with `threads`, registered by `credential` (`named`: whether
-    /// the credential's name names its workers, see
-    /// [`crate::credentials::Credential::names_workers`]): the session and its token.
+    /// A new session of `name` with `threads`, speaking protocol revision `protocol`,
+    /// registered by `credential` (`named`: whether the credential's name names its workers,
+    /// see [`crate::credentials::Credential::names_workers`]): the session and its token.
     pub fn issue(
         &self,
         credential: &str,
         named: bool,
         name: &str,
         threads: u32,
+        protocol: u32,
     ) -> (Session, String) {
         let claims = Claims {
             n: rand::random(),
             credential: credential.to_string(),
             name: name.to_string(),
             threads,
+            protocol,
         };
         let token = self.sign(&claims);
         (session_of(claims, named), token)
@@ -177,6 +186,7 @@ fn session_of(claims: Claims, named: bool) -> Session {
         credential: claims.credential.into(),
         name: claims.name,
         threads: claims.threads,
+        protocol: claims.protocol,
         identity,
     }
 }
@@ -224,6 +234,7 @@ mod tests {
             credential: "farm".into(),
             name: "host-1".into(),
             threads: 4,
+            protocol: 0,
         };
         assert_eq!(old_key().sign(&claims), OLD_TOKEN);
         let session = old_key().check(OLD_TOKEN, "farm", true).expect("verifies");
@@ -234,6 +245,7 @@ mod tests {
                 credential: "farm".into(),
                 name: "host-1".into(),
                 threads: 4,
+                protocol: 0,
                 identity: "farm".into(),
             }
         );
@@ -253,7 +265,7 @@ mod tests {
     #[test]
     fn a_token_names_its_session_only_for_its_credential_and_key() {
         let key = SessionKey::random();
-        let (session, token) = key.issue("farm", true, "host-1", 4);
+        let (session, token) = key.issue("farm", true, "host-1", 4, cubefleet_proto::PROTOCOL);
         assert_eq!(key.check(&token, "farm", true).ok(), Some(session.clone()));
         assert_eq!(session.identity, "farm");
         assert_eq!(

@@ -2,44 +2,49 @@
 
 use std::cell::LazyCell;
 
-use cubefleet_proto::{mode, Completion, Metric, Mode, ResultStatus};
+use cubefleet_proto::question::{Algorithm, Question, MAX_DEPTH};
+use cubefleet_proto::{Completion, Mode, ResultStatus};
 use cubefleet_tables::{CubieCube, MoveSeq};
 
-use crate::mode::metric_of;
+use crate::mode::question_of;
 
-/// God's number in `metric`: every solvable position has a solution of at most this many moves
-/// (HTM 20, QTM 26), so no true lower bound is above it and no depth at or above it leaves a
-/// position without a solution.
-pub(crate) fn gods_number(metric: Metric) -> u32 {
-    match metric {
-        Metric::Qtm => 26,
-        _ => 20,
-    }
-}
-
-/// The length in `metric` of a solution of `cube` the coordinator knows without any worker:
-/// when the job's line `input` is a move sequence that makes `cube`, its inverse solves it.
-/// None when the line is not such a sequence (a facelet string).
-pub(crate) fn known_length(cube: &CubieCube, input: &str, metric: Metric) -> Option<u32> {
+/// The length in the question's metric of a solution of `cube` the coordinator knows without
+/// any worker: when the job's line `input` is a move sequence that makes `cube` and uses only
+/// turns of the question's move set, its inverse solves it. None when the line is not such a
+/// sequence (a facelet string, or turns outside the set).
+pub(crate) fn known_length(cube: &CubieCube, input: &str, q: &Question) -> Option<u32> {
     let moves = MoveSeq::parse(input).ok()?;
-    (CubieCube::from_moves(&moves.0) == *cube).then(|| match metric {
-        Metric::Qtm => moves.qtm_len(),
-        _ => moves.len() as u32,
-    })
+    let in_set = q
+        .moves()
+        .first_outside(moves.indices().into_iter().map(usize::from))
+        .is_none();
+    (in_set && CubieCube::from_moves(&moves.0) == *cube).then(|| length_in(q, &moves))
 }
 
-/// The most a true lower bound can be in `metric` for a position with a known solution of
-/// `known` moves ([`known_length`]): [`gods_number`], or that length when it is shorter.
-fn most_possible(metric: Metric, known: Option<u32>) -> u32 {
-    let gods = gods_number(metric);
-    known.map_or(gods, |k| k.min(gods))
+/// The length of `moves` in the metric of `q`.
+fn length_in(q: &Question, moves: &MoveSeq) -> u32 {
+    q.metric()
+        .length_of(moves.0.iter().map(|m| m.quarter_turns()))
+}
+
+/// The most a true lower bound can be for question `q` on a position with a known solution
+/// of `known` moves ([`known_length`]): God's number of the metric (HTM 20, QTM 26; with a
+/// restricted move set, whose own God's number is not known, [`MAX_DEPTH`], the deepest search
+/// a job may ask), or the known length when it is shorter.
+fn most_possible(q: &Question, known: Option<u32>) -> u32 {
+    let most = if q.moves().is_all() {
+        q.metric().gods_number()
+    } else {
+        MAX_DEPTH
+    };
+    known.map_or(most, |k| k.min(most))
 }
 
 /// A lower bound a worker reported for a job of `mode` whose position has a known solution of
 /// `known` moves, clamped to what can be true ([`most_possible`]): a bound from a worker is a
 /// claim, and a resumed search must never start above the optimum.
 pub(crate) fn possible_bound(mode: &Mode, known: Option<u32>, reported: u32) -> u32 {
-    reported.min(most_possible(metric_of(mode), known))
+    reported.min(most_possible(&question_of(mode), known))
 }
 
 /// A result that passed [`verify`]: what the job's record stores of it (the default: no
@@ -54,8 +59,12 @@ pub(crate) struct Checked {
     /// from the parsed turns whatever notation the worker used ("" without one).
     pub(crate) solution: String,
     /// The proven lower bound to store: the higher of the known and the reported one, each
-    /// clamped to [`gods_number`], and never above `length` when there is a solution.
+    /// clamped to what is possible ([`most_possible`]), and never above `length` when there is
+    /// a solution.
     pub(crate) lower_bound: u32,
+    /// Why the position is out of reach of the move set (`unreachable`; "" otherwise), as the
+    /// coordinator's own check of the invariants says it.
+    pub(crate) reason: String,
 }
 
 /// Checks a worker's result for the position `cube`, whose stored lower bound is
@@ -79,8 +88,8 @@ pub(crate) fn verify(
     let Some(status) = c.reported() else {
         return Err(format!("unknown status `{}`", c.status));
     };
-    let metric = metric_of(mode);
-    let gods = LazyCell::new(|| most_possible(metric, known()));
+    let q = question_of(mode);
+    let gods = LazyCell::new(|| most_possible(&q, known()));
     // a bound clamped to what is possible (0 needs no clamp, so `known` is not called for it)
     let clamp = |bound: u32| if bound == 0 { 0 } else { bound.min(*gods) };
     // a stored bound raised by an earlier lie (or an older version) cannot exclude the optimum
@@ -99,24 +108,42 @@ pub(crate) fn verify(
         ));
     }
     if status == ResultStatus::NoneWithin {
-        return match &mode.kind {
-            Some(mode::Kind::DepthLimited(d)) if d.max_depth >= *gods => Err(format!(
-                "none_within {} is impossible: the position has a solution within {}",
-                d.max_depth, *gods
+        return match q.algorithm() {
+            Algorithm::DepthLimited { max_depth } if max_depth >= *gods => Err(format!(
+                "none_within {max_depth} is impossible: the position has a solution within {}",
+                *gods
             )),
             // what is stored is what the job asked: none within its depth (a bound above
             // it is a claim of more than the search was for)
-            Some(mode::Kind::DepthLimited(d)) if !c.has_solution && c.lower_bound > d.max_depth => {
+            Algorithm::DepthLimited { max_depth }
+                if !c.has_solution && c.lower_bound > max_depth =>
+            {
                 Ok(Checked {
                     status,
-                    lower_bound: proven.min(d.max_depth + 1),
+                    lower_bound: proven.min(max_depth + 1),
                     ..Checked::default()
                 })
             }
-            Some(mode::Kind::DepthLimited(_)) => {
+            Algorithm::DepthLimited { .. } => {
                 Err("none_within needs a lower bound above the depth limit".into())
             }
             _ => Err("none_within is only an answer of a depth-limited search".into()),
+        };
+    }
+    if status == ResultStatus::Unreachable {
+        // checked in full: the coordinator finds the invariant itself
+        let reason = cubefleet_tables::reach::unreachable(cube, q.moves().mask())
+            .filter(|_| !q.moves().is_all() && !c.has_solution);
+        return match reason {
+            Some(reason) => Ok(Checked {
+                status,
+                reason,
+                ..Checked::default()
+            }),
+            None => Err(format!(
+                "unreachable, but no invariant of the move set {} shows it",
+                q.moves()
+            )),
         };
     }
     if !c.has_solution {
@@ -134,10 +161,14 @@ pub(crate) fn verify(
     if !cube.apply_moves(&moves.0).is_solved() {
         return Err(format!("`{moves}` does not solve the position"));
     }
-    let length = match metric {
-        Metric::Qtm => moves.qtm_len(),
-        _ => moves.len() as u32,
-    };
+    if let Some(t) = q.moves().first_outside(moves.0.iter().map(|m| m.index())) {
+        return Err(format!(
+            "`{moves}` turns {}, outside the batch's move set {}",
+            cubefleet_tables::Move::from_index(t).notation(),
+            q.moves()
+        ));
+    }
+    let length = length_in(&q, &moves);
     // a real solution shorter than the stored bound proves that bound false (a worker's lie
     // in a heartbeat, which the coordinator cannot check): the solution stands, the stored
     // bound is dropped, and what is proven is the reporting worker's own claim
@@ -146,7 +177,7 @@ pub(crate) fn verify(
     } else {
         proven
     };
-    let length = match (&mode.kind, status) {
+    let length = match (q.algorithm(), status) {
         // no solution shorter than the bound exists, yet here is one
         (_, s) if s.may_have_length() && c.lower_bound > length => Err(format!(
             "lower bound {} above the solution's length {length}",
@@ -154,29 +185,30 @@ pub(crate) fn verify(
         )),
         (_, ResultStatus::Timeout) => Ok(length),
         // a two-phase search that ended with time to spare above the target
-        (Some(mode::Kind::TwoPhase(t)), ResultStatus::OverTarget) if length > t.max_length => Ok(length),
+        (Algorithm::TwoPhase { max_length }, ResultStatus::OverTarget) if length > max_length => {
+            Ok(length)
+        }
         (_, ResultStatus::OverTarget) => Err(format!(
             "over_target needs a two-phase solution above the target ({length} moves)"
         )),
-        (Some(mode::Kind::TwoPhase(t)), ResultStatus::Solved) if length > t.max_length => Err(format!(
-            "{length} moves is above the target {}",
-            t.max_length
-        )),
-        (Some(mode::Kind::DepthLimited(d)), ResultStatus::Solved) if length > d.max_depth => Err(format!(
-            "{length} moves is above the depth limit {}",
-            d.max_depth
-        )),
+        (Algorithm::TwoPhase { max_length }, ResultStatus::Solved) if length > max_length => {
+            Err(format!("{length} moves is above the target {max_length}"))
+        }
+        (Algorithm::DepthLimited { max_depth }, ResultStatus::Solved) if length > max_depth => Err(
+            format!("{length} moves is above the depth limit {max_depth}"),
+        ),
         (_, ResultStatus::Solved) if c.optimal && c.lower_bound < length => Err(format!(
             "optimal claimed with a lower bound {} below the solution's length {length}",
             c.lower_bound
         )),
         // an optimal batch's answer is reused for every symmetric copy: it must be proven
-        (Some(mode::Kind::Optimal(_)), ResultStatus::Solved) if !c.optimal || c.lower_bound < length => Err(
-            format!(
-                "an optimal batch needs a proven-optimal solution (lower bound {} < {length} moves)",
+        (Algorithm::Optimal, ResultStatus::Solved) if !c.optimal || c.lower_bound < length => {
+            Err(format!(
+                "an optimal batch needs a proven-optimal solution (lower bound {} < {length} \
+                 moves)",
                 c.lower_bound
-            ),
-        ),
+            ))
+        }
         (_, ResultStatus::Solved) => Ok(length),
         (_, other) => Err(format!("unknown status `{other}`")),
     }?;
@@ -185,6 +217,7 @@ pub(crate) fn verify(
         length,
         solution: moves.text(),
         lower_bound: proven.min(length),
+        reason: String::new(),
     })
 }
 
@@ -231,7 +264,7 @@ fn solution_moves(c: &Completion) -> Result<MoveSeq, String> {
 mod tests {
     use super::*;
     use crate::mode::normalize_mode;
-    use cubefleet_proto::TwoPhase;
+    use cubefleet_proto::{mode, TwoPhase};
 
     fn solved(solution: &str) -> Completion {
         Completion {
@@ -244,7 +277,7 @@ mod tests {
 
     #[test]
     fn a_solution_is_counted_as_written() {
-        let mode = normalize_mode(Mode::default()).expect("two-phase");
+        let mode = normalize_mode(&Mode::default()).expect("two-phase");
         let cube = CubieCube::from_moves(&MoveSeq::parse("R2 U").expect("parses").0);
         let checked = verify(&cube, 0, || None, &mode, &solved("U' R2"));
         assert_eq!(checked.map(|v| v.length), Ok(2));
@@ -279,7 +312,7 @@ mod tests {
             ..over("")
         };
         assert!(verify(&cube, 0, || None, &five, &without).is_err());
-        let optimal = normalize_mode(Mode {
+        let optimal = normalize_mode(&Mode {
             kind: Some(mode::Kind::Optimal(Default::default())),
             ..Mode::default()
         })
@@ -289,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_solution_sent_as_moves_is_checked_like_its_text() {
-        let mode = normalize_mode(Mode::default()).expect("two-phase");
+        let mode = normalize_mode(&Mode::default()).expect("two-phase");
         let cube = CubieCube::from_moves(&MoveSeq::parse("R2 U").expect("parses").0);
         let as_moves = |moves: &str| Completion {
             moves: MoveSeq::parse(moves).expect("parses").indices(),
@@ -346,7 +379,7 @@ mod tests {
 
     #[test]
     fn the_known_length_is_asked_for_only_where_a_bound_is_clamped() {
-        let mode = normalize_mode(Mode::default()).expect("two-phase");
+        let mode = normalize_mode(&Mode::default()).expect("two-phase");
         let cube = CubieCube::from_moves(&MoveSeq::parse("R2 U").expect("parses").0);
         let asked = std::cell::Cell::new(0);
         let known = || {

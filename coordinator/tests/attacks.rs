@@ -185,6 +185,7 @@ fn depth_limited(max_depth: u32, metric: i32) -> Mode {
     Mode {
         kind: Some(mode::Kind::DepthLimited(DepthLimited { max_depth, metric })),
         timeout_seconds: 0.0,
+        moves: 0,
     }
 }
 
@@ -267,6 +268,108 @@ async fn attack_02_an_unknown_metric_is_refused() {
         .unwrap(),
         1
     );
+    server.stop().await;
+}
+
+/// 2b. A move set (`Mode.moves`, protocol revision 5) is checked like every mode field: a mask
+/// beyond the 18 turns, a face given in part, or a set with a two-phase search is refused
+/// naming `mode.moves`. A worker of an older revision (which would drop the field and search
+/// every turn) is leased none of such a batch's jobs; a solution with a turn outside the set
+/// is refused, and so is `unreachable` where no invariant of the set shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_02b_hostile_move_sets_and_workers_too_old_for_them() {
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let ru = 0b111_111; // every turn of U (bits 0-2) and of R (bits 3-5)
+    for (i, (mode, moves)) in [
+        (optimal(), 1 << 18),
+        (optimal(), u32::MAX),
+        (optimal(), 0b001),           // U without U'
+        (optimal(), 0b101),           // U and U' without U2
+        (depth_limited(5, 1), 0b110), // U2 and U' without U
+        (two_phase(20), ru),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        refused(
+            submit(
+                &mut alice,
+                submission(&format!("m{i}"), Mode { moves, ..mode }, &[], &["R U"]),
+            )
+            .await,
+            Code::InvalidArgument,
+            "mode.moves",
+        );
+    }
+    let set = Mode {
+        moves: ru,
+        ..optimal()
+    };
+    let lines = submission("ru", set, &[], &["R U", "F"]);
+    assert_eq!(submit(&mut alice, lines).await.unwrap(), 2);
+    let mut farm = as_(&server, FARM).await;
+    let old = farm
+        .workers
+        .register(RegisterRequest {
+            name: "old".into(),
+            threads: 1,
+            table_fingerprint: "attack".into(),
+            protocol: 4,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id;
+    assert!(lease(&mut farm, &old, 10).await.is_empty());
+    let new = register(&mut farm, "new", 1).await;
+    let line = |j: &cubefleet_proto::LeasedJob| j.job_id & ((1 << 40) - 1);
+    let jobs = lease(&mut farm, &new, 10).await;
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    assert!(jobs
+        .iter()
+        .all(|j| j.mode.as_ref().is_some_and(|m| m.moves == ru)));
+    let id_of = |jobs: &[cubefleet_proto::LeasedJob], l| {
+        jobs.iter().find(|j| line(j) == l).expect("leased").job_id
+    };
+    let (ru_job, f_job) = (id_of(&jobs, 0), id_of(&jobs, 1));
+    let unreachable = |job_id| Completion {
+        job_id,
+        status: "unreachable".into(),
+        result_status: ResultStatus::Unreachable as i32,
+        millis: 1.0,
+        ..Completion::default()
+    };
+    // F' solves `F`, but turns F
+    let outside = solved(f_job, "F'", true, 1);
+    assert_refused(
+        &mut farm,
+        &new,
+        outside,
+        "outside",
+        "a turn outside the set",
+    )
+    .await;
+    let unproven = unreachable(ru_job);
+    assert_refused(
+        &mut farm,
+        &new,
+        unproven,
+        "no invariant",
+        "unreachable, unproven",
+    )
+    .await;
+    // the honest answers: `U' R'`, proven optimal, and `F` out of reach of U and R
+    let jobs = lease(&mut farm, &new, 10).await;
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    let results = vec![solved(ru_job, "U' R'", true, 2), unreachable(f_job)];
+    assert_eq!(
+        complete(&mut farm, &new, results).await.unwrap(),
+        (2, vec![])
+    );
+    let f = job(&mut alice, f_job).await;
+    assert_eq!(f.outcome(), ResultStatus::Unreachable);
+    assert!(!f.error.is_empty(), "{f:?}");
     server.stop().await;
 }
 

@@ -114,6 +114,7 @@ impl Gen {
         Mode {
             kind,
             timeout_seconds: self.f64(),
+            moves: self.u32(),
         }
     }
     fn progress(&mut self) -> Vec<JobProgress> {

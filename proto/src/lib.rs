@@ -1,7 +1,8 @@
 //! The gRPC protocol of cubefleet, package `cubefleet.v1`: generated messages, clients and
 //! servers (`proto/cubefleet/v1/cubefleet.proto`), the encoded descriptor set for gRPC
 //! reflection, and the values both sides agree on (`defaults`: the default target, the
-//! message limits).
+//! message limits), among them the one mode type ([`question::Question`]: what a job asks,
+//! checked and converted to and from the wire's `Mode` in one place).
 //!
 //! The clients, the servers and [`client`] need the feature `grpc` (on by default); without it
 //! the crate depends on prost alone (no tonic, no tokio), for crates that only read the
@@ -35,7 +36,10 @@ pub use defaults::{DEFAULT_MAX_LENGTH, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 ///   [`status`]) beside its text (`status`), which they still write: a worker of this
 ///   revision works for coordinators of revision 2 and 3, which read the text, and a
 ///   coordinator reads the text of a completion without the enum (older workers).
-pub const PROTOCOL: u32 = 4;
+/// - 5: a mode may restrict the turns a solution uses (`Mode.moves`,
+///   [`question::MOVES_PROTOCOL`]); a coordinator leases such a job only to a worker of this
+///   revision or later, since an older one would drop the field and search every turn.
+pub const PROTOCOL: u32 = 5;
 
 /// The lowest coordinator revision a worker of this build works for.
 pub const MIN_COORDINATOR_PROTOCOL: u32 = 2;
@@ -52,7 +56,7 @@ impl JobState {
 
 #[cfg(feature = "grpc")]
 pub mod client;
-mod modes;
+pub mod question;
 pub mod status;
 pub mod view;
 

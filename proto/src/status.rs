@@ -16,7 +16,7 @@ use crate::{Completion, JobResult, ResultStatus};
 
 impl ResultStatus {
     /// Every status a finished job can have, in the order of the protocol's values.
-    pub const FINISHED: [ResultStatus; 8] = [
+    pub const FINISHED: [ResultStatus; 9] = [
         ResultStatus::Solved,
         ResultStatus::Timeout,
         ResultStatus::OverTarget,
@@ -25,15 +25,17 @@ impl ResultStatus {
         ResultStatus::Invalid,
         ResultStatus::Skipped,
         ResultStatus::Failed,
+        ResultStatus::Unreachable,
     ];
 
     /// The statuses a worker may report for a job it searched.
-    pub const REPORTED: [ResultStatus; 5] = [
+    pub const REPORTED: [ResultStatus; 6] = [
         ResultStatus::Solved,
         ResultStatus::Timeout,
         ResultStatus::OverTarget,
         ResultStatus::NoneWithin,
         ResultStatus::Cancelled,
+        ResultStatus::Unreachable,
     ];
 
     /// The status's name in the protocol's text fields and in every output (`solved`,
@@ -49,6 +51,7 @@ impl ResultStatus {
             ResultStatus::Invalid => "invalid",
             ResultStatus::Skipped => "skipped",
             ResultStatus::Failed => "failed",
+            ResultStatus::Unreachable => "unreachable",
         }
     }
 

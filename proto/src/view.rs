@@ -9,7 +9,8 @@
 
 use serde::Serialize;
 
-use crate::{mode, BatchStatus, Keep, Metric};
+use crate::question::{Algorithm, Question};
+use crate::{BatchStatus, Keep};
 
 impl BatchStatus {
     /// Jobs that need no more work: done, invalid, cancelled and failed.
@@ -174,29 +175,23 @@ impl BatchView {
 }
 
 /// A search in words: `two-phase, at most 20 moves`, `optimal (QTM)`, `within 12 moves (HTM)`,
-/// with `, 5.00 s each` for a time budget.
+/// with `, turns U,R` for a move set and `, 5.00 s each` for a time budget; read through the
+/// one mode type (a mode out of range, which no coordinator stores, reads as the default).
 pub fn mode_text(m: Option<&crate::Mode>) -> String {
-    let metric = |m: i32| {
-        if Metric::try_from(m) == Ok(Metric::Qtm) {
-            "QTM"
-        } else {
-            "HTM"
-        }
+    let q = m
+        .and_then(|m| Question::from_wire(m).ok())
+        .unwrap_or_default();
+    let metric = q.metric().as_str().to_ascii_uppercase();
+    let mut s = match q.algorithm() {
+        Algorithm::Optimal => format!("optimal ({metric})"),
+        Algorithm::DepthLimited { max_depth } => format!("within {max_depth} moves ({metric})"),
+        Algorithm::TwoPhase { max_length } => format!("two-phase, at most {max_length} moves"),
     };
-    let mut s = match m.and_then(|m| m.kind.as_ref()) {
-        Some(mode::Kind::Optimal(o)) => format!("optimal ({})", metric(o.metric)),
-        Some(mode::Kind::DepthLimited(d)) => {
-            format!("within {} moves ({})", d.max_depth, metric(d.metric))
-        }
-        Some(mode::Kind::TwoPhase(t)) if t.max_length > 0 => {
-            format!("two-phase, at most {} moves", t.max_length)
-        }
-        _ => format!("two-phase, at most {} moves", crate::DEFAULT_MAX_LENGTH),
-    };
-    if let Some(t) = m.map(|m| m.timeout_seconds) {
-        if t > 0.0 {
-            s.push_str(&format!(", {} s each", number(t)));
-        }
+    if !q.moves().is_all() {
+        s.push_str(&format!(", turns {}", q.moves()));
+    }
+    if let Some(t) = q.timeout() {
+        s.push_str(&format!(", {} s each", number(t.as_secs_f64())));
     }
     s
 }

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         optimal: bool
         max_depth: Optional[int]
         metric: Optional[Literal["htm", "qtm"]]
+        moves: Optional[str]
         input: _Input
         invalid: Literal["raise", "keep"]
 
@@ -145,6 +146,7 @@ def optimal(
     *,
     metric: Literal["htm", "qtm"] = "htm",
     max_depth: Optional[int] = None,
+    moves: Optional[str] = None,
     timeout: Optional[float] = None,
     threads: int = 1,
     input: _Input = "auto",
@@ -152,6 +154,9 @@ def optimal(
     """Find a proven shortest solution of one position (IDA*).
 
     ``metric``: ``"htm"`` (every face turn counts 1) or ``"qtm"`` (a half turn counts 2).
+    ``moves``: solve with these turns only, written as ``cubefleet solve --moves`` takes them
+    (``"R,U"``, ``"U,D,R2,L2,F2,B2"``, ``"-B"``); a position they cannot solve is answered
+    ``unreachable`` (with the reason in ``error``) when an invariant of the set shows it.
     ``max_depth``: search only up to this length; status ``none_within`` proves there is none.
     Random states take seconds to minutes each (much faster with the huge, giant or colossal
     table: ``cubefleet tables build --giant``). ``lower_bound`` says no solution is shorter.
@@ -165,6 +170,7 @@ def optimal(
         optimal=max_depth is None,
         max_depth=max_depth,
         metric=metric,
+        moves=moves,
         threads=threads,
         input=input,
     )
@@ -189,6 +195,7 @@ def solve_many(
     optimal: bool = False,
     max_depth: Optional[int] = None,
     metric: Optional[Literal["htm", "qtm"]] = None,
+    moves: Optional[str] = None,
     input: _Input = "auto",
     invalid: Literal["raise", "keep"] = "raise",
     output: Literal["arrow", "list"] = "arrow",
@@ -207,8 +214,9 @@ def solve_many(
     Blank lines and ``#`` comments are answered with status ``skipped``. A refused line raises
     :class:`InvalidPosition` naming it before anything is searched; with ``invalid="keep"``
     it is answered with status ``invalid`` and its reason in ``error`` instead, as the CLI
-    does. ``optimal=True`` / ``max_depth=N`` (with ``metric``) ask for the optimal or
-    depth-limited search instead of the two-phase one. Ctrl-C stops the searches.
+    does. ``optimal=True`` / ``max_depth=N`` (with ``metric``, and ``moves`` as for
+    :func:`optimal`) ask for the optimal or depth-limited search instead of the two-phase one.
+    Ctrl-C stops the searches.
     """
     return _native.solve_many(
         positions,
@@ -218,6 +226,7 @@ def solve_many(
         optimal=optimal,
         max_depth=max_depth,
         metric=metric,
+        moves=moves,
         input=input,
         invalid=invalid,
         output=output,

@@ -25,6 +25,7 @@ class SolveResult:
     millis: float
     nodes: Optional[int]
     error: Optional[str]
+    move_set: Optional[str]
     @property
     def moves(self) -> List[str]: ...
     def to_dict(self) -> Dict[str, object]: ...
@@ -48,6 +49,7 @@ class Client:
         optimal: bool = False,
         max_depth: Optional[int] = None,
         metric: Optional[Literal["htm", "qtm"]] = None,
+        moves: Optional[str] = None,
         timeout: Optional[float] = None,
         name: Optional[str] = None,
         priority: int = 0,

@@ -175,13 +175,14 @@ impl Client {
     /// line), `path` (a file, read as the CLI reads it), `range=(start, end)` (state indexes
     /// `start, start + step, ...` below `end`) or `sample=(count, seed)` (uniformly random
     /// states). The search: two-phase to `max_length` (default), `optimal=True`, or
-    /// `max_depth=N` (with `metric`, "htm" or "qtm"); `timeout` seconds per position.
+    /// `max_depth=N` (with `metric`, "htm" or "qtm", and `moves`, a move set as `--moves`
+    /// takes it: "R,U"); `timeout` seconds per position.
     /// `keep="histogram"` (range and sample batches) stores only the length histogram.
     /// `batch_id` continues or names a batch; `priority` orders batches (higher first). The
     /// lines are named by their content hash (for a file, the one `cubefleet submit FILE`
     /// sends), so a resubmission under a batch id is refused when its lines are not the
     /// batch's.
-    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
+    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, moves=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -195,6 +196,7 @@ impl Client {
         optimal: bool,
         max_depth: Option<u32>,
         metric: Option<&str>,
+        moves: Option<&str>,
         timeout: Option<f64>,
         name: Option<String>,
         priority: i32,
@@ -213,8 +215,7 @@ impl Client {
                 "give exactly one of lines, path, range and sample",
             ));
         }
-        let mode = crate::solve::mode(max_length, optimal, max_depth, metric)?;
-        let timeout = crate::solve::timeout(timeout)?.map(Duration::from_secs_f64);
+        let mode = crate::solve::question(max_length, optimal, max_depth, metric, moves, timeout)?;
         let keep = match keep {
             "all" => Keep::All,
             "histogram" if range.is_some() || sample.is_some() => Keep::Histogram,
@@ -241,7 +242,7 @@ impl Client {
         let mut spec = BatchSpec {
             batch_id: batch_id.unwrap_or_default(),
             name,
-            mode: Some(cubefleet_worker::remote::mode_to_proto(&mode, timeout)),
+            mode: Some(mode.to_wire()),
             priority,
             keep: keep as i32,
             // the lines are known beforehand: named by their hash, as the CLI names a file's,

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cubefleet_columns::Columns;
-use cubefleet_search::optimal::Metric;
+use cubefleet_proto::question::{Algorithm, Metric, MoveSet, Question};
 use cubefleet_search::{
-    read_line, solve_all, solve_line, Line, Mode, Request, ResultLine, Solver, Threads,
+    read_line, solve_all, solve_line, Line, Request, ResultLine, Solver, Threads,
 };
 use cubefleet_tables::{parse_position, InputFormat};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -86,16 +86,25 @@ impl SolveResult {
         self.0.nodes
     }
 
-    /// Why the line was refused (status `invalid` only).
+    /// Why the line was refused (status `invalid`), or why the move set cannot solve it
+    /// (status `unreachable`).
     #[getter]
     fn error(&self) -> Option<&str> {
         self.0.error.as_deref()
     }
 
+    /// The turns the search was limited to (`moves=`, as `--moves` reads them: the JSON
+    /// line's `moves`, named `move_set` here beside `moves`, the solution's turns); `None` when
+    /// every turn was allowed.
+    #[getter]
+    fn move_set(&self) -> Option<&str> {
+        self.0.moves.as_deref()
+    }
+
     fn __repr__(&self) -> String {
         let r = &self.0;
         match (&r.error, r.length) {
-            (Some(e), _) => format!("SolveResult(invalid: {e:?})"),
+            (Some(e), _) => format!("SolveResult({}: {e:?})", r.status.name()),
             (None, Some(n)) => format!(
                 "SolveResult({:?}, length={n}, status={:?}, optimal={})",
                 r.solution,
@@ -117,48 +126,47 @@ impl SolveResult {
     }
 
     /// The fields as a dict: the JSON line's ([`ResultLine`]'s serde form), with
-    /// `lower_bound` and `nodes` always present (`None` when the search gave none).
+    /// `lower_bound`, `nodes` and `moves` always present (`None` when the search gave none
+    /// or the question allows every turn).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let d = pythonize::pythonize(py, &self.0)?.cast_into::<pyo3::types::PyDict>()?;
         d.set_item("lower_bound", self.0.lower_bound)?;
         d.set_item("nodes", self.0.nodes)?;
+        d.set_item("moves", &self.0.moves)?;
         Ok(d)
     }
 }
 
-/// The mode the keyword arguments name (checked as the CLI checks its flags).
-pub(crate) fn mode(
+/// The question the keyword arguments ask: the one mode type, made and checked as the CLI
+/// makes it from its flags (`Question::new`); a value out of range is a `ValueError` naming
+/// the argument. `moves` is a move set as `--moves` takes it (`"R,U"`, `"-B"`).
+pub(crate) fn question(
     max_length: u32,
     optimal: bool,
     max_depth: Option<u32>,
     metric: Option<&str>,
-) -> PyResult<Mode> {
-    let metric_value = match metric {
-        None | Some("htm") => Metric::Htm,
-        Some("qtm") => Metric::Qtm,
-        Some(m) => {
-            return Err(PyValueError::new_err(format!(
-                "metric must be \"htm\" or \"qtm\", not {m:?}"
-            )))
-        }
+    moves: Option<&str>,
+    timeout: Option<f64>,
+) -> PyResult<Question> {
+    let metric = metric
+        .map(Metric::parse)
+        .transpose()
+        .map_err(PyValueError::new_err)?
+        .unwrap_or_default();
+    let moves = moves
+        .map(MoveSet::parse)
+        .transpose()
+        .map_err(|e| PyValueError::new_err(format!("moves: {e}")))?
+        .unwrap_or(MoveSet::ALL);
+    let algorithm = match (optimal, max_depth) {
+        (true, _) => Algorithm::Optimal,
+        (false, Some(max_depth)) => Algorithm::DepthLimited { max_depth },
+        (false, None) => Algorithm::TwoPhase { max_length },
     };
-    if max_length == 0 {
-        return Err(PyValueError::new_err("max_length must be 1 or more"));
-    }
-    match (optimal, max_depth) {
-        (_, Some(d)) if d > 40 => Err(PyValueError::new_err("max_depth must be 0 to 40")),
-        (true, _) => Ok(Mode::Optimal {
-            metric: metric_value,
-        }),
-        (false, Some(max_depth)) => Ok(Mode::DepthLimited {
-            max_depth,
-            metric: metric_value,
-        }),
-        (false, None) if metric.is_some() => Err(PyValueError::new_err(
-            "metric goes with optimal=True or max_depth (two-phase searches count half turns)",
-        )),
-        (false, None) => Ok(Mode::TwoPhase { max_length }),
-    }
+    Question::new(algorithm, metric, moves, timeout).map_err(|e| {
+        let argument = e.flag.trim_start_matches("--").replace('-', "_");
+        PyValueError::new_err(format!("{argument} {}", e.reason))
+    })
 }
 
 /// How positions are written: `auto`, `moves`, `facelets` or `net`.
@@ -174,16 +182,6 @@ fn input_format(name: &str) -> PyResult<InputFormat> {
             )))
         }
     })
-}
-
-/// A timeout given in seconds, checked as `--timeout` is.
-pub(crate) fn timeout(seconds: Option<f64>) -> PyResult<Option<f64>> {
-    match seconds {
-        Some(s) if !(s > 0.0 && s <= 365.0 * 86_400.0) => Err(PyValueError::new_err(
-            "timeout must be more than 0 seconds and at most a year",
-        )),
-        s => Ok(s),
-    }
 }
 
 /// The number of search threads: `threads`, else every core.
@@ -267,7 +265,7 @@ fn solve_lines(
             ));
         }
     }
-    let tables = crate::tables::get(py, !matches!(req.mode, Mode::TwoPhase { .. }))?;
+    let tables = crate::tables::get(py, !req.mode.is_two_phase())?;
     let cancel = Arc::new(AtomicBool::new(false));
     let req = Request {
         cancel: Some(cancel.clone()),
@@ -282,7 +280,7 @@ fn solve_lines(
 
 /// Solves one position (see `cubefleet.solve`).
 #[pyfunction]
-#[pyo3(signature = (position, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, timeout=None, *, optimal=false, max_depth=None, metric=None, threads=1, input="auto"))]
+#[pyo3(signature = (position, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, timeout=None, *, optimal=false, max_depth=None, metric=None, moves=None, threads=1, input="auto"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve(
     py: Python<'_>,
@@ -292,13 +290,13 @@ pub(crate) fn solve(
     optimal: bool,
     max_depth: Option<u32>,
     metric: Option<&str>,
+    moves: Option<&str>,
     threads: usize,
     input: &str,
 ) -> PyResult<SolveResult> {
     let cancel = Arc::new(AtomicBool::new(false));
     let req = Request {
-        mode: mode(max_length, optimal, max_depth, metric)?,
-        timeout: self::timeout(timeout)?.map(Duration::from_secs_f64),
+        mode: question(max_length, optimal, max_depth, metric, moves, timeout)?,
         format: input_format(input)?,
         cancel: Some(cancel.clone()),
     };
@@ -309,7 +307,7 @@ pub(crate) fn solve(
     if let Err(e) = parse_position(position, req.format) {
         return Err(crate::invalid_position(py, &e.to_string(), None, position));
     }
-    let tables = crate::tables::get(py, !matches!(req.mode, Mode::TwoPhase { .. }))?;
+    let tables = crate::tables::get(py, !req.mode.is_two_phase())?;
     interruptible(py, &cancel, || {
         let mut solver = Solver::new(&tables);
         SolveResult(solve_line(&mut solver, &tables, &req, threads, 0, position))
@@ -337,7 +335,7 @@ fn lines_of(source: &Bound<'_, PyAny>, from_file: bool) -> PyResult<Vec<String>>
 /// `cubefleet run` reads it ([`read_lines`]). A `pyarrow.Table` or a list of results (see
 /// `cubefleet.solve_many` and `cubefleet.solve_file`).
 #[pyfunction]
-#[pyo3(signature = (source, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, input="auto", invalid="raise", output="arrow"))]
+#[pyo3(signature = (source, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, moves=None, input="auto", invalid="raise", output="arrow"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_many(
     py: Python<'_>,
@@ -349,6 +347,7 @@ pub(crate) fn solve_many(
     optimal: bool,
     max_depth: Option<u32>,
     metric: Option<&str>,
+    moves: Option<&str>,
     input: &str,
     invalid: &str,
     output: &str,
@@ -369,8 +368,7 @@ pub(crate) fn solve_many(
         )));
     }
     let req = Request {
-        mode: mode(max_length, optimal, max_depth, metric)?,
-        timeout: self::timeout(timeout)?.map(Duration::from_secs_f64),
+        mode: question(max_length, optimal, max_depth, metric, moves, timeout)?,
         format: input_format(input)?,
         cancel: None,
     };

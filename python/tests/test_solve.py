@@ -209,3 +209,17 @@ def cubefleet_examples():
     from conftest import REPO
 
     return REPO / "examples"
+
+
+def test_a_move_set_keeps_the_optimal_search_to_its_turns():
+    r = cubefleet.optimal("R U R' U'", moves="R,U")
+    assert (r.status, r.length, r.move_set) == ("solved", 4, "U,R")
+    assert all(m[0] in "RU" for m in r.moves)
+    assert solves("R U R' U'", r.solution)
+    assert r.to_dict()["moves"] == "U,R"
+    out = cubefleet.optimal("F", moves="R,U")
+    assert out.status == "unreachable" and out.error
+    with pytest.raises(ValueError, match="moves"):
+        cubefleet.optimal("R U", moves="R'")
+    with pytest.raises(ValueError, match="moves"):
+        cubefleet.solve_many(["R U"], moves="R,U")

@@ -3,7 +3,8 @@
 //! crate, so a position gets the same answer from each.
 //!
 //! - [`twophase`] (near-optimal, to a target length), [`optimal`] (proven shortest, and
-//!   depth-limited in HTM or QTM), and [`Solver`], which runs whichever a [`Mode`] asks for; their
+//!   depth-limited in HTM or QTM, over every turn or a [`MoveSet`]), and [`Solver`], which runs
+//!   whichever a [`Question`] (the one mode type, `cubefleet_proto::question`) asks for; their
 //!   [`Budget`] and [`Outcome`];
 //! - [`lines`]: lines of input read, searched and their answers checked, many at once on a pool
 //!   of threads with one solver each (`cubefleet solve` and the Python package's one loop);
@@ -49,6 +50,9 @@ pub enum Status {
     NoneWithin,
     /// The cancellation flag was raised.
     Cancelled,
+    /// The question's move set cannot solve the position: an invariant of the set shows it
+    /// ([`cubefleet_tables::reach::unreachable`] gives the reason).
+    Unreachable,
 }
 
 impl Status {
@@ -68,6 +72,7 @@ impl From<Status> for cubefleet_proto::ResultStatus {
             Status::OverTarget => Self::OverTarget,
             Status::NoneWithin => Self::NoneWithin,
             Status::Cancelled => Self::Cancelled,
+            Status::Unreachable => Self::Unreachable,
         }
     }
 }
@@ -128,45 +133,7 @@ pub struct Progress {
     pub nodes: u64,
 }
 
-/// What to search for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// Two-phase: the first solution with at most `max_length` moves.
-    TwoPhase {
-        /// Target length in moves (HTM).
-        max_length: u32,
-    },
-    /// A proven shortest solution.
-    Optimal {
-        /// The metric lengths are counted in.
-        metric: optimal::Metric,
-    },
-    /// The shortest solution within `max_depth` moves, or the answer "none within".
-    DepthLimited {
-        /// Longest solution wanted (in `metric`).
-        max_depth: u32,
-        /// The metric lengths are counted in.
-        metric: optimal::Metric,
-    },
-}
-
-impl Mode {
-    /// The metric solution lengths are reported in (two-phase searches count half turns).
-    pub fn length_metric(&self) -> optimal::Metric {
-        match *self {
-            Mode::TwoPhase { .. } => optimal::Metric::Htm,
-            Mode::Optimal { metric } | Mode::DepthLimited { metric, .. } => metric,
-        }
-    }
-}
-
-impl Default for Mode {
-    fn default() -> Self {
-        Mode::TwoPhase {
-            max_length: cubefleet_proto::DEFAULT_MAX_LENGTH,
-        }
-    }
-}
+pub use cubefleet_proto::question::{Algorithm, MoveSet, Question};
 
 /// One searcher of every kind, reused across jobs by one thread.
 pub struct Solver<'t> {
@@ -185,17 +152,21 @@ impl<'t> Solver<'t> {
         }
     }
 
-    /// Runs the search `mode` asks for. `start_lower_bound` resumes an optimal search (lengths
-    /// below it are known to have no solution); `progress` hears of each proven bound.
+    /// Runs the search `question` asks for (its time budget is the caller's to put in
+    /// `budget`). `start_lower_bound` resumes an optimal search (lengths below it are known to
+    /// have no solution); `progress` hears of each proven bound.
     pub fn solve(
         &mut self,
         cube: &CubieCube,
-        mode: &Mode,
+        question: &Question,
         start_lower_bound: u32,
         budget: &Budget,
         progress: &mut dyn FnMut(Progress),
     ) -> Outcome {
-        match Plan::of(mode, start_lower_bound) {
+        if let Some(out) = out_of_reach(cube, question) {
+            return out;
+        }
+        match Plan::of(question, start_lower_bound) {
             Plan::TwoPhase(opts) => self.twophase.solve(cube, &opts, budget),
             Plan::Optimal(opts) => self.optimal.solve(cube, &opts, budget, &mut |p| {
                 progress(Progress {
@@ -207,31 +178,52 @@ impl<'t> Solver<'t> {
     }
 }
 
-/// The options of the search a [`Mode`] asks for.
+/// The options of the search a [`Question`] asks for.
 enum Plan {
     TwoPhase(twophase::TwoPhaseOptions),
     Optimal(optimal::OptimalOptions),
 }
 
 impl Plan {
-    /// The search for `mode`; an optimal one resumes from `start_lower_bound`.
-    fn of(mode: &Mode, start_lower_bound: u32) -> Plan {
-        let (metric, max_depth) = match *mode {
-            Mode::TwoPhase { max_length } => {
+    /// The search for `question`; an optimal one resumes from `start_lower_bound`. A two-phase
+    /// question always turns every face (a [`Question`]'s invariant).
+    fn of(question: &Question, start_lower_bound: u32) -> Plan {
+        let max_depth = match question.algorithm() {
+            Algorithm::TwoPhase { max_length } => {
                 return Plan::TwoPhase(twophase::TwoPhaseOptions {
                     max_length: max_length as usize,
                 })
             }
-            Mode::Optimal { metric } => (metric, None),
-            Mode::DepthLimited { max_depth, metric } => (metric, Some(max_depth)),
+            Algorithm::Optimal => None,
+            Algorithm::DepthLimited { max_depth } => Some(max_depth),
         };
         Plan::Optimal(optimal::OptimalOptions {
-            metric,
+            metric: question.metric(),
             max_depth,
             start_lower_bound,
+            moves: question.moves(),
             ..Default::default()
         })
     }
+}
+
+/// The answer [`Status::Unreachable`] when `question` restricts the turns and an invariant of
+/// its set shows that they cannot solve `cube` ([`cubefleet_tables::reach`]); None when the
+/// search must tell (a restricted optimal search of a position out of reach that no invariant
+/// catches runs until its budget ends, a depth-limited one answers `none_within`).
+fn out_of_reach(cube: &CubieCube, question: &Question) -> Option<Outcome> {
+    let moves = question.moves();
+    if moves.is_all() {
+        return None;
+    }
+    cubefleet_tables::reach::unreachable(cube, moves.mask())?;
+    Some(Outcome {
+        status: Status::Unreachable,
+        solution: None,
+        optimal: false,
+        lower_bound: 0,
+        nodes: 0,
+    })
 }
 
 /// Solves one position with `threads` threads, for the single hard position a user waits
@@ -241,11 +233,14 @@ impl Plan {
 pub fn solve_parallel(
     tables: &Tables,
     cube: &CubieCube,
-    mode: &Mode,
+    question: &Question,
     budget: &Budget,
     threads: usize,
 ) -> Outcome {
-    match Plan::of(mode, 0) {
+    if let Some(out) = out_of_reach(cube, question) {
+        return out;
+    }
+    match Plan::of(question, 0) {
         Plan::TwoPhase(opts) => twophase::solve_parallel(tables, cube, &opts, budget, threads),
         Plan::Optimal(opts) => optimal::solve_parallel(
             optimal::OptimalTables::with_loaded_bound(tables),

@@ -5,8 +5,9 @@
 //! thread ([`solve_lines`]).
 //!
 //! Invariants:
-//! - a row's `solution` always solves its position: an answer that does not (which would be a
-//!   bug of a search) is never written; the row says `error` instead;
+//! - a row's `solution` always solves its position with turns of the question's move set: an
+//!   answer that does not (which would be a bug of a search) is never written; the row says
+//!   `error` instead;
 //! - a row's `index` is the line's position in the input, whatever thread answered it;
 //! - every line is answered exactly once, blank and `#` lines too (`skipped`, except in the net
 //!   format, whose blank lines separate nets), refused lines with the reason (`invalid`);
@@ -15,24 +16,23 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cubefleet_proto::ResultStatus;
 use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat, Tables};
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
+use crate::metric::TurnCost;
 use crate::row::{LineStatus, ResultLine};
-use crate::{solve_parallel, Budget, Mode, Solver};
+use crate::{solve_parallel, Budget, Question, Solver};
 
 /// What one call asks of every line.
 #[derive(Clone, Debug, Default)]
 pub struct Request {
-    /// The search.
-    pub mode: Mode,
+    /// The search, its turns and its time per line (counted from the moment the line is read).
+    pub mode: Question,
     /// How positions are written.
     pub format: InputFormat,
-    /// Time per line, from the moment it is read; `None`: no limit.
-    pub timeout: Option<Duration>,
     /// Every search stops when this flag becomes true (its row says `cancelled`, with the best
     /// solution so far if any).
     pub cancel: Option<Arc<AtomicBool>>,
@@ -80,7 +80,7 @@ pub fn solve_line(
         Line::Invalid(e) => line.error = Some(e),
         Line::Position(cube) => {
             let budget = Budget {
-                deadline: req.timeout.map(|t| start + t),
+                deadline: req.mode.timeout().map(|t| start + t),
                 cancel: req.cancel.clone(),
             };
             let out = if threads > 1 {
@@ -91,19 +91,30 @@ pub fn solve_line(
             line.status = LineStatus::Result(out.status.into());
             if let Some(s) = &out.solution {
                 // the searcher verified it; checked again here, where it is handed out
-                if cube.apply_moves(&s.0).is_solved() {
-                    line.solution = s.to_string();
-                    line.length = Some(req.mode.length_metric().length(&s.0));
-                } else {
+                let set = req.mode.moves();
+                if !cube.apply_moves(&s.0).is_solved() {
                     line.status = LineStatus::Error;
                     line.error = Some(format!("internal error: {s} does not solve it"));
+                } else if let Some(m) = set.first_outside(s.0.iter().map(|m| m.index())) {
+                    line.status = LineStatus::Error;
+                    line.error = Some(format!(
+                        "internal error: {s} turns {}, outside the move set {set}",
+                        cubefleet_tables::Move::from_index(m).notation()
+                    ));
+                } else {
+                    line.solution = s.to_string();
+                    line.length = Some(req.mode.metric().length(&s.0));
                 }
             }
             line.optimal = out.optimal;
             line.nodes = Some(out.nodes);
-            if !matches!(req.mode, Mode::TwoPhase { .. }) {
+            if !req.mode.is_two_phase() {
                 line.lower_bound = Some(out.lower_bound);
             }
+            if out.status == crate::Status::Unreachable {
+                line.error = cubefleet_tables::reach::unreachable(&cube, req.mode.moves().mask());
+            }
+            line.moves = (!req.mode.moves().is_all()).then(|| req.mode.moves().to_string());
         }
     }
     line.millis = start.elapsed().as_secs_f64() * 1000.0;

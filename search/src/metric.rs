@@ -1,37 +1,26 @@
-//! How the length of a solution is counted: the half-turn and quarter-turn metrics.
+//! How the length of a solution is counted: the half-turn and quarter-turn metrics, the one
+//! [`Metric`] of the mode type (`cubefleet_proto::question`), and what the tables' turns cost
+//! in it ([`TurnCost`]).
 
+pub use cubefleet_proto::question::Metric;
 use cubefleet_tables::Move;
 
-/// How the length of a solution is counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Metric {
-    /// Half-turn metric: each of the 18 face turns counts 1.
-    #[default]
-    Htm,
-    /// Quarter-turn metric: quarter turns count 1, half turns 2.
-    Qtm,
+/// The cost of the tables' turns in a metric.
+pub trait TurnCost {
+    /// The cost of `m` (1, or 2 for a half turn in the quarter-turn metric).
+    fn cost(self, m: Move) -> u32;
+
+    /// The length of a sequence.
+    fn length(self, moves: &[Move]) -> u32;
 }
 
-impl Metric {
-    /// The cost of `m` in this metric (1 or 2).
+impl TurnCost for Metric {
     #[inline]
-    pub fn cost(self, m: Move) -> u32 {
-        match self {
-            Metric::Htm => 1,
-            Metric::Qtm => m.qtm_length(),
-        }
+    fn cost(self, m: Move) -> u32 {
+        self.turn_cost(m.quarter_turns())
     }
 
-    /// The length of a sequence in this metric.
-    pub fn length(self, moves: &[Move]) -> u32 {
-        moves.iter().map(|&m| self.cost(m)).sum()
-    }
-
-    /// The name used on the command line and in JSON (`htm`, `qtm`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Metric::Htm => "htm",
-            Metric::Qtm => "qtm",
-        }
+    fn length(self, moves: &[Move]) -> u32 {
+        self.length_of(moves.iter().map(|m| m.quarter_turns()))
     }
 }

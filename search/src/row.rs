@@ -47,7 +47,8 @@ pub struct ResultLine {
     /// The input as given.
     pub input: String,
     /// `solved`, `timeout`, `over_target` (two-phase: no solution within the target found, the
-    /// best one given, no time ran out), `none_within`, `cancelled`, `invalid`, `skipped` (a
+    /// best one given, no time ran out), `none_within`, `unreachable` (the move set cannot
+    /// solve the position; `error` says why), `cancelled`, `invalid`, `skipped` (a
     /// blank or `#` comment line) or `failed` (the job's results were rejected too many times;
     /// `error` says why); of a batch's unfinished jobs, `queued` or `leased`.
     pub status: LineStatus,
@@ -59,7 +60,8 @@ pub struct ResultLine {
     pub optimal: bool,
     /// Wall time spent on this input.
     pub millis: f64,
-    /// Why the input was refused (invalid lines only; `null` otherwise, always present).
+    /// Why the input was refused (invalid lines), or why the move set cannot solve it
+    /// (`unreachable`); `null` otherwise, always present.
     pub error: Option<String>,
     /// Optimal / depth-limited searches: no solution shorter than this exists.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,6 +85,10 @@ pub struct ResultLine {
     /// the answer final (one per credential); absent otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub confirmed_by: Vec<String>,
+    /// The turns the search was limited to (`--moves`, written as `MoveSet` writes it:
+    /// `U,R`); absent when every turn was allowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moves: Option<String>,
 }
 
 impl ResultLine {
@@ -104,12 +110,16 @@ impl ResultLine {
             worker: None,
             claimed: false,
             confirmed_by: Vec::new(),
+            moves: None,
         }
     }
 
     /// The text form: `R U2 F' ... (19)`, or the status and reason.
     pub fn text(&self) -> String {
         match (&self.error, self.length) {
+            (Some(e), _) if self.status == LineStatus::Result(ResultStatus::Unreachable) => {
+                format!("unreachable: {e}")
+            }
             (Some(e), _) => format!("invalid: {e}"),
             (None, Some(n)) if self.status == LineStatus::Result(ResultStatus::Solved) => {
                 format!("{} ({n})", self.solution)
@@ -168,6 +178,7 @@ impl From<JobResult> for ResultLine {
             worker: (!r.worker.is_empty()).then_some(r.worker),
             claimed: r.claimed,
             confirmed_by: r.confirmed_by,
+            moves: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, LazyLock};
 
 use cubefleet_proto::ResultStatus;
 use cubefleet_search::{
-    solve_all, solve_line, LineStatus, Mode, Request, ResultLine, Scrambler, Solver, Threads,
+    solve_all, solve_line, LineStatus, Question, Request, ResultLine, Scrambler, Solver, Threads,
 };
 use cubefleet_tables::{CubieCube, InputFormat, Tables};
 
@@ -68,7 +68,7 @@ fn every_line_is_answered_once_in_order_and_checked() {
 fn the_pool_gives_the_rows_one_solver_gives() {
     let lines = inputs();
     let req = Request {
-        mode: Mode::TwoPhase { max_length: 20 },
+        mode: Question::two_phase(20),
         ..Request::default()
     };
     let pooled = solve_all(&TABLES, &req, &lines, Threads::one_each(2)).expect("pool");
@@ -82,9 +82,13 @@ fn the_pool_gives_the_rows_one_solver_gives() {
 #[test]
 fn a_raised_cancel_flag_ends_every_search() {
     let req = Request {
-        mode: Mode::Optimal {
-            metric: Default::default(),
-        },
+        mode: Question::new(
+            cubefleet_search::Algorithm::Optimal,
+            Default::default(),
+            cubefleet_search::MoveSet::ALL,
+            None,
+        )
+        .expect("optimal"),
         cancel: Some(Arc::new(AtomicBool::new(true))),
         ..Request::default()
     };

@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
+use cubefleet_search::metric::TurnCost;
 use cubefleet_search::optimal::{
     solve_parallel, Metric, OptimalOptions, OptimalSearcher, OptimalTables, Progress,
 };

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use cubefleet_bench::distribution::{self, Distribution, PERCENTILES};
+use cubefleet_search::metric::TurnCost;
 use cubefleet_search::optimal;
 use cubefleet_search::twophase::{self, TwoPhaseOptions, TwoPhaseSearcher};
 use cubefleet_search::{Budget, Outcome, Status};
@@ -347,7 +348,7 @@ fn run_optimal(a: OptimalArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn run_twophase_bench(a: TwophaseArgs) -> anyhow::Result<ExitCode> {
-    let tables = a.tables.load_for(&cubefleet_search::Mode::default())?;
+    let tables = a.tables.load_for(&cubefleet_search::Question::default())?;
     let cubes = read_positions(&a.file, a.count)?;
     let mut searcher = TwoPhaseSearcher::new(&tables);
     println!(

@@ -21,9 +21,8 @@ use cubefleet_proto::{
     client::Client, submit_request, BatchSpec, CompleteRequest, Completion, LeaseRequest,
     LeasedJob, LineChunk, RegisterRequest, ResultStatus, SubmitRequest,
 };
-use cubefleet_search::Mode;
+use cubefleet_search::Question;
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, Move, MoveSeq};
-use cubefleet_worker::remote::mode_to_proto;
 use rand::{Rng, SeedableRng};
 
 use super::embedded::Embedded;
@@ -201,7 +200,7 @@ async fn measure(
     let spec = BatchSpec {
         batch_id: "bench".into(),
         name: "bench coordinator".into(),
-        mode: Some(mode_to_proto(&Mode::default(), None)),
+        mode: Some(Question::default().to_wire()),
         priority: 0,
         ..BatchSpec::default()
     };

@@ -96,7 +96,9 @@ fn rate(
 }
 
 pub(crate) fn run(args: WalkArgs) -> anyhow::Result<ExitCode> {
-    let tables = args.tables.load_for(&cubefleet_search::Mode::default())?;
+    let tables = args
+        .tables
+        .load_for(&cubefleet_search::Question::default())?;
     println!("| states | threads | decode each, states/s | walk, states/s | walk / decode |");
     println!("| --- | ---: | ---: | ---: | ---: |");
     for threads in [1, 2] {

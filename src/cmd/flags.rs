@@ -3,16 +3,12 @@
 //! range (`nan`, `inf`, negative, zero where that means nothing, absurdly large) is a clap
 //! error naming the flag and the range, never a panic deep in the work.
 
-/// The longest time any flag takes, in seconds: a year. Longer values would mean "never"; the
-/// time flags that allow that say so by being left out.
-pub(crate) const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+// The longest time any flag takes, in seconds: a year (the mode type's limit). Longer values
+// would mean "never"; the time flags that allow that say so by being left out.
+use cubefleet_proto::question::MAX_SECONDS;
 
 /// The most threads a command runs its searches on.
 pub(crate) const MAX_THREADS: usize = 1024;
-
-/// The deepest depth-limited search (`--max-depth`), in the metric's moves: the coordinator
-/// refuses deeper ones, and every position is solved within 20 half turns or 26 quarter turns.
-pub(crate) const MAX_DEPTH: u32 = 40;
 
 /// A number of seconds in `least..=MAX_SECONDS` (`least` itself excluded when `open`).
 fn seconds_from(text: &str, least: f64, open: bool) -> Result<f64, String> {

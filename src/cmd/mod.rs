@@ -17,8 +17,7 @@ pub(crate) mod solve;
 pub(crate) mod tables;
 pub(crate) mod worker;
 
-use cubefleet_search::optimal::Metric;
-use cubefleet_search::Mode;
+use cubefleet_proto::question::{Algorithm, Metric, MoveSet, Question};
 
 use std::path::PathBuf;
 
@@ -47,11 +46,8 @@ impl TablesArgs {
 
     /// The tables a search of `mode` reads: the giant or huge table only for optimal and
     /// depth-limited searches.
-    pub(crate) fn load_for(
-        &self,
-        mode: &cubefleet_search::Mode,
-    ) -> anyhow::Result<cubefleet_tables::Tables> {
-        let optimal_bound = !matches!(mode, cubefleet_search::Mode::TwoPhase { .. });
+    pub(crate) fn load_for(&self, mode: &Question) -> anyhow::Result<cubefleet_tables::Tables> {
+        let optimal_bound = !mode.is_two_phase();
         let tables = crate::progress::load_tables(&self.dir(), !self.no_build, optimal_bound)?;
         if optimal_bound && tables.optimal_bound.is_none() {
             eprintln!("{}", no_bound_table_note(&self.dir()));
@@ -93,7 +89,9 @@ impl From<MetricArg> for Metric {
     }
 }
 
-/// What to search for: two-phase to a length (default), optimal, or depth-limited.
+/// What to search for: two-phase to a length (default), optimal, or depth-limited; with
+/// `--moves`, over a set of turns. The flags make one [`Question`], the mode type every side
+/// shares ([`ModeArgs::question`]).
 #[derive(clap::Args, Clone, Debug)]
 #[command(group(clap::ArgGroup::new("exact_search").args(["optimal", "max_depth"]).multiple(true)))]
 pub(crate) struct ModeArgs {
@@ -114,81 +112,80 @@ pub(crate) struct ModeArgs {
     #[arg(
         long,
         value_name = "N",
-        value_parser = clap::value_parser!(u32).range(0..=i64::from(flags::MAX_DEPTH))
+        value_parser = clap::value_parser!(u32).range(0..=i64::from(cubefleet_proto::question::MAX_DEPTH))
     )]
     pub(crate) max_depth: Option<u32>,
     /// Metric of `--optimal` and `--max-depth`: half turns (htm, the default) or quarter turns
     /// (qtm). Only with one of them: two-phase searches count half turns, and refuse the flag.
     #[arg(long, value_enum, value_name = "METRIC", requires = "exact_search")]
     pub(crate) metric: Option<MetricArg>,
+    /// Solve with these turns only (with `--optimal` or `--max-depth`): faces separated by
+    /// commas, each all its turns (`R`) or its half turn only (`R2`), e.g. `R,U`,
+    /// `U,D,R2,L2,F2,B2`; or `-B` for every face but B. A position the set cannot solve is
+    /// answered `unreachable` when an invariant shows it.
+    #[arg(
+        long,
+        value_name = "SET",
+        value_parser = MoveSet::parse,
+        requires = "exact_search",
+        allow_hyphen_values = true
+    )]
+    pub(crate) moves: Option<MoveSet>,
 }
 
 impl ModeArgs {
-    /// The search the flags ask for.
-    pub(crate) fn mode(&self) -> Mode {
-        let metric = self.metric().into();
-        match (self.optimal, self.max_depth) {
-            (true, _) => Mode::Optimal { metric },
-            (false, Some(max_depth)) => Mode::DepthLimited { max_depth, metric },
-            (false, None) => Mode::TwoPhase {
+    /// The question the flags ask, with a time budget per position of `timeout` seconds:
+    /// what `solve` searches and what `run` and `submit` send (`Question::to_wire`). The flags'
+    /// own parsers keep every value in range; the question checks their combination again.
+    pub(crate) fn question(&self, timeout: Option<f64>) -> anyhow::Result<Question> {
+        let algorithm = match (self.optimal, self.max_depth) {
+            (true, _) => Algorithm::Optimal,
+            (false, Some(max_depth)) => Algorithm::DepthLimited { max_depth },
+            (false, None) => Algorithm::TwoPhase {
                 max_length: self.max_length,
             },
-        }
-    }
-
-    /// The metric asked for: half turns unless `--metric` says otherwise.
-    fn metric(&self) -> MetricArg {
-        self.metric.unwrap_or(MetricArg::Htm)
-    }
-
-    /// The search the flags ask for as the protocol says it, with a time budget per position:
-    /// what the client commands send (they need nothing of the worker crate).
-    pub(crate) fn proto(&self, timeout: Option<std::time::Duration>) -> cubefleet_proto::Mode {
-        use cubefleet_proto::{Metric as PMetric, Mode as PMode};
-        let metric = match self.metric() {
-            MetricArg::Htm => PMetric::Htm,
-            MetricArg::Qtm => PMetric::Qtm,
         };
-        match (self.optimal, self.max_depth) {
-            (true, _) => PMode::optimal(metric),
-            (false, Some(max_depth)) => PMode::depth_limited(max_depth, metric),
-            (false, None) => PMode::two_phase(self.max_length),
-        }
-        .with_timeout(timeout)
+        let metric = self.metric.map_or(Metric::Htm, Metric::from);
+        Question::new(
+            algorithm,
+            metric,
+            self.moves.unwrap_or(MoveSet::ALL),
+            timeout,
+        )
+        .map_err(|e| anyhow::anyhow!(e.for_flags()))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
-    /// The client's protocol mode is the worker's conversion of the local search the same
-    /// flags ask for.
+    /// The flags make the question they name, and it goes through the wire unchanged.
     #[test]
-    fn the_protocol_mode_of_the_flags_is_their_search_s() {
-        let flags = |max_length, optimal, max_depth, metric| ModeArgs {
+    fn the_flags_make_their_question() {
+        let flags = |max_length, optimal, max_depth, metric, moves: Option<&str>| ModeArgs {
             max_length,
             optimal,
             max_depth,
             metric,
+            moves: moves.map(|m| MoveSet::parse(m).expect("set")),
         };
         for args in [
-            flags(20, false, None, None),
-            flags(17, false, None, None),
-            flags(20, true, None, None),
-            flags(20, true, None, Some(MetricArg::Qtm)),
-            flags(20, false, Some(12), None),
-            flags(20, false, Some(0), Some(MetricArg::Qtm)),
+            flags(20, false, None, None, None),
+            flags(17, false, None, None, None),
+            flags(20, true, None, None, None),
+            flags(20, true, None, Some(MetricArg::Qtm), Some("R,U")),
+            flags(20, false, Some(12), None, Some("-B")),
+            flags(20, false, Some(0), Some(MetricArg::Qtm), None),
         ] {
-            for timeout in [None, Some(Duration::from_millis(2500))] {
-                assert_eq!(
-                    args.proto(timeout),
-                    cubefleet_worker::remote::mode_to_proto(&args.mode(), timeout),
-                    "{args:?}"
-                );
+            for timeout in [None, Some(2.5)] {
+                let q = args.question(timeout).expect("in range");
+                assert_eq!(Question::from_wire(&q.to_wire()), Ok(q), "{args:?}");
+                assert_eq!(q.moves().is_all(), args.moves.is_none());
+                assert_eq!(q.is_two_phase(), !args.optimal && args.max_depth.is_none());
             }
         }
+        let e = flags(20, false, None, None, Some("R,U")).question(None);
+        assert!(e.is_err_and(|e| e.to_string().starts_with("--moves")));
     }
 }

@@ -18,7 +18,7 @@ use cubefleet_coordinator::Core;
 use cubefleet_proto::BatchSpec;
 use cubefleet_search::Progress;
 use cubefleet_worker::pool::{Finished, Job};
-use cubefleet_worker::remote::{completion, leased_job, mode_to_proto, progress_list};
+use cubefleet_worker::remote::{completion, leased_job, progress_list};
 use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
 use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
@@ -134,14 +134,15 @@ const EMBEDDED_GRACE: Duration = Duration::from_secs(2);
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     crate::keep_freed_memory();
     // the tables load (or build) while the store opens and the file is submitted
+    let question = args.mode.question(args.timeout)?;
     let loading = {
-        let (tables, mode) = (args.tables.clone(), args.mode.mode());
-        std::thread::spawn(move || tables.load_for(&mode))
+        let tables = args.tables.clone();
+        std::thread::spawn(move || tables.load_for(&question))
     };
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mode = mode_to_proto(&args.mode.mode(), args.timeout.map(Duration::from_secs_f64));
+    let mode = question.to_wire();
     let states = args.input.states()?;
     // a file: its lines' hash; a range or sample: its definition's
     let content = match (&args.input.file, states) {
@@ -244,21 +245,21 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             None => Box::new(std::io::BufWriter::new(crate::output::Stdout::new())),
         };
         let all_finished = CancellationToken::new();
+        let format = if args
+            .out
+            .as_deref()
+            .is_some_and(crate::parquet::is_parquet_path)
+        {
+            super::client::ResultsFormat::Parquet
+        } else {
+            super::client::ResultsFormat::Jsonl
+        };
         let exporter = tokio::spawn(export_following(
             core.clone(),
             id.clone(),
             // with --keep histogram, no result lines: the histogram at the end
             if histogram_only { 0 } else { lines },
-            out,
-            if args
-                .out
-                .as_deref()
-                .is_some_and(crate::parquet::is_parquet_path)
-            {
-                super::client::ResultsFormat::Parquet
-            } else {
-                super::client::ResultsFormat::Jsonl
-            },
+            super::client::ResultsWriter::new(format, out)?.with_moves(question.moves()),
             all_finished.clone(),
             Limits::RUN,
         ));

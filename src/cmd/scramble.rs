@@ -25,7 +25,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tables = args.tables.load_for(&cubefleet_search::Mode::default())?;
+    let tables = args
+        .tables
+        .load_for(&cubefleet_search::Question::default())?;
     let mut scrambler = Scrambler::new(&tables, args.seed, args.max_length);
     for _ in 0..args.count {
         println!("{}", scrambler.next_scramble()?);

@@ -146,7 +146,8 @@ fn timeout_note(lines: &[(usize, Option<u32>)], timeout: f64, has_bound_table: b
 
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let inputs = read_inputs(&args)?;
-    let tables: Tables = args.tables.load_for(&args.mode.mode())?;
+    let mode = args.mode.question(Some(args.timeout))?;
+    let tables: Tables = args.tables.load_for(&mode)?;
     let (tx, rx) = mpsc::channel::<ResultLine>();
     let mut any_invalid = false;
     // (index, lower bound) of the searches whose time ran out before any solution
@@ -154,9 +155,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     // raised when the printer stopped (it failed to write): the searches left end at once
     let stopped = Arc::new(AtomicBool::new(false));
     let req = Request {
-        mode: args.mode.mode(),
+        mode,
         format: args.input.into(),
-        timeout: Some(Duration::from_secs_f64(args.timeout)),
         cancel: Some(stopped.clone()),
     };
     // one position gets every thread; several get one thread each
@@ -193,7 +193,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 received += 1;
             }
             while let Some(line) = pending.remove(&printed) {
-                any_invalid |= line.error.is_some();
+                // a refused line or a failed check (an `unreachable` answer's error is its
+                // reason, an answer like any other)
+                any_invalid |= line.error.is_some()
+                    && line.status != LineStatus::Result(ResultStatus::Unreachable);
                 if line.status == LineStatus::Result(ResultStatus::Timeout)
                     && line.solution.is_empty()
                 {

@@ -6,6 +6,7 @@
 //! - [`moves`]: the 18 face turns and Singmaster notation;
 //! - [`cubie`]: permutation and orientation of the 8 corners and 12 edges, multiplication;
 //! - [`symmetry`]: the 48 symmetries, conjugation, canonical forms for deduplication;
+//! - [`reach`]: invariants that prove a position out of reach of a set of turns;
 //! - [`index`]: the state index, a number for each of the 43,252,003,274,489,856,000 states;
 //! - [`coord`]: coordinates (numbers describing parts of the state) and their ranges;
 //! - [`movetable`]: move, conjugation and sym-reduction tables over the coordinates;
@@ -38,6 +39,7 @@ pub mod mod3;
 pub mod moves;
 pub mod movetable;
 pub mod prune;
+pub mod reach;
 mod row256;
 pub mod states;
 pub mod symmetry;

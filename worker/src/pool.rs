@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cubefleet_tables::{CubieCube, Tables};
 
-use cubefleet_search::{Budget, Mode, Outcome, Progress, Solver, Status};
+use cubefleet_search::{Budget, Outcome, Progress, Question, Solver, Status};
 
 /// A job for the pool.
 #[derive(Clone, Debug)]
@@ -24,12 +24,10 @@ pub struct Job {
     pub id: u64,
     /// The position, already validated.
     pub cube: CubieCube,
-    /// What to search for.
-    pub mode: Mode,
+    /// What to search for, with its time budget.
+    pub mode: Question,
     /// Lengths below this are known to have no solution (resume point of an optimal search).
     pub start_lower_bound: u32,
-    /// Time budget for the search, if any.
-    pub timeout: Option<Duration>,
 }
 
 /// A finished job.
@@ -192,7 +190,7 @@ fn search_thread(
         };
         let start = Instant::now();
         let budget = Budget {
-            deadline: job.timeout.map(|t| start + t),
+            deadline: job.mode.timeout().map(|t| start + t),
             cancel: Some(flag),
         };
         // a search that panics must not leave its job in the pool (its progress would renew

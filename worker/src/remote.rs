@@ -3,17 +3,17 @@
 use std::time::Duration;
 
 use cubefleet_proto::client::{CallError, Client};
+use cubefleet_proto::question::{Question, MAX_DEPTH, MAX_SECONDS};
 use cubefleet_proto::{
-    mode, CompleteRequest, Completion, HeartbeatRequest, JobProgress, LeaseRequest,
-    Metric as PMetric, RegisterRequest, ReleaseRequest,
+    CompleteRequest, Completion, HeartbeatRequest, JobProgress, LeaseRequest, RegisterRequest,
+    ReleaseRequest,
 };
 use cubefleet_tables::{parse_position, CubieCube, InputFormat, MoveSeq};
 use tonic::Status;
 
 use crate::pool::{Finished, Job};
 use crate::runtime::{Coordinator, HeartbeatReply};
-use cubefleet_search::optimal::Metric;
-use cubefleet_search::{Mode, Progress};
+use cubefleet_search::Progress;
 
 /// A worker registered with a coordinator.
 pub struct GrpcCoordinator {
@@ -90,83 +90,18 @@ impl GrpcCoordinator {
     }
 }
 
-/// The longest time budget a job may have: a year (the CLI's `--timeout` limit).
-const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
-
-/// The deepest search a job may ask for (the CLI's `--max-depth` limit), and the highest
-/// lower bound it may resume from.
-const MAX_DEPTH: u32 = 40;
-
-/// The metric a protocol value names (unspecified is HTM); anything else is refused.
-fn metric(m: i32) -> Result<Metric, String> {
-    match PMetric::try_from(m) {
-        Ok(PMetric::Qtm) => Ok(Metric::Qtm),
-        Ok(PMetric::Htm | PMetric::Unspecified) => Ok(Metric::Htm),
-        Err(_) => Err(format!("metric {m} is neither HTM nor QTM")),
-    }
-}
-
-/// The search a protocol mode asks for, and its time budget; refused (with the reason) when
-/// a field is out of the range the CLI allows: a metric other than HTM or QTM, a depth above
-/// 40, a time budget that is negative, not a number or above a year.
-pub fn mode_from_proto(m: &cubefleet_proto::Mode) -> Result<(Mode, Option<Duration>), String> {
-    let mode = match &m.kind {
-        Some(mode::Kind::Optimal(o)) => Mode::Optimal {
-            metric: metric(o.metric)?,
-        },
-        Some(mode::Kind::DepthLimited(d)) if d.max_depth > MAX_DEPTH => {
-            return Err(format!("depth {} is above {MAX_DEPTH}", d.max_depth))
-        }
-        Some(mode::Kind::DepthLimited(d)) => Mode::DepthLimited {
-            max_depth: d.max_depth,
-            metric: metric(d.metric)?,
-        },
-        Some(mode::Kind::TwoPhase(t)) => Mode::TwoPhase {
-            max_length: if t.max_length == 0 {
-                cubefleet_proto::DEFAULT_MAX_LENGTH
-            } else {
-                t.max_length
-            },
-        },
-        None => Mode::default(),
-    };
-    let seconds = m.timeout_seconds;
-    if !(seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&seconds)) {
-        return Err(format!(
-            "time budget {seconds} s is not 0 (none) or a number of seconds up to a year"
-        ));
-    }
-    let timeout = (seconds > 0.0).then(|| Duration::from_secs_f64(seconds));
-    Ok((mode, timeout))
-}
-
-/// The protocol form of a search mode.
-pub fn mode_to_proto(mode: &Mode, timeout: Option<Duration>) -> cubefleet_proto::Mode {
-    let pm = |m: Metric| match m {
-        Metric::Htm => PMetric::Htm,
-        Metric::Qtm => PMetric::Qtm,
-    };
-    match *mode {
-        Mode::TwoPhase { max_length } => cubefleet_proto::Mode::two_phase(max_length),
-        Mode::Optimal { metric } => cubefleet_proto::Mode::optimal(pm(metric)),
-        Mode::DepthLimited { max_depth, metric } => {
-            cubefleet_proto::Mode::depth_limited(max_depth, pm(metric))
-        }
-    }
-    .with_timeout(timeout)
-}
-
-/// The pool job for a leased job: its position, the search its protocol mode asks for, and
-/// where an optimal search resumes. The one conversion of every leased job, whoever leased
-/// it: a value out of range ([`mode_from_proto`], a lower bound above 40) is refused with
-/// the reason, which the worker hands back with the job, never a panic in a search thread.
+/// The pool job for a leased job: its position, the question its protocol mode asks (read by
+/// the one reading of a wire mode, [`Question::from_wire`]), and where an optimal search
+/// resumes. The one conversion of every leased job, whoever leased it: a value out of range
+/// (any field of the mode, a lower bound above [`MAX_DEPTH`]) is refused with the reason,
+/// which the worker hands back with the job, never a panic in a search thread.
 pub fn leased_job(
     id: u64,
     cube: CubieCube,
     mode: &cubefleet_proto::Mode,
     lower_bound: u32,
 ) -> Result<Job, String> {
-    let (mode, timeout) = mode_from_proto(mode)?;
+    let mode = Question::from_wire(mode).map_err(|e| e.to_string())?;
     if lower_bound > MAX_DEPTH {
         return Err(format!("lower bound {lower_bound} is above {MAX_DEPTH}"));
     }
@@ -175,7 +110,6 @@ pub fn leased_job(
         cube,
         mode,
         start_lower_bound: lower_bound,
-        timeout,
     })
 }
 
@@ -387,9 +321,12 @@ mod tests {
                     let mode = cubefleet_proto::Mode {
                         kind: *kind,
                         timeout_seconds,
+                        moves: 0,
                     };
                     match leased_job(1, CubieCube::default(), &mode, bound) {
-                        Ok(job) => assert!(job.timeout.is_none_or(|t| t.as_secs_f64() <= 3.2e7)),
+                        Ok(job) => {
+                            assert!(job.mode.timeout().is_none_or(|t| t.as_secs_f64() <= 3.2e7))
+                        }
                         Err(reason) => {
                             assert!(!reason.is_empty());
                             refused += 1;

@@ -4,7 +4,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_search::{Mode, Status};
+use cubefleet_search::{Question, Status};
 use cubefleet_tables::{parse_position, InputFormat, Tables};
 use cubefleet_worker::pool::{Job, Pool};
 
@@ -29,18 +29,16 @@ fn jobs_in_results_out_and_cancel() {
         pool.submit(Job {
             id: i as u64,
             cube: parse_position(s, InputFormat::Moves).expect("valid"),
-            mode: Mode::TwoPhase { max_length: 21 },
+            mode: Question::two_phase(21),
             start_lower_bound: 0,
-            timeout: None,
         });
     }
     // an impossible target: runs until cancelled
     pool.submit(Job {
         id: 99,
         cube: parse_position(scrambles[2], InputFormat::Moves).expect("valid"),
-        mode: Mode::TwoPhase { max_length: 15 },
+        mode: Question::two_phase(15),
         start_lower_bound: 0,
-        timeout: None,
     });
     let mut seen = Vec::new();
     for _ in 0..3 {
@@ -81,9 +79,8 @@ fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
     pool.submit(Job {
         id: 1,
         cube: broken,
-        mode: Mode::TwoPhase { max_length: 21 },
+        mode: Question::two_phase(21),
         start_lower_bound: 3,
-        timeout: None,
     });
     let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
     assert_eq!((f.id, f.outcome.status), (1, Status::Cancelled));
@@ -102,9 +99,8 @@ fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
     pool.submit(Job {
         id: 2,
         cube: parse_position("R U F", InputFormat::Moves).expect("valid"),
-        mode: Mode::TwoPhase { max_length: 21 },
+        mode: Question::two_phase(21),
         start_lower_bound: 0,
-        timeout: None,
     });
     let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
     assert_eq!((f.id, f.outcome.status), (2, Status::Solved));

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cubefleet_search::{Mode, Progress, Status};
+use cubefleet_search::{Progress, Question, Status};
 use cubefleet_tables::{parse_position, InputFormat, Tables};
 use cubefleet_worker::pool::{Finished, Job};
 use cubefleet_worker::runtime::{
@@ -87,9 +87,8 @@ async fn a_distant_coordinator_is_called_beside_the_searches() {
         .map(|(i, l)| Job {
             id: i as u64,
             cube: parse_position(l.trim(), InputFormat::Facelets).expect("valid"),
-            mode: Mode::TwoPhase { max_length: 20 },
+            mode: Question::two_phase(20),
             start_lower_bound: 0,
-            timeout: None,
         })
         .collect();
     let n = jobs.len();
@@ -262,9 +261,8 @@ async fn heartbeats_keep_their_period_and_a_shutdown_hands_back_after_the_grace(
     let job = Job {
         id: 7,
         cube: parse_position(hard, InputFormat::Moves).expect("valid"),
-        mode: Mode::TwoPhase { max_length: 15 },
+        mode: Question::two_phase(15),
         start_lower_bound: 0,
-        timeout: None,
     };
     let coordinator = Recording::new(0, vec![job]);
     let shutdown = CancellationToken::new();

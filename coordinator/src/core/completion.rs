@@ -21,7 +21,7 @@ use super::state::{Claim, FastMap};
 use super::{view, Core};
 use crate::error::Error;
 use crate::limits::{cut, MAX_REASON};
-use crate::mode::{metric_of, mode_key};
+use crate::mode::{index_key, question_of};
 use crate::record::{batch_seq, JobRecord};
 use crate::verify::{known_length, verify, Checked};
 use prost::Message;
@@ -51,7 +51,7 @@ enum Completed {
 
 /// A verified result: the fields of the job's record it sets.
 struct Verified {
-    /// The worker's status (solved, timeout, over_target, none_within).
+    /// The worker's status (solved, timeout, over_target, none_within, unreachable).
     status: ResultStatus,
     /// The solution in canonical notation ("" without one).
     solution: String,
@@ -73,13 +73,21 @@ struct Verified {
     confirmed_by: Vec<String>,
     /// Whether it rests on a claim ([`is_claim`]).
     claim: bool,
+    /// Why the move set cannot solve the position (`unreachable`, as the coordinator's own
+    /// check found it; "" otherwise): the record's `error`.
+    reason: String,
 }
 
 /// Whether a result that passed [`verify`] (`checked`, reported `optimal`) is a claim: all
 /// but a solution with no bound and no optimality asserted, whose status is `solved` — a
 /// verified solution within the batch's target or depth, which is all the question asks.
 fn is_claim(checked: &Checked, optimal: bool) -> bool {
-    optimal || checked.lower_bound > 0 || checked.status != ResultStatus::Solved
+    optimal
+        || checked.lower_bound > 0
+        || !matches!(
+            checked.status,
+            ResultStatus::Solved | ResultStatus::Unreachable
+        )
 }
 
 /// Refuses a `timeout` the coordinator can tell is false: in a search with no time budget
@@ -146,6 +154,9 @@ impl Verified {
         r.worker = self.worker;
         r.session = self.session;
         r.confirmed_by = self.confirmed_by;
+        if !self.reason.is_empty() {
+            r.error = self.reason;
+        }
         job.bound_session.clear();
         job
     }
@@ -283,11 +294,13 @@ impl Core {
         self.store.flush()?;
         {
             // the mode keys of the group's batches, once (not once per job)
-            let mkeys: FastMap<u32, Vec<u8>> =
-                modes.iter().map(|(&seq, m)| (seq, mode_key(m))).collect();
+            let mkeys: FastMap<u32, Option<Vec<u8>>> =
+                modes.iter().map(|(&seq, m)| (seq, index_key(m))).collect();
             let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
             for (id, new) in &done {
-                index.add(*id, new, &mkeys[&batch_seq(*id)]);
+                if let Some(Some(mkey)) = mkeys.get(&batch_seq(*id)) {
+                    index.add(*id, new, mkey);
+                }
             }
         }
         let mut st = self.lock();
@@ -381,7 +394,7 @@ impl Core {
                 &cube,
                 // a bound counts only for the session that proved it
                 job.bound_of(worker),
-                || known_length(&cube, &job.r().input, metric_of(mode)),
+                || known_length(&cube, &job.r().input, &question_of(mode)),
                 mode,
                 c,
             ),
@@ -410,6 +423,7 @@ impl Core {
                     length,
                     solution,
                     lower_bound,
+                    reason,
                 } = checked;
                 Ok(Completed::Verified(Verified {
                     status,
@@ -423,6 +437,7 @@ impl Core {
                     session: worker.to_string(),
                     confirmed_by: Vec::new(),
                     claim,
+                    reason,
                 }))
             }
         }

@@ -59,7 +59,7 @@ impl Core {
     /// Returns the batch record (its `total` says how many lines are already stored; of a
     /// range or sample batch, how many states it covers).
     pub(crate) fn begin_submit(&self, spec: BatchSpec, owner: &str) -> Result<BatchRecord, Error> {
-        let mode = normalize_mode(spec.mode.unwrap_or_default())?;
+        let mode = normalize_mode(&spec.mode.unwrap_or_default())?;
         limits::check_len("name", spec.name.as_bytes(), limits::MAX_BATCH_NAME)?;
         limits::check_len("batch_id", spec.batch_id.as_bytes(), limits::MAX_BATCH_ID)?;
         limits::check_len("content_hash", &spec.content_hash, limits::MAX_CONTENT_HASH)?;

@@ -19,7 +19,7 @@ use super::ready::Next;
 use super::state::Lease;
 use super::Core;
 use crate::error::Error;
-use crate::mode::metric_of;
+use crate::mode::question_of;
 use crate::record::{batch_seq, LeaseView};
 use crate::verify::{known_length, possible_bound};
 
@@ -91,7 +91,9 @@ impl Core {
     /// together at most what one worker of the most threads may ([`Core::credential_room`]):
     /// `max` is cut to the room left (none when it is full). A session the registry does not
     /// list is refused. Each job is leased by the state machine's rule
-    /// ([`super::machine::decide`]).
+    /// ([`super::machine::decide`]). A batch whose question needs a later protocol revision
+    /// than the session registered with (a restricted move set:
+    /// [`cubefleet_proto::question::MOVES_PROTOCOL`]) is passed over, left for other workers.
     pub fn lease(&self, worker: &str, max: u32) -> Result<Vec<Leased>, Error> {
         let _op = self.op()?;
         let max = {
@@ -111,9 +113,9 @@ impl Core {
             } else {
                 max
             };
-            (max, w.credential.clone())
+            (max, w.credential.clone(), w.protocol)
         };
-        let (max, credential) = max;
+        let (max, credential, protocol) = max;
         // jobs whose claim this credential made already wait for another's: passed over
         let mut passed = Vec::new();
         let owner: Arc<str> = worker.into();
@@ -123,7 +125,22 @@ impl Core {
             // too few queued: the next lines of a range or sample batch become jobs
             let made = self.make_jobs(want)?;
             let mut st = self.lock();
-            let Some(next) = st.ready.take(want, want as u64) else {
+            // a worker older than a batch's question needs is never leased its jobs (it would
+            // read the mode without the fields it does not know, and answer another question)
+            let barred: Vec<u32> = st
+                .batches
+                .iter()
+                .filter(|(_, b)| {
+                    b.mode
+                        .as_ref()
+                        .is_some_and(|m| question_of(m).needs_protocol() > protocol)
+                })
+                .map(|(&seq, _)| seq)
+                .collect();
+            let Some(next) = st
+                .ready
+                .take(want, want as u64, |seq| !barred.contains(&seq))
+            else {
                 drop(st);
                 if made {
                     continue; // all answered from the store: make more
@@ -282,7 +299,7 @@ impl Core {
             let mode = self.batch_mode(batch_seq(p.job_id));
             let known = job
                 .cube()
-                .and_then(|cube| known_length(&cube, &job.r().input, metric_of(&mode)));
+                .and_then(|cube| known_length(&cube, &job.r().input, &question_of(&mode)));
             let lower_bound = possible_bound(&mode, known, p.lower_bound);
             let raised = lower_bound > job.r().lower_bound || job.bound_session != worker;
             if job.state() == JobState::Queued && raised {

@@ -134,11 +134,16 @@ impl Ready {
         self.place(seq);
     }
 
-    /// The batch a lease serves next (highest priority, then oldest, with work), and what it
-    /// takes of it: first up to `want` returned jobs, else up to `span` lines at its cursor,
-    /// which moves past them. None when no batch has work.
-    pub(super) fn take(&mut self, want: usize, span: u64) -> Option<Next> {
-        let &(_, seq) = self.order.first()?;
+    /// The batch a lease serves next among those `admits` (highest priority, then oldest,
+    /// with work), and what it takes of it: first up to `want` returned jobs, else up to
+    /// `span` lines at its cursor, which moves past them. None when no such batch has work.
+    pub(super) fn take(
+        &mut self,
+        want: usize,
+        span: u64,
+        admits: impl Fn(u32) -> bool,
+    ) -> Option<Next> {
+        let &(_, seq) = self.order.iter().find(|(_, seq)| admits(*seq))?;
         let b = self.batches.get_mut(&seq)?;
         let next = if b.returned.is_empty() {
             let n = span.max(1).min(b.end - b.cursor);
@@ -216,35 +221,53 @@ mod tests {
         r.stored(2, 5, 0, 3, false);
         r.stored(3, 5, 0, 4, true); // cancelled: never served
                                     // batch 2 first (higher priority), all its lines
-        assert_eq!(r.take(8, 8), lines(2, 0, 2));
+        assert_eq!(r.take(8, 8, |_| true), lines(2, 0, 2));
         // then batch 1, in spans
-        assert_eq!(r.take(8, 4), lines(1, 0, 3));
+        assert_eq!(r.take(8, 4, |_| true), lines(1, 0, 3));
         // a job of batch 2 comes back: it goes before batch 1's next lines
         r.requeue(job_id(2, 1), 5);
-        assert_eq!(r.take(8, 4), Some(Next::Returned(vec![job_id(2, 1)])));
+        assert_eq!(
+            r.take(8, 4, |_| true),
+            Some(Next::Returned(vec![job_id(2, 1)]))
+        );
         assert_eq!(r.returned(), 0);
         // the rest of batch 1: the span is cut at its stored lines
-        assert_eq!(r.take(8, 100), lines(1, 4, 9));
-        assert_eq!(r.take(8, 8), None);
+        assert_eq!(r.take(8, 100, |_| true), lines(1, 4, 9));
+        assert_eq!(r.take(8, 8, |_| true), None);
         // more lines stored: work again
         r.stored(1, 0, 0, 12, false);
-        assert_eq!(r.take(8, 8), lines(1, 10, 11));
+        assert_eq!(r.take(8, 8, |_| true), lines(1, 10, 11));
         // what a lease could not read goes back
         r.requeue(job_id(1, 2), 0);
-        let next = r.take(8, 8).expect("the returned job");
+        let next = r.take(8, 8, |_| true).expect("the returned job");
         r.untake(next);
-        assert_eq!(r.take(8, 8), Some(Next::Returned(vec![job_id(1, 2)])));
+        assert_eq!(
+            r.take(8, 8, |_| true),
+            Some(Next::Returned(vec![job_id(1, 2)]))
+        );
         r.stored(1, 0, 0, 14, false);
-        let next = r.take(8, 8).expect("new lines");
+        let next = r.take(8, 8, |_| true).expect("new lines");
         r.untake(next);
-        assert_eq!(r.take(8, 8), lines(1, 12, 13));
+        assert_eq!(r.take(8, 8, |_| true), lines(1, 12, 13));
         // a returned job that finishes without a lease leaves the queue
         r.requeue(job_id(1, 3), 0);
         r.remove(job_id(1, 3));
-        assert_eq!(r.take(8, 8), None);
+        assert_eq!(r.take(8, 8, |_| true), None);
         // a cancelled batch's returned job is not served
         r.requeue(job_id(1, 4), 0);
         r.cancel(1);
-        assert_eq!(r.take(8, 8), None);
+        assert_eq!(r.take(8, 8, |_| true), None);
+    }
+
+    /// A lease that does not admit a batch (a worker too old for its question) passes it
+    /// over for the next, and leaves it as it was for others.
+    #[test]
+    fn a_batch_not_admitted_is_passed_over_and_kept() {
+        let mut r = Ready::default();
+        r.stored(1, 5, 0, 3, false);
+        r.stored(2, 0, 0, 3, false);
+        assert_eq!(r.take(8, 8, |seq| seq != 1), lines(2, 0, 2));
+        assert_eq!(r.take(8, 8, |seq| seq != 1), None);
+        assert_eq!(r.take(8, 8, |_| true), lines(1, 0, 2));
     }
 }

@@ -24,7 +24,7 @@ use super::state::{FastMap, State};
 use super::Core;
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::mode::mode_key;
+use crate::mode::index_key;
 use crate::record::{batch_seq, line_index, BatchRecord, BatchSummary, Summary};
 
 /// Jobs the index-building thread reads at a time (it holds the core only that long).
@@ -263,8 +263,12 @@ impl Core {
             for (id, job) in &jobs {
                 let seq = batch_seq(*id);
                 if job.state() == JobState::Done && !keys.contains_key(&seq) {
-                    if let Some(m) = st.batches.get(&seq) {
-                        keys.insert(seq, mode_key(&m.mode.unwrap_or_default()));
+                    if let Some(key) = st
+                        .batches
+                        .get(&seq)
+                        .and_then(|m| index_key(&m.mode.unwrap_or_default()))
+                    {
+                        keys.insert(seq, key);
                     }
                 }
             }

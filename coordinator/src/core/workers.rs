@@ -69,6 +69,9 @@ pub struct WorkerInfo {
     /// Whether it holds at most [`Core::max_held`] jobs: every session but those of workers
     /// in the coordinator's own process (`cubefleet run`), which are not held to it.
     pub capped: bool,
+    /// The protocol revision it registered with: a job whose question needs a later one
+    /// (`Question::needs_protocol`) is never leased to it ([`Core::lease`]).
+    pub protocol: u32,
 }
 
 impl WorkerInfo {
@@ -86,6 +89,7 @@ impl WorkerInfo {
             held: 0,
             asked: None,
             capped: true,
+            protocol: session.protocol,
         }
     }
 }
@@ -93,13 +97,15 @@ impl WorkerInfo {
 impl Core {
     /// Registers a worker session for `credential` (checked: name, threads and fingerprint in
     /// range, the worker and credential not revoked, the credential below
-    /// [`MAX_SESSIONS_PER_CREDENTIAL`] sessions): the session, its secret token, the lease.
+    /// [`MAX_SESSIONS_PER_CREDENTIAL`] sessions), speaking protocol revision `protocol`: the
+    /// session, its secret token, the lease.
     pub fn register_session(
         &self,
         credential: &Credential,
         name: &str,
         threads: u32,
         fingerprint: String,
+        protocol: u32,
     ) -> Result<(Session, String, Duration), Error> {
         check_name("name", name, MAX_WORKER_NAME)?;
         if !(1..=MAX_THREADS).contains(&threads) {
@@ -108,9 +114,13 @@ impl Core {
             )));
         }
         check_len("table_fingerprint", fingerprint.as_bytes(), MAX_FINGERPRINT)?;
-        let (session, token) =
-            self.session_key
-                .issue(&credential.name, credential.names_workers(), name, threads);
+        let (session, token) = self.session_key.issue(
+            &credential.name,
+            credential.names_workers(),
+            name,
+            threads,
+            protocol,
+        );
         let mut st = self.lock();
         self.admit(&mut st, &session, fingerprint)?;
         tracing::info!(worker = %session.id, name = %crate::logsafe::text(name), identity = %session.identity,
@@ -119,13 +129,17 @@ impl Core {
     }
 
     /// Registers a worker of this process (`cubefleet run`, tests): an unnamed session of the
-    /// anonymous credential, never refused and not held to [`Core::max_held`]. Its public id,
-    /// and the lease duration.
+    /// anonymous credential, speaking this build's protocol, never refused and not held to
+    /// [`Core::max_held`]. Its public id, and the lease duration.
     pub fn register(&self, name: String, threads: u32, fingerprint: String) -> (String, Duration) {
         let anonymous = Credential::anonymous();
-        let (session, _) =
-            self.session_key
-                .issue(&anonymous.name, false, &name, threads.clamp(1, MAX_THREADS));
+        let (session, _) = self.session_key.issue(
+            &anonymous.name,
+            false,
+            &name,
+            threads.clamp(1, MAX_THREADS),
+            cubefleet_proto::PROTOCOL,
+        );
         let info = WorkerInfo {
             capped: false,
             ..WorkerInfo::new(&session, fingerprint, self.clock.now())

@@ -303,6 +303,7 @@ mod tests {
                     held: 0,
                     asked: None,
                     capped: true,
+                    protocol: cubefleet_proto::PROTOCOL,
                 },
             )],
             solve_times: crate::solve_times::SolveTimes::default(),

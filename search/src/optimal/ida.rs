@@ -11,8 +11,10 @@ use cubefleet_tables::{CubieCube, Face, Move, MoveSeq};
 use super::bounds::{combine, inverse_axes, Axis, Node, OptimalTables, AXIS_SYM};
 use super::prefixes::{Prefixes, REFINE_AFTER};
 use super::{Metric, OptimalOptions, Progress};
+use crate::metric::TurnCost;
 use crate::symmetric::{CyclicWindows, SymSet};
 use crate::{moves_in, Budget, Outcome, Status, AFTER, NO_MOVE};
+use cubefleet_proto::question::MoveSet;
 
 /// The most nodes of one level expanded together (see [`OptimalSearcher::expand`]).
 const LEVEL_CHUNK: usize = 16;
@@ -162,6 +164,8 @@ pub struct OptimalSearcher<'a> {
     /// Rotation and inversion pruning, for the superflip in the half-turn metric only.
     cyclic: Option<CyclicWindows>,
     pub(super) metric: Metric,
+    /// The turns a solution may use: every move loop is masked by them.
+    pub(super) moves: MoveSet,
     pub(super) nodes: u64,
     /// Nodes expanded from the other side than their parent's (since the last `prepare`).
     side_changes: u64,
@@ -221,6 +225,7 @@ impl<'a> OptimalSearcher<'a> {
             group: SymSet::IDENTITY,
             cyclic: None,
             metric: Metric::Htm,
+            moves: MoveSet::ALL,
             nodes: 0,
             side_changes: 0,
             next_check: CHECK_EVERY,
@@ -285,7 +290,11 @@ impl<'a> OptimalSearcher<'a> {
                 return self.stopped_outcome(d, budget);
             }
             if prefixes.is_none() && self.nodes - before >= self.prefixes_after {
-                prefixes = Some(Prefixes::new(self.metric, self.prefix_refinement()));
+                prefixes = Some(Prefixes::new(
+                    self.metric,
+                    self.moves,
+                    self.prefix_refinement(),
+                ));
             }
             d += self.step();
             progress(Progress {
@@ -303,7 +312,9 @@ impl<'a> OptimalSearcher<'a> {
         opts: &OptimalOptions,
     ) -> Result<u32, Outcome> {
         self.cube = *cube;
-        self.group = if opts.no_symmetry {
+        let no_symmetry = opts.no_symmetry || !opts.moves.is_all();
+        self.moves = opts.moves;
+        self.group = if no_symmetry {
             SymSet::IDENTITY
         } else {
             SymSet::of_position(cube)
@@ -313,7 +324,7 @@ impl<'a> OptimalSearcher<'a> {
             .filter(|&m| self.metric.cost(Move::from_index(m)) == 1)
             .fold(0, |bits, m| bits | 1 << m);
         self.cyclic = match self.metric {
-            Metric::Htm if !opts.no_symmetry => CyclicWindows::of_position(cube, self.group),
+            Metric::Htm if !no_symmetry => CyclicWindows::of_position(cube, self.group),
             _ => None,
         };
         self.nodes = 0;
@@ -653,8 +664,8 @@ impl<'a> OptimalSearcher<'a> {
         found
     }
 
-    /// The moves that may be made from the side `flipped` of node `p` (a bit per move): not
-    /// pruned after that side's last move, affordable, and not barred by the other side's
+    /// The moves that may be made from the side `flipped` of node `p` (a bit per move): in the
+    /// move set, not pruned after that side's last move, affordable, and not barred by the other side's
     /// bounds `other` (when `read`). A goal move `g` of an axis, multiplied on the left, leaves
     /// that axis's coordinates as they are, so when the other side is `remaining` or more away
     /// on an axis (its bound can only be exactly that, or the node would be cut), a solution of
@@ -672,7 +683,7 @@ impl<'a> OptimalSearcher<'a> {
             }
         }
         let affordable = if remaining >= 2 { !0 } else { self.cost_one };
-        AFTER[last] & affordable & !barred
+        AFTER[last] & affordable & !barred & self.moves.mask()
     }
 
     /// The inverses (per axis) of the child by move `m` of a node whose axes' inverses are

@@ -60,6 +60,15 @@
 //! Move pruning: never the same face twice in a row, and of two opposite faces (which commute)
 //! only the order U before D, R before L, F before B.
 //!
+//! A move set ([`OptimalOptions::moves`]) restricts every move loop to its turns: the bit mask
+//! of the moves tried at a node, and the prefixes of the subtrees. The bounds stay lower bounds
+//! (fewer turns can only make solutions longer), and so does everything derived from them: the
+//! "+1" of the bound and the moves barred by either side hold for any solution, whatever turns
+//! it uses, and stepping from the inverse side by a turn puts its inverse in the solution, which
+//! a set holds too (each face gives all its turns, its half turn, or none). The QTM parity holds
+//! for any turns. Symmetry pruning is off under a restricted set: the symmetries of a position
+//! need not map the set to itself.
+//!
 //! Symmetry pruning (see [`super::symmetric`]): when symmetries of the 48 fix the position, a
 //! move is expanded only when it is the least of its orbit under the symmetries that fix the
 //! position and the moves before it. Each node carries that group; once it is the identity
@@ -87,6 +96,7 @@ mod prefixes;
 
 pub use super::metric::Metric;
 pub use bounds::OptimalTables;
+use cubefleet_proto::question::MoveSet;
 pub use ida::OptimalSearcher;
 pub use parallel::solve_parallel;
 
@@ -105,6 +115,10 @@ pub struct OptimalOptions {
     /// superflip's solutions (for comparisons: the lengths found and the lower bounds proven
     /// are the same either way, only the work differs).
     pub no_symmetry: bool,
+    /// The turns a solution may use (every turn by default). A restricted set also turns the
+    /// symmetry pruning off, as if `no_symmetry` were set: a symmetry maps a turn of the set to
+    /// one that may not be in it.
+    pub moves: MoveSet,
 }
 
 /// Reported after each completed depth: no solution shorter than `lower_bound` exists.

@@ -45,7 +45,7 @@ pub fn solve_parallel(
             s
         })
         .collect();
-    let mut prefixes = Prefixes::new(opts.metric, main.prefix_refinement());
+    let mut prefixes = Prefixes::new(opts.metric, opts.moves, main.prefix_refinement());
     let mut total_nodes = 0u64;
     loop {
         if let Some(mut outcome) = main.past_limit(d, opts) {

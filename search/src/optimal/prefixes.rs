@@ -16,9 +16,11 @@
 //! fine prefixes first inherit the order of the coarse ones they start with, so the iteration
 //! after the switch visits the subtrees in the order the coarse prefixes would have.
 
+use cubefleet_proto::question::MoveSet;
 use cubefleet_tables::Move;
 
 use super::Metric;
+use crate::metric::TurnCost;
 use crate::{skip_after, NO_MOVE};
 
 /// Moves in a prefix at first: 3,240 prefixes of three canonical moves. Searching them one by
@@ -47,34 +49,38 @@ pub(super) struct Prefix {
 /// Every canonical move sequence of 1 to `len` moves, in the order to search them.
 ///
 /// Invariant: `len` is [`PREFIX_LEN`] or [`FINE_PREFIX_LEN`], and `list` holds each canonical
-/// sequence of 1 to `len` moves exactly once.
+/// sequence of 1 to `len` moves of the set `moves` exactly once.
 #[derive(Clone, Debug)]
 pub(super) struct Prefixes {
     list: Vec<Prefix>,
     len: usize,
     metric: Metric,
+    moves: MoveSet,
     /// The nodes an iteration must take for the next ones to use finer prefixes
     /// ([`REFINE_AFTER`] unless a test lowers it).
     refine_after: u64,
 }
 
 impl Prefixes {
-    /// All prefixes of up to [`PREFIX_LEN`] moves, in move order (the order of a plain
-    /// depth-first search), costed in `metric`; refined after an iteration of `refine_after`
-    /// nodes.
-    pub(super) fn new(metric: Metric, refine_after: u64) -> Prefixes {
+    /// All prefixes of up to [`PREFIX_LEN`] moves of the set `moves`, in move order (the order
+    /// of a plain depth-first search), costed in `metric`; refined after an iteration of
+    /// `refine_after` nodes.
+    pub(super) fn new(metric: Metric, moves: MoveSet, refine_after: u64) -> Prefixes {
         Prefixes {
-            list: Self::all(metric, PREFIX_LEN),
+            list: Self::all(metric, moves, PREFIX_LEN),
             len: PREFIX_LEN,
             metric,
+            moves,
             refine_after,
         }
     }
 
-    /// Every canonical sequence of 1 to `len` moves as a prefix with no nodes, in move order.
-    fn all(metric: Metric, len: usize) -> Vec<Prefix> {
+    /// Every canonical sequence of 1 to `len` moves of `set` as a prefix with no nodes, in move
+    /// order.
+    fn all(metric: Metric, set: MoveSet, len: usize) -> Vec<Prefix> {
         canonical_sequences(len)
             .into_iter()
+            .filter(|moves| moves.iter().all(|m| set.contains(m.index())))
             .map(|moves| Prefix {
                 cost: metric.length(&moves),
                 moves,
@@ -139,7 +145,7 @@ impl Prefixes {
         for (i, p) in self.list.iter().enumerate() {
             rank[sequence_key(&p.moves)] = i;
         }
-        let mut fine = Self::all(self.metric, FINE_PREFIX_LEN);
+        let mut fine = Self::all(self.metric, self.moves, FINE_PREFIX_LEN);
         let coarse = self.len;
         fine.sort_by_key(|p| rank[sequence_key(&p.moves[..p.moves.len().min(coarse)])]);
         self.list = fine;
@@ -193,8 +199,8 @@ mod tests {
     #[test]
     fn prefixes_at_a_depth_cover_each_sequence_once() {
         for metric in [Metric::Htm, Metric::Qtm] {
-            let coarse = Prefixes::new(metric, REFINE_AFTER);
-            let mut fine = Prefixes::new(metric, 1);
+            let coarse = Prefixes::new(metric, MoveSet::ALL, REFINE_AFTER);
+            let mut fine = Prefixes::new(metric, MoveSet::ALL, 1);
             fine.record(0, 1);
             fine.reorder();
             assert_eq!(fine.len, FINE_PREFIX_LEN);
@@ -222,7 +228,7 @@ mod tests {
     /// start with, the groups in the coarse order, move order inside a group.
     #[test]
     fn refining_keeps_the_coarse_order() {
-        let mut p = Prefixes::new(Metric::Htm, 1000);
+        let mut p = Prefixes::new(Metric::Htm, MoveSet::ALL, 1000);
         let fresh: Vec<Vec<Move>> = p.list.iter().map(|x| x.moves.clone()).collect();
         let at = |p: &Prefixes, moves: &[Move]| {
             p.list
@@ -261,7 +267,7 @@ mod tests {
     /// subtree after D counts more than one after U.
     #[test]
     fn reorder_puts_the_densest_first() {
-        let mut p = Prefixes::new(Metric::Htm, REFINE_AFTER);
+        let mut p = Prefixes::new(Metric::Htm, MoveSet::ALL, REFINE_AFTER);
         let n = p.list.len();
         let u = p
             .list

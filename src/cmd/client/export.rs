@@ -4,7 +4,8 @@
 use std::io::Write;
 
 use cubefleet_proto::client::Client;
-use cubefleet_proto::{JobResult, ResultsRequest};
+use cubefleet_proto::question::{MoveSet, Question};
+use cubefleet_proto::{BatchRef, JobResult, ResultsRequest};
 use tokio_stream::StreamExt;
 
 use super::args::ResultsFormat;
@@ -43,8 +44,22 @@ pub(crate) async fn export(
     format: ResultsFormat,
     out: &mut dyn Write,
 ) -> anyhow::Result<u64> {
+    // the batch's move set, which its rows name (a batch this call cannot read is refused by
+    // the results stream below, with the reason)
+    let mode = client
+        .batches
+        .clone()
+        .get_batch(BatchRef {
+            batch_id: batch.to_string(),
+        })
+        .await
+        .ok()
+        .and_then(|b| b.into_inner().mode);
+    let moves = mode
+        .and_then(|m| Question::from_wire(&m).ok())
+        .map_or(MoveSet::ALL, |q| q.moves());
     let mut stream = results_stream(client, batch, status).await?;
-    let mut w = ResultsWriter::new(format, out)?;
+    let mut w = ResultsWriter::new(format, out)?.with_moves(moves);
     while let Some(r) = stream.next().await {
         w.write(r?)?;
     }
@@ -55,6 +70,8 @@ pub(crate) async fn export(
 pub(crate) struct ResultsWriter<W: Write> {
     sink: Sink<W>,
     written: u64,
+    /// The batch's move set as its rows name it (`moves`), None when it allows every turn.
+    moves: Option<String>,
 }
 
 /// Where a [`ResultsWriter`]'s lines go, by format.
@@ -90,12 +107,25 @@ impl<W: Write> ResultsWriter<W> {
                 Sink::Parquet(Box::new(cubefleet_columns::ParquetWriter::new(out)?))
             }
         };
-        Ok(ResultsWriter { sink, written: 0 })
+        Ok(ResultsWriter {
+            sink,
+            written: 0,
+            moves: None,
+        })
+    }
+
+    /// Rows that name the batch's move set `set` (their `moves`) when it restricts the turns.
+    pub(crate) fn with_moves(self, set: MoveSet) -> Self {
+        ResultsWriter {
+            moves: (!set.is_all()).then(|| set.to_string()),
+            ..self
+        }
     }
 
     /// Writes one result.
     pub(crate) fn write(&mut self, r: JobResult) -> anyhow::Result<()> {
-        let line = result_line(r);
+        let mut line = result_line(r);
+        line.moves.clone_from(&self.moves);
         match &mut self.sink {
             Sink::Jsonl { out, line: buf } => {
                 buf.clear();

@@ -20,7 +20,6 @@ mod submission;
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use cubefleet_proto::{
     submit_request, BatchRef, BatchSpec, ListBatchesRequest, LookupRequest, SubmitRequest,
@@ -79,14 +78,13 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     runtime()?
         .block_on(async move {
             let client = args.connect.connect().await?;
-            let timeout = args.timeout.map(Duration::from_secs_f64);
             let spec = args.input.define(BatchSpec {
                 batch_id: args.batch_id.clone().unwrap_or_default(),
                 name: match &args.name {
                     Some(n) => n.clone(),
                     None => args.input.name()?,
                 },
-                mode: Some(args.mode.proto(timeout)),
+                mode: Some(args.mode.question(args.timeout)?.to_wire()),
                 priority: args.priority,
                 confirm: args.confirm,
                 ..BatchSpec::default()

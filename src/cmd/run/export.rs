@@ -11,7 +11,7 @@ use cubefleet_coordinator::Core;
 use cubefleet_proto::JobResult;
 use tokio_util::sync::CancellationToken;
 
-use crate::cmd::client::{ResultsFormat, ResultsWriter};
+use crate::cmd::client::ResultsWriter;
 
 /// How much the export holds in memory at most: about `queued + waiting` results (a few
 /// hundred bytes each) plus one store page.
@@ -89,8 +89,8 @@ impl Waiting {
     }
 }
 
-/// Writes every result of the batch (JSON lines, or `format`) in line order while the batch runs, as they
-/// finish (without the facelets, which the lines do not show). Returns the number written once
+/// Writes every result of the batch through `w` (its format; its rows name the batch's move
+/// set) in line order while the batch runs, as they finish (without the facelets, which the lines do not show). Returns the number written once
 /// all `total` are.
 ///
 /// The results come from the core as they finish ([`Core::follow`], which moves them out of
@@ -108,8 +108,7 @@ pub(super) async fn export_following(
     core: Arc<Core>,
     batch: String,
     total: u64,
-    out: Box<dyn Write + Send>,
-    format: ResultsFormat,
+    mut w: ResultsWriter<Box<dyn Write + Send>>,
     all_finished: CancellationToken,
     limits: Limits,
 ) -> anyhow::Result<u64> {
@@ -127,7 +126,6 @@ pub(super) async fn export_following(
     let mut feed = core.follow(&batch, limits.queued)?;
     // true until the core stops sending
     let mut fed = true;
-    let mut w = ResultsWriter::new(format, out)?;
     // the results taken from the feed at once (those already there, up to a page's worth)
     let mut received = Vec::with_capacity(page_size.min(RECEIVED));
     // lines go out in order, so the next to write is line `w.written()`
@@ -284,8 +282,11 @@ mod tests {
             core.clone(),
             "slow".into(),
             lines.len() as u64,
-            Box::new(out.clone()),
-            ResultsFormat::Jsonl,
+            ResultsWriter::new(
+                crate::cmd::client::ResultsFormat::Jsonl,
+                Box::new(out.clone()) as Box<dyn Write + Send>,
+            )
+            .expect("a writer"),
             // never cancelled: the export finishes by itself
             CancellationToken::new(),
             limits,

@@ -56,6 +56,7 @@ mod tests {
         Mode {
             kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
             timeout_seconds: 0.0,
+            moves: 0,
         }
     }
 

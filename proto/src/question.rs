@@ -1,0 +1,641 @@
+//! The one mode type: a [`Question`] is everything a job asks of a search — the algorithm
+//! (two-phase to a length, optimal, depth-limited), the metric lengths are counted in, the
+//! turns the answer may use ([`MoveSet`]) and the time budget per position. Its limits and
+//! defaults are named here once ([`MAX_DEPTH`], [`MAX_SECONDS`],
+//! [`DEFAULT_MAX_LENGTH`](crate::DEFAULT_MAX_LENGTH)), every value is checked once, when a
+//! question is made ([`Question::new`] from a front end's arguments, [`Question::from_wire`]
+//! from the protocol's [`Mode`]), and refused with a [`ModeError`] naming the field, and the
+//! protocol form is made here only ([`Question::to_wire`]). The CLI, the Python package, the
+//! coordinator and the worker hold a `Question`; the search crate runs one.
+//!
+//! The protocol keeps its own `Metric` enum (with an unspecified value, read as HTM); this
+//! module's [`Metric`] is the one the code matches on.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::{mode::Kind, DepthLimited, Mode, Optimal, TwoPhase, DEFAULT_MAX_LENGTH};
+
+/// The deepest depth-limited search, and the highest lower bound a job may resume from, in
+/// the metric's moves: every position is solved within 20 half turns or 26 quarter turns, so
+/// this leaves room without letting a search run away.
+pub const MAX_DEPTH: u32 = 40;
+
+/// The longest time budget, in seconds: a year (the limit of every time a peer or a flag
+/// gives; longer would mean "never", which is said by giving none).
+pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// The protocol revision a worker must speak to be leased a job whose question restricts the
+/// turns ([`Question::needs_protocol`]): older workers do not read `Mode.moves`.
+pub const MOVES_PROTOCOL: u32 = 5;
+
+/// How the length of a solution is counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// Half-turn metric: each of the 18 face turns counts 1.
+    #[default]
+    Htm,
+    /// Quarter-turn metric: quarter turns count 1, half turns 2.
+    Qtm,
+}
+
+impl Metric {
+    /// The name used on the command line, in Python and in JSON (`htm`, `qtm`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Metric::Htm => "htm",
+            Metric::Qtm => "qtm",
+        }
+    }
+
+    /// The metric named `name` (`htm` or `qtm`, as [`Metric::as_str`] writes them).
+    pub fn parse(name: &str) -> Result<Metric, String> {
+        [Metric::Htm, Metric::Qtm]
+            .into_iter()
+            .find(|m| m.as_str() == name)
+            .ok_or_else(|| format!("metric {name:?}: give \"htm\" or \"qtm\""))
+    }
+
+    /// The cost of a turn of `quarter_turns` (1, 2 or 3) clockwise quarter turns: 1, or 2 for
+    /// a half turn in the quarter-turn metric.
+    #[inline]
+    pub fn turn_cost(self, quarter_turns: u8) -> u32 {
+        match self {
+            Metric::Qtm if quarter_turns == 2 => 2,
+            _ => 1,
+        }
+    }
+
+    /// The length of a sequence of turns given by their clockwise quarter turns (1, 2 or 3
+    /// each): the one count of a solution's length (the searches' and the coordinator's).
+    pub fn length_of(self, quarter_turns: impl IntoIterator<Item = u8>) -> u32 {
+        quarter_turns.into_iter().map(|q| self.turn_cost(q)).sum()
+    }
+
+    /// God's number in this metric: every position is solved within it (20 half turns, 26
+    /// quarter turns).
+    pub fn gods_number(self) -> u32 {
+        match self {
+            Metric::Htm => 20,
+            Metric::Qtm => 26,
+        }
+    }
+
+    /// The metric a protocol value names (unspecified is HTM); anything else is refused.
+    fn from_wire(field: &'static str, value: i32) -> Result<Metric, ModeError> {
+        match crate::Metric::try_from(value) {
+            Ok(crate::Metric::Qtm) => Ok(Metric::Qtm),
+            Ok(crate::Metric::Htm | crate::Metric::Unspecified) => Ok(Metric::Htm),
+            Err(_) => Err(ModeError::new(
+                field,
+                "--metric",
+                format!("is {value}: give HTM (1) or QTM (2)"),
+            )),
+        }
+    }
+
+    /// The protocol's value of this metric.
+    fn to_wire(self) -> i32 {
+        match self {
+            Metric::Htm => crate::Metric::Htm as i32,
+            Metric::Qtm => crate::Metric::Qtm as i32,
+        }
+    }
+}
+
+/// The number of face turns: 6 faces, 3 turns each.
+const N_TURNS: u32 = 18;
+
+/// The faces in turn-number order.
+const FACES: &[u8; 6] = b"URFDLB";
+
+/// A set of face turns a search may use: bit `3 * face + quarter turns - 1` is set for each
+/// turn in it (faces U R F D L B, the numbering of `Completion.moves` and of the tables'
+/// `Move::index`).
+///
+/// Invariants: only the 18 low bits are set, at least one is, and each face gives all its
+/// turns, its half turn only, or none; so the set is closed under inverse, and a search may
+/// step from a position or from its inverse by the same set. Written as faces
+/// (`R` every turn of R, `R2` its half turn only), comma-separated: `R,U`,
+/// `U,D,R2,L2,F2,B2`; or `-` and faces left out: `-B` every turn but B's.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MoveSet(u32);
+
+impl MoveSet {
+    /// Every turn (no restriction).
+    pub const ALL: MoveSet = MoveSet((1 << N_TURNS) - 1);
+
+    /// The bit mask, bit `3 * face + quarter turns - 1` per turn.
+    #[inline]
+    pub fn mask(self) -> u32 {
+        self.0
+    }
+
+    /// True when every turn is in the set.
+    pub fn is_all(self) -> bool {
+        self == MoveSet::ALL
+    }
+
+    /// True when turn number `turn` (`3 * face + quarter turns - 1`) is in the set.
+    #[inline]
+    pub fn contains(self, turn: usize) -> bool {
+        turn < N_TURNS as usize && self.0 & (1 << turn) != 0
+    }
+
+    /// The first of `turns` (turn numbers) not in the set, None when every one is: the check
+    /// of every returned solution (the coordinator's, the CLI's and Python's).
+    pub fn first_outside(self, turns: impl IntoIterator<Item = usize>) -> Option<usize> {
+        turns.into_iter().find(|&t| !self.contains(t))
+    }
+
+    /// The set of the bits of `mask`; refused when a bit above the 18 turns is set, the mask
+    /// is empty, or a face gives some of its turns but neither all nor its half turn alone.
+    pub fn from_mask(mask: u32) -> Result<MoveSet, String> {
+        if mask == 0 || mask >> N_TURNS != 0 {
+            return Err(format!(
+                "is {mask:#x}: give a mask of the 18 turns (bit 3 * face + quarter turns - 1), \
+                 not empty"
+            ));
+        }
+        for (face, &letter) in FACES.iter().enumerate() {
+            if !matches!(mask >> (3 * face) & 0b111, 0 | 0b010 | 0b111) {
+                return Err(format!(
+                    "is {mask:#x}: it holds some quarter turns of {} without the rest (a set \
+                     holds every turn of a face, its half turn only, or none)",
+                    letter as char
+                ));
+            }
+        }
+        Ok(MoveSet(mask))
+    }
+
+    /// The set `text` writes (see the type's documentation): faces separated by commas, each
+    /// `X` (every turn of X) or `X2` (its half turn); a leading `-` names what is left out of
+    /// every turn. Refused, with the reason, when a face is not one of `URFDLB`, a turn is
+    /// written another way (`R'`: write `R`), or nothing is left.
+    pub fn parse(text: &str) -> Result<MoveSet, String> {
+        let (without, list) = match text.trim().strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.trim()),
+        };
+        let mut named = 0u32;
+        for token in list.split(',').map(str::trim) {
+            let b = token.as_bytes();
+            let face = b
+                .first()
+                .and_then(|c| FACES.iter().position(|f| f == c))
+                .ok_or_else(|| {
+                    format!(
+                        "move set {text:?}: {token:?} is not a face; give faces of URFDLB \
+                         separated by commas (R,U), X2 for a half turn only, or -X for every \
+                         face but X"
+                    )
+                })? as u32;
+            named |= match &b[1..] {
+                b"" => 0b111 << (3 * face),
+                b"2" => 0b010 << (3 * face),
+                _ => {
+                    return Err(format!(
+                        "move set {text:?}: {token:?}: write a face as X (all its turns) or X2 \
+                         (its half turn only); a set holds a quarter turn with its inverse"
+                    ))
+                }
+            };
+        }
+        let mask = if without {
+            MoveSet::ALL.0 & !named
+        } else {
+            named
+        };
+        if mask == 0 {
+            return Err(format!("move set {text:?} leaves no turn"));
+        }
+        MoveSet::from_mask(mask).map_err(|e| format!("move set {text:?} {e}"))
+    }
+}
+
+impl Default for MoveSet {
+    fn default() -> Self {
+        MoveSet::ALL
+    }
+}
+
+impl std::str::FromStr for MoveSet {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<MoveSet, String> {
+        MoveSet::parse(text)
+    }
+}
+
+/// The set as [`MoveSet::parse`] reads it, faces in URFDLB order: `R,U` is written `U,R`.
+impl fmt::Display for MoveSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (face, &letter) in FACES.iter().enumerate() {
+            let half = match self.0 >> (3 * face) & 0b111 {
+                0 => continue,
+                0b010 => "2",
+                _ => "",
+            };
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            write!(f, "{}{half}", letter as char)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for MoveSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MoveSet({self})")
+    }
+}
+
+/// Which search answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Two-phase: the first solution of at most `max_length` half turns.
+    TwoPhase {
+        /// The target length, 1 or more (0 on the wire means [`DEFAULT_MAX_LENGTH`]).
+        max_length: u32,
+    },
+    /// A proven shortest solution.
+    Optimal,
+    /// The shortest solution within `max_depth` moves, or the answer "none within".
+    DepthLimited {
+        /// Longest solution wanted, in the question's metric, `0..=MAX_DEPTH`.
+        max_depth: u32,
+    },
+}
+
+/// A value of a question out of its range: the field (as the protocol names it, and as the
+/// CLI's flag) and what to give instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModeError {
+    /// The protocol's name of the field (`mode.depth_limited.max_depth`).
+    pub field: &'static str,
+    /// The command line's flag (`--max-depth`), for the CLI's and Python's messages.
+    pub flag: &'static str,
+    /// What is wrong and what to give, after the field's name (`is 41: give 0 to 40`).
+    pub reason: String,
+}
+
+impl ModeError {
+    fn new(field: &'static str, flag: &'static str, reason: String) -> ModeError {
+        ModeError {
+            field,
+            flag,
+            reason,
+        }
+    }
+
+    /// The message with the flag's name instead of the field's (for the CLI and Python).
+    pub fn for_flags(&self) -> String {
+        format!("{} {}", self.flag, self.reason)
+    }
+}
+
+impl fmt::Display for ModeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.field, self.reason)
+    }
+}
+
+impl std::error::Error for ModeError {}
+
+/// What a job asks of a search: the algorithm, the metric, the turns and the time budget.
+///
+/// Invariants (kept by every constructor): a two-phase question counts half turns and uses
+/// every turn; a depth-limited one's depth is at most [`MAX_DEPTH`]; a two-phase target is 1
+/// or more; the time budget, when there is one, is more than 0 and at most [`MAX_SECONDS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Question {
+    algorithm: Algorithm,
+    metric: Metric,
+    moves: MoveSet,
+    timeout: Option<Duration>,
+}
+
+impl Default for Question {
+    /// Two-phase to [`DEFAULT_MAX_LENGTH`] moves, every turn, no time budget.
+    fn default() -> Self {
+        Question::two_phase(DEFAULT_MAX_LENGTH)
+    }
+}
+
+impl Question {
+    /// Two-phase to at most `max_length` half turns (0: [`DEFAULT_MAX_LENGTH`]), every turn,
+    /// no time budget.
+    pub fn two_phase(max_length: u32) -> Question {
+        Question {
+            algorithm: Algorithm::TwoPhase {
+                max_length: if max_length == 0 {
+                    DEFAULT_MAX_LENGTH
+                } else {
+                    max_length
+                },
+            },
+            metric: Metric::Htm,
+            moves: MoveSet::ALL,
+            timeout: None,
+        }
+    }
+
+    /// The question of these values, each checked: the one constructor of the front ends
+    /// (the CLI's flags, Python's keyword arguments). `timeout` is in seconds (None: none).
+    pub fn new(
+        algorithm: Algorithm,
+        metric: Metric,
+        moves: MoveSet,
+        timeout: Option<f64>,
+    ) -> Result<Question, ModeError> {
+        let (metric_field, depth_field) = match algorithm {
+            Algorithm::Optimal => ("mode.optimal.metric", ""),
+            _ => ("mode.depth_limited.metric", "mode.depth_limited.max_depth"),
+        };
+        match algorithm {
+            Algorithm::TwoPhase { max_length: 0 } => {
+                return Err(ModeError::new(
+                    "mode.two_phase.max_length",
+                    "--max-length",
+                    "is 0: give 1 or more".into(),
+                ))
+            }
+            Algorithm::TwoPhase { .. } if metric != Metric::Htm => {
+                return Err(ModeError::new(
+                    metric_field,
+                    "--metric",
+                    "goes with an optimal or depth-limited search (two-phase searches count \
+                     half turns)"
+                        .into(),
+                ))
+            }
+            Algorithm::TwoPhase { .. } if !moves.is_all() => {
+                return Err(ModeError::new(
+                    "mode.moves",
+                    "--moves",
+                    format!(
+                        "is {moves}: a two-phase search turns every face; give an optimal or \
+                         depth-limited search (--optimal, --max-depth) with a move set"
+                    ),
+                ))
+            }
+            Algorithm::DepthLimited { max_depth } if max_depth > MAX_DEPTH => {
+                return Err(ModeError::new(
+                    depth_field,
+                    "--max-depth",
+                    format!("is {max_depth}: give 0 to {MAX_DEPTH}"),
+                ))
+            }
+            _ => {}
+        }
+        let timeout = match timeout {
+            None => None,
+            Some(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => {
+                Some(Duration::from_secs_f64(s))
+            }
+            Some(s) => {
+                return Err(ModeError::new(
+                    "mode.timeout_seconds",
+                    "--timeout",
+                    format!("is {s}: give more than 0 seconds, at most {MAX_SECONDS} (a year)"),
+                ))
+            }
+        };
+        Ok(Question {
+            algorithm,
+            metric,
+            moves,
+            timeout,
+        })
+    }
+
+    /// The question a protocol mode asks, every field checked (the one reading of a wire
+    /// mode, by the coordinator at submission and by the worker at lease): an unset kind is
+    /// two-phase, a target of 0 [`DEFAULT_MAX_LENGTH`], an unspecified metric HTM, a move mask
+    /// of 0 every turn, a time budget of 0 none.
+    pub fn from_wire(m: &Mode) -> Result<Question, ModeError> {
+        let seconds = m.timeout_seconds;
+        if !(seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&seconds)) {
+            return Err(ModeError::new(
+                "mode.timeout_seconds",
+                "--timeout",
+                format!(
+                    "is {seconds}: give 0 (none) or a number of seconds up to {MAX_SECONDS} \
+                     (a year)"
+                ),
+            ));
+        }
+        let moves = match m.moves {
+            0 => MoveSet::ALL,
+            mask => MoveSet::from_mask(mask)
+                .map_err(|reason| ModeError::new("mode.moves", "--moves", reason))?,
+        };
+        let (algorithm, metric) = match &m.kind {
+            None => (Algorithm::TwoPhase { max_length: 0 }, Metric::Htm),
+            Some(Kind::TwoPhase(t)) => (
+                Algorithm::TwoPhase {
+                    max_length: t.max_length,
+                },
+                Metric::Htm,
+            ),
+            Some(Kind::Optimal(o)) => (
+                Algorithm::Optimal,
+                Metric::from_wire("mode.optimal.metric", o.metric)?,
+            ),
+            Some(Kind::DepthLimited(d)) => (
+                Algorithm::DepthLimited {
+                    max_depth: d.max_depth,
+                },
+                Metric::from_wire("mode.depth_limited.metric", d.metric)?,
+            ),
+        };
+        let algorithm = match algorithm {
+            Algorithm::TwoPhase { max_length: 0 } => Algorithm::TwoPhase {
+                max_length: DEFAULT_MAX_LENGTH,
+            },
+            a => a,
+        };
+        Question::new(algorithm, metric, moves, (seconds > 0.0).then_some(seconds))
+    }
+
+    /// The protocol form: what [`Question::from_wire`] reads back as this question (a target
+    /// is written whole, every turn as a mask of 0, so an older peer reads an unrestricted
+    /// question as it always did).
+    pub fn to_wire(&self) -> Mode {
+        let kind = match self.algorithm {
+            Algorithm::TwoPhase { max_length } => Kind::TwoPhase(TwoPhase { max_length }),
+            Algorithm::Optimal => Kind::Optimal(Optimal {
+                metric: self.metric.to_wire(),
+            }),
+            Algorithm::DepthLimited { max_depth } => Kind::DepthLimited(DepthLimited {
+                max_depth,
+                metric: self.metric.to_wire(),
+            }),
+        };
+        Mode {
+            kind: Some(kind),
+            timeout_seconds: self.timeout.map_or(0.0, |t| t.as_secs_f64()),
+            moves: if self.moves.is_all() {
+                0
+            } else {
+                self.moves.mask()
+            },
+        }
+    }
+
+    /// Which search answers.
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// The metric lengths are counted in (HTM for two-phase).
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    /// The turns a solution may use.
+    pub fn moves(&self) -> MoveSet {
+        self.moves
+    }
+
+    /// The time budget per position (None: none).
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// True for a two-phase question.
+    pub fn is_two_phase(&self) -> bool {
+        matches!(self.algorithm, Algorithm::TwoPhase { .. })
+    }
+
+    /// The least protocol revision a worker must speak to answer this question:
+    /// [`MOVES_PROTOCOL`] when it restricts the turns, else 0 (any).
+    pub fn needs_protocol(&self) -> u32 {
+        if self.moves.is_all() {
+            0
+        } else {
+            MOVES_PROTOCOL
+        }
+    }
+
+    /// A short key naming what a result answers (two results with equal keys are
+    /// interchangeable): the algorithm, its whole target or depth, the metric, and the move
+    /// set when it restricts (so an unrestricted question's key is the one earlier versions
+    /// made). The time budget is left out.
+    pub fn key(&self) -> Vec<u8> {
+        let (kind, n) = match self.algorithm {
+            Algorithm::TwoPhase { max_length } => (1u8, max_length),
+            Algorithm::Optimal => (2, 0),
+            Algorithm::DepthLimited { max_depth } => (3, max_depth),
+        };
+        let mut key = vec![kind];
+        key.extend_from_slice(&n.to_le_bytes());
+        key.push(self.metric.to_wire() as u8);
+        if !self.moves.is_all() {
+            key.extend_from_slice(&self.moves.mask().to_le_bytes());
+        }
+        key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn move_sets_read_and_write_back() {
+        for (text, written) in [
+            ("R,U", "U,R"),
+            ("R, U, F", "U,R,F"),
+            ("U,D,R2,L2,F2,B2", "U,R2,F2,D,L2,B2"),
+            ("-B", "U,R,F,D,L"),
+            ("U,R,F,D,L,B", "U,R,F,D,L,B"),
+        ] {
+            let set = MoveSet::parse(text).expect(text);
+            assert_eq!(set.to_string(), written, "{text}");
+            assert_eq!(MoveSet::parse(written), Ok(set));
+        }
+        assert_eq!(
+            MoveSet::parse("R,U").map(MoveSet::mask),
+            Ok(0b111_000 | 0b111)
+        );
+        assert!(MoveSet::parse("U,R,F,D,L,B").is_ok_and(MoveSet::is_all));
+        for bad in [
+            "",
+            "R'",
+            "X",
+            "r,u",
+            "R3",
+            "-U,R,F,D,L,B",
+            "R,,U",
+            "RU",
+            "-B,L2",
+        ] {
+            assert!(MoveSet::parse(bad).is_err(), "{bad}");
+        }
+        assert!(MoveSet::from_mask(0b001).is_err());
+        assert!(MoveSet::from_mask(1 << 18 | 0b111).is_err());
+        assert!(MoveSet::from_mask(0).is_err());
+        assert_eq!(MoveSet::from_mask(0b010), Ok(MoveSet(0b010)));
+    }
+
+    #[test]
+    fn questions_go_through_the_wire_unchanged() {
+        let dl = Algorithm::DepthLimited { max_depth: 7 };
+        let rf = MoveSet::parse("R,F").expect("set");
+        for q in [
+            Question::default(),
+            Question::two_phase(17),
+            Question::new(Algorithm::Optimal, Metric::Qtm, rf, Some(1.5)).expect("question"),
+            Question::new(dl, Metric::Htm, MoveSet::ALL, None).expect("question"),
+        ] {
+            assert_eq!(Question::from_wire(&q.to_wire()), Ok(q));
+        }
+        assert_eq!(
+            Question::from_wire(&Mode::default()),
+            Ok(Question::default())
+        );
+        assert_eq!(Question::default().to_wire().moves, 0);
+    }
+
+    #[test]
+    fn values_out_of_range_are_refused_naming_the_field() {
+        let two = |max_length| Some(Kind::TwoPhase(TwoPhase { max_length }));
+        let dl = |max_depth, metric| Some(Kind::DepthLimited(DepthLimited { max_depth, metric }));
+        let mode = |kind, timeout_seconds, moves| Mode {
+            kind,
+            timeout_seconds,
+            moves,
+        };
+        for (m, field) in [
+            (mode(dl(41, 1), 0.0, 0), "mode.depth_limited.max_depth"),
+            (mode(dl(5, 3), 0.0, 0), "mode.depth_limited.metric"),
+            (mode(two(20), f64::NAN, 0), "mode.timeout_seconds"),
+            (mode(two(20), -1.0, 0), "mode.timeout_seconds"),
+            (mode(two(20), 0.0, 0b111), "mode.moves"),
+            (mode(dl(5, 1), 0.0, 1 << 20), "mode.moves"),
+            (mode(dl(5, 1), 0.0, 0b100), "mode.moves"),
+        ] {
+            let e = Question::from_wire(&m).expect_err(field);
+            assert_eq!(e.field, field, "{m:?}");
+            assert!(e.to_string().starts_with(field), "{e}");
+        }
+    }
+
+    /// The keys of unrestricted questions are those earlier versions made; a move set makes
+    /// another key.
+    #[test]
+    fn keys_name_whole_questions() {
+        assert_eq!(Question::two_phase(20).key(), [1, 20, 0, 0, 0, 1]);
+        let a = Question::new(Algorithm::Optimal, Metric::Htm, MoveSet::ALL, None).expect("q");
+        let ru = MoveSet::parse("R,U").expect("set");
+        let b = Question::new(Algorithm::Optimal, Metric::Htm, ru, None).expect("q");
+        assert_eq!(a.key(), [2, 0, 0, 0, 0, 1]);
+        assert_ne!(a.key(), b.key());
+        assert_eq!(b.needs_protocol(), MOVES_PROTOCOL);
+    }
+}
