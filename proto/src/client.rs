@@ -423,6 +423,49 @@ impl Client {
         Client::over(channel, token)
     }
 
+    /// After submitting batch `batch_id` asking `asked`: reads the question the coordinator
+    /// stored. A coordinator older than a field of the mode (a move set: protocol revision
+    /// [`crate::question::MOVES_PROTOCOL`]) drops it and would search another question; then
+    /// the batch is cancelled before more of it is searched, and the error says what to do.
+    /// The batches service has no version exchange, so this read is how a client knows.
+    pub async fn check_question_kept(
+        &self,
+        batch_id: &str,
+        asked: &crate::Mode,
+    ) -> Result<(), Status> {
+        use crate::question::Question;
+        let batch = crate::BatchRef {
+            batch_id: batch_id.to_string(),
+        };
+        let stored = self
+            .batches
+            .clone()
+            .get_batch(batch.clone())
+            .await?
+            .into_inner()
+            .mode
+            .unwrap_or_default();
+        let same = match (Question::from_wire(asked), Question::from_wire(&stored)) {
+            (Ok(a), Ok(s)) => a == s,
+            _ => false,
+        };
+        if same {
+            return Ok(());
+        }
+        let cancelled = self.batches.clone().cancel_batch(batch).await.is_ok();
+        Err(Status::failed_precondition(format!(
+            "the coordinator stored batch {batch_id} with another question than the one asked \
+             (it is older than a field of the mode, such as --moves: upgrade it to protocol \
+             revision {} or later); the batch was {}",
+            crate::question::MOVES_PROTOCOL,
+            if cancelled {
+                "cancelled"
+            } else {
+                "not cancelled: cancel it"
+            }
+        )))
+    }
+
     /// Clients of both services over `channel`, with the bearer `token` if any.
     fn over(channel: Channel, token: Option<&str>) -> Result<Client, ConnectError> {
         let token = match token.filter(|t| !t.is_empty()) {

@@ -272,12 +272,17 @@ impl Client {
                 })),
             });
         }
-        let mut batches = self.grpc.batches.clone();
+        let asked = mode.to_wire();
+        let grpc = self.grpc.clone();
         let r = self.run(py, async move {
-            Ok(batches
+            let r = grpc
+                .batches
+                .clone()
                 .submit(tokio_stream::iter(requests))
                 .await?
-                .into_inner())
+                .into_inner();
+            grpc.check_question_kept(&r.batch_id, &asked).await?;
+            Ok(r)
         })?;
         Ok(r.batch_id)
     }

@@ -78,13 +78,14 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     runtime()?
         .block_on(async move {
             let client = args.connect.connect().await?;
+            let asked = args.mode.question(args.timeout)?.to_wire();
             let spec = args.input.define(BatchSpec {
                 batch_id: args.batch_id.clone().unwrap_or_default(),
                 name: match &args.name {
                     Some(n) => n.clone(),
                     None => args.input.name()?,
                 },
-                mode: Some(args.mode.question(args.timeout)?.to_wire()),
+                mode: Some(asked.clone()),
                 priority: args.priority,
                 confirm: args.confirm,
                 ..BatchSpec::default()
@@ -115,6 +116,7 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
                         .into_inner()
                 }
             };
+            client.check_question_kept(&r.batch_id, &asked).await?;
             let mut out = crate::output::Stdout::new();
             writeln!(out, "{}", r.batch_id)?;
             out.flush()?;
