@@ -85,7 +85,7 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
                     Some(n) => n.clone(),
                     None => args.input.name()?,
                 },
-                mode: Some(asked.clone()),
+                mode: Some(asked),
                 priority: args.priority,
                 confirm: args.confirm,
                 ..BatchSpec::default()
