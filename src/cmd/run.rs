@@ -1,12 +1,12 @@
-//! `cubefleet run FILE` (or `--range START..END`, `--sample N --seed S`): the embedded default. One process runs a coordinator on a sled store
-//! and local search threads. Both sides call the coordinator's [`Core`] directly, through the
-//! same code as its gRPC service: the file is submitted with [`Core::submit`] and watched
-//! with [`Core::watch`], and the worker runtime, the same as `cubefleet worker`'s, leases and
-//! reports through [`LocalCoordinator`]. No position is formatted and parsed again, no protocol
-//! message is framed. Results are written in line order as they finish, in bounded memory ([`export`]),
-//! not all at the end. The batch id is derived from the file's contents (or the range's or
-//! sample's definition) and the mode ([`id`]), so running the same input again resumes from
-//! the store instead of starting over.
+//! `cubefleet run FILE` (or `--range START..END`, `--sample N --seed S`): the embedded
+//! default. One process runs a coordinator on a sled store and local search threads. Both
+//! sides call the coordinator's `Core` directly, through the same code as its gRPC service:
+//! the file is submitted with `Core::submit` and watched with `Core::watch`, and the worker
+//! runtime, the same as `cubefleet worker`'s, leases and reports through
+//! [`LocalCoordinator`]. Results are written in line order as they finish, in bounded memory
+//! ([`export`]), not all at the end. The batch id is derived from the file's contents (or the
+//! range's or sample's definition) and the mode ([`id`]), so running the same input again
+//! resumes from the store instead of starting over.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,12 +14,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cubefleet_coordinator::Core;
 use cubefleet_proto::BatchSpec;
-use cubefleet_search::Progress;
-use cubefleet_worker::pool::{Finished, Job};
-use cubefleet_worker::remote::{completion, leased_job, progress_list};
-use cubefleet_worker::runtime::{self, Coordinator, HeartbeatReply, RuntimeConfig};
+use cubefleet_worker::local::LocalCoordinator;
+use cubefleet_worker::runtime::{self, RuntimeConfig};
 use tokio_stream::StreamExt;
 use tokio_util::sync::CancellationToken;
 
@@ -53,74 +50,6 @@ pub(crate) struct Args {
     out: Option<PathBuf>,
     #[command(flatten)]
     tables: TablesArgs,
-}
-
-/// The worker runtime's coordinator when both are in this process: a worker registered with
-/// the [`Core`], whose calls are the core's own (the store reads and writes off the async
-/// threads, as the gRPC service does them).
-struct LocalCoordinator {
-    core: Arc<Core>,
-    worker_id: String,
-    /// Cancelled when the coordinator stops: a lease then returns at once with nothing.
-    stopping: CancellationToken,
-}
-
-impl LocalCoordinator {
-    /// Runs a store operation off the async threads.
-    async fn blocking<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Core, &str) -> Result<T, cubefleet_coordinator::Error> + Send + 'static,
-    ) -> Result<T, cubefleet_coordinator::Error> {
-        let (core, worker) = (self.core.clone(), self.worker_id.clone());
-        tokio::task::spawn_blocking(move || f(&core, &worker)).await?
-    }
-}
-
-impl Coordinator for LocalCoordinator {
-    type Error = cubefleet_coordinator::Error;
-
-    async fn lease(&self, max: u32, wait: Duration) -> Result<Vec<Job>, Self::Error> {
-        let leased = self
-            .core
-            .lease_wait(&self.worker_id, max, 0.0, wait, &self.stopping)
-            .await?;
-        let (mut jobs, mut cannot) = (Vec::with_capacity(leased.len()), Vec::new());
-        for j in leased {
-            match leased_job(j.job_id, j.cube, &j.mode, j.lower_bound) {
-                Ok(job) => jobs.push(job),
-                Err(reason) => cannot.push(cubefleet_proto::JobProgress {
-                    job_id: j.job_id,
-                    reason,
-                    ..Default::default()
-                }),
-            }
-        }
-        if !cannot.is_empty() {
-            self.blocking(move |c, w| c.release(w, &cannot)).await?;
-        }
-        Ok(jobs)
-    }
-
-    async fn heartbeat(&self, held: Vec<(u64, Progress)>) -> Result<HeartbeatReply, Self::Error> {
-        let held = progress_list(held);
-        let cancel = self.blocking(move |c, w| c.heartbeat(w, &held)).await?;
-        Ok(HeartbeatReply { cancel })
-    }
-
-    async fn complete(&self, results: &[Finished]) -> Result<(), Self::Error> {
-        let results: Vec<_> = results.iter().map(completion).collect();
-        let (_, rejected) = self.blocking(move |c, w| c.complete(w, &results)).await?;
-        for (job, reason) in rejected {
-            tracing::warn!(job, %reason, "coordinator refused a result");
-        }
-        Ok(())
-    }
-
-    async fn release(&self, jobs: Vec<(u64, Progress)>) -> Result<(), Self::Error> {
-        let jobs = progress_list(jobs);
-        self.blocking(move |c, w| c.release(w, &jobs)).await?;
-        Ok(())
-    }
 }
 
 /// Time between the embedded worker's heartbeats: its leases are the core's own (30 s), and
@@ -201,11 +130,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let worker = {
             let (worker_id, _) =
                 core.register("embedded".into(), threads as u32, tables.fingerprint());
-            let coordinator = LocalCoordinator {
-                core: core.clone(),
-                worker_id,
-                stopping: stopping.clone(),
-            };
+            let coordinator = LocalCoordinator::new(core.clone(), worker_id, stopping.clone());
             let config = RuntimeConfig {
                 threads,
                 heartbeat: EMBEDDED_HEARTBEAT,
