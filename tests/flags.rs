@@ -155,6 +155,17 @@ fn values_that_pass_the_checks_are_searched_with_the_real_tables() {
     }
 }
 
+/// Runs the command `before` with `flags`, which must be refused as a usage error (exit 2,
+/// no panic); its stderr.
+fn refused(before: &[&str], flags: &[&str]) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
+    cmd.args(before).args(flags);
+    let what = format!("{} {}", before.join(" "), flags.join(" "));
+    let (code, stderr) = assert_no_panic(cmd, &what);
+    assert_eq!(code, 2, "{what}: {stderr}");
+    stderr
+}
+
 #[test]
 fn qtm_with_a_two_phase_search_is_refused() {
     for before in [
@@ -162,16 +173,9 @@ fn qtm_with_a_two_phase_search_is_refused() {
         vec!["run", "missing.txt"],
         vec!["submit", "missing.txt"],
     ] {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
-        cmd.args(&before).args(["--metric", "qtm"]);
-        let (code, stderr) = assert_no_panic(cmd, &before.join(" "));
-        assert_eq!(code, 2, "{stderr}");
+        let stderr = refused(&before, &["--metric", "qtm"]);
         assert!(stderr.contains("--optimal"), "{stderr}");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
-        cmd.args(&before)
-            .args(["--metric", "qtm", "--max-length", "18"]);
-        let (code, _) = assert_no_panic(cmd, &before.join(" "));
-        assert_eq!(code, 2);
+        refused(&before, &["--metric", "qtm", "--max-length", "18"]);
     }
 }
 
@@ -184,16 +188,10 @@ fn a_move_set_without_an_exact_search_or_unreadable_is_refused() {
         vec!["run", "missing.txt"],
         vec!["submit", "missing.txt"],
     ] {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
-        cmd.args(&before).args(["--moves", "R,U"]);
-        let (code, stderr) = assert_no_panic(cmd, &before.join(" "));
-        assert_eq!(code, 2, "{stderr}");
+        let stderr = refused(&before, &["--moves", "R,U"]);
         assert!(stderr.contains("--optimal"), "{stderr}");
         for bad in ["R'", "X", "", "-U,R,F,D,L,B", "R,,U"] {
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_cubefleet"));
-            cmd.args(&before).args(["--optimal", "--moves", bad]);
-            let (code, stderr) = assert_no_panic(cmd, &before.join(" "));
-            assert_eq!(code, 2, "{bad:?}: {stderr}");
+            let stderr = refused(&before, &["--optimal", "--moves", bad]);
             assert!(stderr.contains("--moves"), "{bad:?}: {stderr}");
         }
     }
@@ -216,16 +214,7 @@ fn solve_with_a_move_set_keeps_to_it_and_says_so() {
         "R U R' U'",
         "F",
     ]);
-    let out = cmd.output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let rows = common::json_rows(&mut cmd);
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(rows[0]["status"], "solved");
     assert_eq!(rows[0]["moves"], "U,R");
@@ -255,14 +244,9 @@ fn solve_with_a_move_set_keeps_to_it_and_says_so() {
         "-B",
         "R U",
     ]);
-    let out = cmd.output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let row: serde_json::Value =
-        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).expect("JSON");
+    let rows = common::json_rows(&mut cmd);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
     assert_eq!(row["status"], "solved");
     assert_eq!(row["length"], 2);
     assert_eq!(row["moves"], "U,R,F,D,L");
@@ -275,30 +259,21 @@ fn run_with_a_move_set_answers_within_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("ru.txt");
     std::fs::write(&file, "R U R' U'\nF\n").expect("write");
-    let out = common::cubefleet()
-        .args([
-            "run",
-            "--optimal",
-            "--moves",
-            "R,U",
-            "--no-build",
-            "--threads",
-            "2",
-        ])
-        .arg(&file)
-        .arg("--data")
-        .arg(dir.path().join("data"))
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let rows = common::json_rows(
+        common::cubefleet()
+            .args([
+                "run",
+                "--optimal",
+                "--moves",
+                "R,U",
+                "--no-build",
+                "--threads",
+                "2",
+            ])
+            .arg(&file)
+            .arg("--data")
+            .arg(dir.path().join("data")),
     );
-    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(
         (&rows[0]["status"], &rows[0]["length"]),

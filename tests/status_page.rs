@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{addr_file, read_addr_file, wait_for, Proc};
+use common::{addr_file, http_coordinator, read_addr_file, wait_for, Proc};
 
 const TOKEN: &str = "status-page-test-token";
 
@@ -405,28 +405,6 @@ fn browser_checks(http: u16, batch: &str) {
         std::fs::write(docs, &png).unwrap();
         eprintln!("the README's picture redrawn: {docs}");
     }
-}
-
-/// A coordinator over the store in `dir/data` with its status page, both ports chosen by it
-/// (port 0) and read from its address file: the process, its gRPC port and its HTTP port.
-fn http_coordinator(dir: &Path) -> (Proc, u16, u16) {
-    let file = addr_file();
-    let mut c = cubefleet();
-    c.args([
-        "coordinator",
-        "--listen",
-        "127.0.0.1:0",
-        "--http",
-        "127.0.0.1:0",
-    ])
-    .arg("--data")
-    .arg(dir.join("data"))
-    .arg("--addr-file")
-    .arg(&file);
-    let mut coordinator = Proc::spawn("coordinator", c);
-    let addrs = read_addr_file(&mut coordinator, &file, Duration::from_secs(30));
-    let (grpc, http) = (addrs.get("grpc").port(), addrs.get("http").port());
-    (coordinator, grpc, http)
 }
 
 /// A `cubefleet worker` of one thread with its own `/metrics`, joining the coordinator at gRPC

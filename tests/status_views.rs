@@ -15,7 +15,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{addr_file, client, read_addr_file, status, wait_for, Proc};
+use common::{client, status, wait_for};
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{CompleteRequest, Completion, LeaseRequest, LeasedJob, ResultStatus};
 use cubefleet_tables::MoveSeq;
@@ -117,23 +117,8 @@ const COUNTS: [&str; 9] = [
 #[test]
 fn the_cli_the_json_api_and_the_page_agree_on_a_batch_with_a_failed_job() {
     let dir = tempfile::tempdir().unwrap();
-    // both ports chosen by the coordinator (port 0), read from its address file
-    let addr_file = addr_file();
-    let mut c = common::cubefleet();
-    c.args([
-        "coordinator",
-        "--listen",
-        "127.0.0.1:0",
-        "--http",
-        "127.0.0.1:0",
-    ])
-    .arg("--data")
-    .arg(dir.path().join("data"))
-    .arg("--addr-file")
-    .arg(&addr_file);
-    let mut coordinator = Proc::spawn("coordinator", c);
-    let addrs = read_addr_file(&mut coordinator, &addr_file, Duration::from_secs(30));
-    let (url, http) = (addrs.url("grpc"), addrs.get("http").port());
+    let (coordinator, grpc, http) = common::http_coordinator(dir.path());
+    let url = format!("http://127.0.0.1:{grpc}");
     wait_for("the coordinator", Duration::from_secs(30), || {
         TcpStream::connect(("127.0.0.1", http)).ok()
     });

@@ -114,3 +114,40 @@ pub(crate) fn count(s: &serde_json::Value, field: &str) -> u64 {
         .as_u64()
         .unwrap_or_else(|| panic!("{field} in {s}"))
 }
+
+/// Runs `cmd`, which must succeed (its stderr is the failure's message), and reads its
+/// standard output as JSON lines.
+pub(crate) fn json_rows(cmd: &mut Command) -> Vec<serde_json::Value> {
+    let out = cmd.output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+/// A coordinator over the store in `dir/data` with its status page, both ports chosen by it
+/// (port 0) and read from its address file: the process, its gRPC port and its HTTP port.
+pub(crate) fn http_coordinator(dir: &Path) -> (Proc, u16, u16) {
+    let file = addr_file();
+    let mut c = cubefleet();
+    c.args([
+        "coordinator",
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+    ])
+    .arg("--data")
+    .arg(dir.join("data"))
+    .arg("--addr-file")
+    .arg(&file);
+    let mut coordinator = Proc::spawn("coordinator", c);
+    let addrs = read_addr_file(&mut coordinator, &file, COORDINATOR_START);
+    let (grpc, http) = (addrs.get("grpc").port(), addrs.get("http").port());
+    (coordinator, grpc, http)
+}
