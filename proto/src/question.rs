@@ -28,6 +28,7 @@ pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 /// The protocol revision a worker must speak to be leased a job whose question restricts the
 /// turns ([`Question::needs_protocol`]): older workers do not read `Mode.moves`.
 pub const MOVES_PROTOCOL: u32 = 5;
+const _: () = assert!(MOVES_PROTOCOL <= crate::PROTOCOL);
 
 /// How the length of a solution is counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -513,7 +514,8 @@ impl Question {
     }
 
     /// The least protocol revision a worker must speak to answer this question:
-    /// [`MOVES_PROTOCOL`] when it restricts the turns, else 0 (any).
+    /// [`MOVES_PROTOCOL`] when it restricts the turns, else 0 (any). Never above this build's
+    /// [`crate::PROTOCOL`] (a coordinator's lease relies on it).
     pub fn needs_protocol(&self) -> u32 {
         if self.moves.is_all() {
             0

@@ -126,17 +126,22 @@ impl Core {
             let made = self.make_jobs(want)?;
             let mut st = self.lock();
             // a worker older than a batch's question needs is never leased its jobs (it would
-            // read the mode without the fields it does not know, and answer another question)
-            let barred: Vec<u32> = st
-                .batches
-                .iter()
-                .filter(|(_, b)| {
-                    b.mode
-                        .as_ref()
-                        .is_some_and(|m| question_of(m).needs_protocol() > protocol)
-                })
-                .map(|(&seq, _)| seq)
-                .collect();
+            // read the mode without the fields it does not know, and answer another question);
+            // no question needs more than this build's revision, so a current worker's lease
+            // looks at no batch
+            let barred: Vec<u32> = if protocol >= cubefleet_proto::PROTOCOL {
+                Vec::new()
+            } else {
+                st.batches
+                    .iter()
+                    .filter(|(_, b)| {
+                        b.mode
+                            .as_ref()
+                            .is_some_and(|m| question_of(m).needs_protocol() > protocol)
+                    })
+                    .map(|(&seq, _)| seq)
+                    .collect()
+            };
             let Some(next) = st
                 .ready
                 .take(want, want as u64, |seq| !barred.contains(&seq))
