@@ -1,4 +1,4 @@
-//! The stateful adversary of issue 45 (item 6): one real `cubefleet coordinator` process, over a
+//! The stateful adversary: one real `cubefleet coordinator` process, over a
 //! store that survives its restarts, driven by a seeded random sequence of raw gRPC calls from
 //! several credentials, with the promises of the README's threat model checked against a small
 //! model after every step. It speaks the generated gRPC clients only, never cubefleet's own
@@ -835,7 +835,7 @@ impl Adversary {
         ) {
             Ok(c) => c,
             Err(e) => {
-                // a build without the admin role (before issue 45): root revokes as a client,
+                // a build without the admin role (older builds): root revokes as a client,
                 // and the client's own revoke is not refused (reported, not judged)
                 let log = std::fs::read_to_string(adv.log()).unwrap_or_default();
                 assert!(log.contains("role `admin`"), "seed {seed}: {e}\n{log}");

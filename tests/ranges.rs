@@ -245,7 +245,7 @@ fn bad_ranges_and_samples_are_refused_with_the_reason() {
         (&["file.txt", "--range", "0..10"], "cannot be used with"),
         (
             &["file.txt", "--keep", "histogram"],
-            "--keep histogram is for",
+            "keep histogram is for",
         ),
     ] {
         let out = cubefleet()

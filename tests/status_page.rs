@@ -424,7 +424,7 @@ fn metered_worker(grpc: u16, name: &str) -> (Proc, u16) {
     (worker, port)
 }
 
-/// A fair share of a slow batch (issue 49, item 4): after a fast batch, two workers do not
+/// A fair share of a slow batch: after a fast batch, two workers do not
 /// take a slow batch whole (what a worker may hold is sized by the batch's own search time,
 /// a few seconds of it, and by two per thread before its first result), a third worker that
 /// joins is busy within seconds, and the queue depth and queued work count the jobs waiting in

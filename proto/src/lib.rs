@@ -54,6 +54,8 @@ impl JobState {
     }
 }
 
+#[cfg(feature = "batch")]
+pub mod batch;
 #[cfg(feature = "grpc")]
 pub mod client;
 pub mod question;

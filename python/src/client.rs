@@ -10,11 +10,12 @@ use cubefleet_columns::Columns;
 use cubefleet_proto::client::{CallError, Cause, Client as Grpc};
 use cubefleet_proto::view::{BatchState, BatchView};
 use cubefleet_proto::{
-    submit_request, BatchRef, BatchSpec, BatchStatus, JobResult, Keep, LineChunk,
-    ListBatchesRequest, LookupRequest, ResultsRequest, SubmitRequest,
+    batch, BatchRef, BatchSpec, BatchStatus, JobResult, ListBatchesRequest, LookupRequest,
+    ResultsRequest,
 };
 use cubefleet_search::ResultLine;
 use cubefleet_tables::input::ContentHash;
+use cubefleet_tables::states::States;
 use pyo3::exceptions::{
     PyConnectionError, PyPermissionError, PyRuntimeError, PyStopIteration, PyValueError,
 };
@@ -23,9 +24,6 @@ use pyo3::types::PyDict;
 use tokio_stream::StreamExt;
 
 use crate::solve::SolveResult;
-
-/// Lines per submission chunk (the CLI starts with 250 and grows; a fixed middle size here).
-const CHUNK_LINES: usize = 2000;
 
 /// Results per record batch of [`Client::results`].
 const RESULTS_PER_BATCH: usize = 8192;
@@ -216,23 +214,20 @@ impl Client {
             ));
         }
         let mode = crate::solve::question(max_length, optimal, max_depth, metric, moves, timeout)?;
-        let keep = match keep {
-            "all" => Keep::All,
-            "histogram" if range.is_some() || sample.is_some() => Keep::Histogram,
-            "histogram" => {
-                return Err(PyValueError::new_err(
-                    "keep=\"histogram\" is for range and sample batches; lines keep all",
-                ))
-            }
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "keep must be \"all\" or \"histogram\", not {other:?}"
-                )))
-            }
-        };
-        let name = name.unwrap_or_else(|| match &path {
-            Some(p) => p.display().to_string(),
-            None => "python".into(),
+        // the states checked here, with the CLI's reasons, before anything is sent
+        let states = match (range, sample) {
+            (Some((start, end)), _) => Some(States::range(start, end, step.max(1))),
+            (None, Some((count, seed))) => Some(States::sample(count, seed)),
+            (None, None) => None,
+        }
+        .transpose()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let refused = |e: batch::Refused| PyValueError::new_err(e.0);
+        let keep = batch::keep_named(keep).map_err(refused)?;
+        let name = name.unwrap_or_else(|| match (&path, &states) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(s)) => batch::describe(s),
+            (None, None) => "python".into(),
         });
         let lines = match (lines, path) {
             (Some(l), _) => Some(l),
@@ -244,7 +239,6 @@ impl Client {
             name,
             mode: Some(mode.to_wire()),
             priority,
-            keep: keep as i32,
             // the lines are known beforehand: named by their hash, as the CLI names a file's,
             // so a later submission under this batch id with other lines is refused
             content_hash: lines.as_deref().map_or_else(Vec::new, |l| {
@@ -252,26 +246,8 @@ impl Client {
             }),
             ..BatchSpec::default()
         };
-        if let Some((start, end)) = range {
-            spec.range_start = start.to_string();
-            spec.range_end = end.to_string();
-            spec.range_step = step.max(1);
-        }
-        if let Some((count, seed)) = sample {
-            spec.sample_count = count;
-            spec.sample_seed = seed;
-        }
-        let lines = lines.unwrap_or_default();
-        let mut requests = vec![SubmitRequest {
-            part: Some(submit_request::Part::Spec(spec)),
-        }];
-        for chunk in lines.chunks(CHUNK_LINES) {
-            requests.push(SubmitRequest {
-                part: Some(submit_request::Part::Chunk(LineChunk {
-                    lines: chunk.to_vec(),
-                })),
-            });
-        }
+        batch::define(&mut spec, states.as_ref(), keep).map_err(refused)?;
+        let requests = batch::line_requests(spec, &lines.unwrap_or_default());
         let asked = mode.to_wire();
         let grpc = self.grpc.clone();
         let r = self.run(py, async move {

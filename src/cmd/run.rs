@@ -72,6 +72,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mode = question.to_wire();
+    // the definition first: a refused one (a bad range, a file with --keep histogram) is
+    // told before the file is read
+    let mut spec = args.input.define(BatchSpec {
+        name: args.input.name()?,
+        mode: Some(mode),
+        ..BatchSpec::default()
+    })?;
     let states = args.input.states()?;
     // a file: its lines' hash; a range or sample: its definition's
     let content = match (&args.input.file, states) {
@@ -83,18 +90,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let id = batch_id(&content, &mode);
     let histogram_only = args.input.keep == KeepArg::Histogram;
-    let spec = args.input.define(BatchSpec {
-        batch_id: id.clone(),
-        name: args.input.name()?,
-        mode: Some(mode),
-        priority: 0,
-        content_hash: if args.input.file.is_some() {
-            content.to_vec()
-        } else {
-            Vec::new()
-        },
-        ..BatchSpec::default()
-    })?;
+    spec.batch_id = id.clone();
+    if args.input.file.is_some() {
+        spec.content_hash = content.to_vec();
+    }
     runtime()?.block_on(async move {
         let core =
             cubefleet_coordinator::open(&cubefleet_coordinator::Config::new(&args.data)).await?;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cubefleet_proto::{BatchSpec, Keep};
+use cubefleet_proto::{batch, BatchSpec, Keep};
 use cubefleet_tables::states::{parse_range, States};
 
 use super::super::connect::ConnectArgs;
@@ -54,53 +54,31 @@ impl InputArgs {
     /// The states of a range or sample batch (None for a file), checked: a bad range is
     /// refused with the reason.
     pub(crate) fn states(&self) -> anyhow::Result<Option<States>> {
-        let states = match (self.range, self.sample) {
+        Ok(match (self.range, self.sample) {
             (Some((start, end)), _) => Some(States::range(start, end, self.step.unwrap_or(1))?),
             (None, Some(count)) => Some(States::sample(count, self.seed.unwrap_or(0))?),
             (None, None) => None,
-        };
-        if states.is_none() && self.keep == KeepArg::Histogram {
-            anyhow::bail!("--keep histogram is for --range and --sample batches; a file keeps all");
-        }
-        Ok(states)
+        })
     }
 
-    /// `spec` with the range or sample definition and `keep` of these flags.
+    /// `spec` with the range or sample definition and `keep` of these flags
+    /// ([`batch::define`], as Python's `Client.submit` writes them).
     pub(crate) fn define(&self, mut spec: BatchSpec) -> anyhow::Result<BatchSpec> {
-        match self.states()? {
-            Some(States::Range { start, end, step }) => {
-                spec.range_start = start.to_string();
-                spec.range_end = end.to_string();
-                spec.range_step = step;
-            }
-            Some(States::Sample { count, seed }) => {
-                spec.sample_count = count;
-                spec.sample_seed = seed;
-            }
-            None => {}
-        }
-        spec.keep = match self.keep {
+        let keep = match self.keep {
             KeepArg::All => Keep::All,
             KeepArg::Histogram => Keep::Histogram,
-        } as i32;
+        };
+        batch::define(&mut spec, self.states()?.as_ref(), keep)?;
         Ok(spec)
     }
 
     /// A name for the batch: the file, or the definition.
     pub(crate) fn name(&self) -> anyhow::Result<String> {
         Ok(match (self.states()?, &self.file) {
-            (Some(s), _) => describe(&s),
+            (Some(s), _) => batch::describe(&s),
             (None, Some(f)) => f.display().to_string(),
             (None, None) => String::new(),
         })
-    }
-}
-
-/// A range or sample as people write it: `range 0..1000 step 1`, `sample 1000 seed 7`.
-fn describe(s: &States) -> String {
-    match *s {
-        States::Range { start, end, step } => format!("range {start}..{end} step {step}"),
-        States::Sample { count, seed } => format!("sample {count} seed {seed}"),
     }
 }
 

@@ -7,15 +7,13 @@
 use std::io::BufRead;
 use std::path::Path;
 
+use cubefleet_proto::batch::CHUNK_LINES;
 use cubefleet_proto::client::Client;
 use cubefleet_proto::{submit_request, BatchSpec, LineChunk, SubmitEnd, SubmitRequest};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
 
 use cubefleet_tables::input::{ContentHash, Lines};
-
-/// Most lines per submission message.
-const CHUNK_LINES: usize = 2000;
 
 /// A submission message is sent once its lines hold this many bytes (or [`CHUNK_LINES`]
 /// lines): with lines cut past the line-length limit ([`Lines`]), no message comes near
