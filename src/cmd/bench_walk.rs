@@ -5,12 +5,8 @@
 //! range split in halves). Figures: states per second and the walk's ratio to decoding.
 
 use std::process::ExitCode;
-use std::time::Instant;
 
-use cubefleet_search::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
-use cubefleet_search::Budget;
-use cubefleet_tables::index::{state_at, Walk};
-use cubefleet_tables::{CubieCube, Tables};
+use cubefleet_bench::walk::{rate, Make};
 
 use super::TablesArgs;
 
@@ -30,69 +26,6 @@ pub(crate) struct WalkArgs {
     max_length: usize,
     #[command(flatten)]
     tables: TablesArgs,
-}
-
-/// How the states of a range are made.
-#[derive(Clone, Copy)]
-enum Make {
-    Decode,
-    Walk,
-}
-
-/// Makes the states `start..start + n` (and solves each, with `solve`), on `threads` threads;
-/// returns states per second.
-fn rate(
-    make: Make,
-    start: u128,
-    n: u64,
-    threads: u64,
-    solve: Option<(&Tables, usize)>,
-) -> anyhow::Result<f64> {
-    let begin = Instant::now();
-    let per = n / threads;
-    let checks = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let from = start + (t * per) as u128;
-                s.spawn(move || -> anyhow::Result<u64> {
-                    let mut searcher = solve.map(|(tables, _)| TwoPhaseSearcher::new(tables));
-                    let opts = TwoPhaseOptions {
-                        max_length: solve.map_or(0, |(_, m)| m),
-                    };
-                    let mut check = 0u64;
-                    let mut visit = |c: CubieCube| {
-                        check = check.wrapping_add(c.flip() as u64 ^ c.twist() as u64);
-                        if let Some(s) = searcher.as_mut() {
-                            let out = s.solve(&c, &opts, &Budget::unlimited());
-                            check = check.wrapping_add(out.solution.map_or(0, |m| m.len() as u64));
-                        }
-                    };
-                    match make {
-                        Make::Decode => {
-                            for i in from..from + per as u128 {
-                                visit(state_at(i)?);
-                            }
-                        }
-                        Make::Walk => {
-                            for (_, c) in Walk::new(from, from + per as u128)? {
-                                visit(c);
-                            }
-                        }
-                    }
-                    Ok(check)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| anyhow::anyhow!("a bench thread panicked"))?
-            })
-            .collect::<anyhow::Result<Vec<u64>>>()
-    })?;
-    std::hint::black_box(checks);
-    Ok((per * threads) as f64 / begin.elapsed().as_secs_f64())
 }
 
 pub(crate) fn run(args: WalkArgs) -> anyhow::Result<ExitCode> {

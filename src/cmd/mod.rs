@@ -7,7 +7,6 @@ pub(crate) mod certs;
 pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod coordinator;
-pub(crate) mod embedded;
 pub(crate) mod flags;
 pub(crate) mod index;
 pub(crate) mod process;
