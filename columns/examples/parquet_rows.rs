@@ -48,6 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             worker: Some(["farm-1", "farm-2", "farm-3"][(i % 3) as usize]),
             claimed: false,
             confirmed_by: &[],
+            moves: None,
         })?;
     }
     let (rows, _) = w.finish()?;

@@ -23,6 +23,7 @@
 //! | `worker` | utf8 | no worker searched the line (a local search, an unfinished job) | 2 |
 //! | `claimed` | bool | never (false: the answer is checked, or there is none) | 2 |
 //! | `confirmed_by` | list of utf8 | never (empty: no confirmations) | 2 |
+//! | `moves` | utf8 | every turn was allowed (the search had no move set) | 3 |
 //!
 //! Columns are only ever added, at the end, each with a new [`SCHEMA_VERSION`], which the
 //! schema's metadata (and so every Parquet file's) carries under [`SCHEMA_VERSION_KEY`]; a
@@ -59,9 +60,9 @@ use parquet::file::reader::ChunkReader;
 pub const ROW_GROUP_ROWS: usize = 65_536;
 
 /// The version of [`schema`]: 1 the eleven columns from `index` to `error`; 2 adds `worker`,
-/// `claimed` and `confirmed_by`. Raised by one with every column added (columns are never
+/// `claimed` and `confirmed_by`; 3 adds `moves`. Raised by one with every column added (columns are never
 /// renamed, retyped or removed), so a reader knows which columns a file must have.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The key of the schema version (decimal) in the schema's metadata and in a Parquet file's
 /// key-value metadata (for readers that do not decode the Arrow schema a file embeds).
@@ -121,6 +122,9 @@ pub struct Row<'a> {
     /// The workers whose equal claims made the answer final (a `--confirm 2` batch; one per
     /// credential); empty otherwise.
     pub confirmed_by: &'a [String],
+    /// The turns the search was limited to, as `--moves` reads them (`U,R`); `None` when
+    /// every turn was allowed.
+    pub moves: Option<&'a str>,
 }
 
 /// The field of a `confirmed_by` list's items: worker names, never null.
@@ -132,6 +136,7 @@ fn name_item() -> FieldRef {
 fn since(name: &str) -> u32 {
     match name {
         "worker" | "claimed" | "confirmed_by" => 2,
+        "moves" => 3,
         _ => FIRST_VERSION,
     }
 }
@@ -160,6 +165,7 @@ pub fn schema() -> SchemaRef {
                     Field::new("worker", DataType::Utf8, true),
                     Field::new("claimed", DataType::Boolean, false),
                     Field::new("confirmed_by", DataType::List(name_item()), false),
+                    Field::new("moves", DataType::Utf8, true),
                 ],
                 metadata.into(),
             ))
@@ -182,7 +188,7 @@ pub fn schema_version(schema: &Schema) -> Result<u32, Error> {
 
 /// `batch`, of result columns of any schema version, as a batch of the current [`schema`]:
 /// each column taken by its name, those its version did not have yet made of their "none"
-/// (`worker` null, `claimed` false, `confirmed_by` empty). Columns of a newer version than
+/// (`worker` and `moves` null, `claimed` false, `confirmed_by` empty). Columns of a newer version than
 /// this build's are left out (columns are only ever added). An error when a column its
 /// version has is missing or of another type: then it is no results file.
 pub fn upgrade(batch: &RecordBatch) -> Result<RecordBatch, Error> {
@@ -215,7 +221,7 @@ pub fn upgrade(batch: &RecordBatch) -> Result<RecordBatch, Error> {
 /// `rows` values of a column added after version 1, for a batch whose version did not have it.
 fn absent(name: &str, rows: usize) -> Result<ArrayRef, Error> {
     Ok(match name {
-        "worker" => arrow_array::new_null_array(&DataType::Utf8, rows),
+        "worker" | "moves" => arrow_array::new_null_array(&DataType::Utf8, rows),
         "claimed" => Arc::new(BooleanArray::from(vec![false; rows])),
         "confirmed_by" => {
             let mut lists = ListBuilder::new(StringBuilder::new()).with_field(name_item());
@@ -244,6 +250,7 @@ pub struct Columns {
     worker: StringBuilder,
     claimed: BooleanBuilder,
     confirmed_by: ListBuilder<StringBuilder>,
+    moves: StringBuilder,
     /// Rows pushed since the last [`Columns::finish`].
     rows: usize,
 }
@@ -272,6 +279,7 @@ impl Columns {
             worker: StringBuilder::new(),
             claimed: BooleanBuilder::new(),
             confirmed_by: ListBuilder::new(StringBuilder::new()).with_field(name_item()),
+            moves: StringBuilder::new(),
             rows: 0,
         }
     }
@@ -296,6 +304,7 @@ impl Columns {
             self.confirmed_by.values().append_value(name);
         }
         self.confirmed_by.append(true);
+        self.moves.append_option(row.moves);
         self.rows += 1;
     }
 
@@ -326,6 +335,7 @@ impl Columns {
             Arc::new(self.worker.finish()),
             Arc::new(self.claimed.finish()),
             Arc::new(self.confirmed_by.finish()),
+            Arc::new(self.moves.finish()),
         ];
         self.rows = 0;
         Ok(RecordBatch::try_new(schema(), columns)?)
@@ -537,11 +547,12 @@ mod tests {
             worker: (!i.is_multiple_of(4)).then_some(["farm-a", "farm-b"][(i % 2) as usize]),
             claimed: i.is_multiple_of(2),
             confirmed_by: confirmers(i),
+            moves: (i % 4 == 1).then_some("U,R"),
         }
     }
 
     /// The rows of a results file as the reader gives them, each as owned values of
-    /// (`index`, `status`, `solution`, `error`, `worker`, `claimed`, `confirmed_by`).
+    /// (`index`, `status`, `solution`, `error`, `worker`, `claimed`, `confirmed_by`, `moves`).
     type Read = (
         u64,
         String,
@@ -550,6 +561,7 @@ mod tests {
         Option<String>,
         bool,
         Vec<String>,
+        Option<String>,
     );
 
     fn read_all(reader: ParquetReader) -> Vec<Read> {
@@ -560,7 +572,7 @@ mod tests {
             let col = |name: &str| batch.column_by_name(name).expect("a column").clone();
             let (index, status, solution) = (col("index"), col("status"), col("solution"));
             let (error, worker, claimed) = (col("error"), col("worker"), col("claimed"));
-            let confirmed_by = col("confirmed_by");
+            let (confirmed_by, moves) = (col("confirmed_by"), col("moves"));
             let status = status.as_dictionary::<Int8Type>();
             let statuses = status.values().as_string::<i32>();
             let text = |a: &ArrayRef, k: usize| {
@@ -580,6 +592,7 @@ mod tests {
                     (0..names.len())
                         .map(|n| names.value(n).to_string())
                         .collect(),
+                    text(&moves, k),
                 ));
             }
         }
@@ -598,22 +611,33 @@ mod tests {
             r.worker.filter(|_| new).map(str::to_string),
             r.claimed && new,
             if new { r.confirmed_by.to_vec() } else { vec![] },
+            r.moves.filter(|_| version >= 3).map(str::to_string),
         )
     }
 
-    /// A file as the writer before schema version 2 made it: the first eleven columns, no
-    /// version in the schema or in the file's key-value metadata.
-    fn version_1_file(rows: u64) -> std::fs::File {
-        let fields = schema().fields()[..11].to_vec();
-        let old = Arc::new(Schema::new(fields));
-        assert!(old.field_with_name("worker").is_err() && old.metadata().is_empty());
+    /// A file as the writer of schema `version` (1 or 2) made it: the columns of that version,
+    /// and (version 1) no version in the schema or in the file's key-value metadata.
+    fn old_file(rows: u64, version: u32) -> std::fs::File {
+        let kept = schema()
+            .fields()
+            .iter()
+            .take_while(|f| since(f.name()) <= version)
+            .count();
+        let fields = schema().fields()[..kept].to_vec();
+        let metadata = if version > 1 {
+            [(SCHEMA_VERSION_KEY.to_string(), version.to_string())].into()
+        } else {
+            std::collections::HashMap::new()
+        };
+        let old = Arc::new(Schema::new_with_metadata(fields, metadata));
+        assert!(old.field_with_name("moves").is_err());
         let mut columns = Columns::new();
         for i in 0..rows {
             columns.push(&row(i));
         }
         let batch = columns.finish().expect("batch");
         let batch =
-            RecordBatch::try_new(old.clone(), batch.columns()[..11].to_vec()).expect("old batch");
+            RecordBatch::try_new(old.clone(), batch.columns()[..kept].to_vec()).expect("old batch");
         let file = tempfile::tempfile().expect("temp file");
         let mut w = ArrowWriter::try_new(file, old, Some(properties())).expect("writer");
         w.write(&batch).expect("write");
@@ -656,8 +680,9 @@ mod tests {
     }
 
     /// A file of the current version reads back as written, the version in its metadata
-    /// (Arrow's and Parquet's own); a file of version 1 (without `worker`, `claimed` and
-    /// `confirmed_by`) reads as the same rows with those columns' "none".
+    /// (Arrow's and Parquet's own); a file of version 1 (without `worker`, `claimed`,
+    /// `confirmed_by` and `moves`) or 2 (without `moves`) reads as the same rows with those
+    /// columns' "none".
     #[test]
     fn files_of_either_schema_version_read_as_the_current_schema() {
         let n = 1000;
@@ -677,18 +702,21 @@ mod tests {
             .expect("key-values");
         assert!(kv
             .iter()
-            .any(|e| e.key == SCHEMA_VERSION_KEY && e.value.as_deref() == Some("2")));
+            .any(|e| e.key == SCHEMA_VERSION_KEY && e.value.as_deref() == Some("3")));
         let reader = ParquetReader::new(file).expect("reader");
         assert_eq!(reader.version(), SCHEMA_VERSION);
-        let want: Vec<_> = (0..n).map(|i| expected(i, 2)).collect();
+        let want: Vec<_> = (0..n).map(|i| expected(i, SCHEMA_VERSION)).collect();
         let got = read_all(reader);
         assert_eq!(got, want);
         assert!(got.iter().any(|r| r.6.len() == 2) && got.iter().any(|r| r.4.is_none()));
+        assert!(got.iter().any(|r| r.7.is_some()) && got.iter().any(|r| r.7.is_none()));
 
-        let reader = ParquetReader::new(version_1_file(n)).expect("reader");
-        assert_eq!(reader.version(), 1);
-        let want: Vec<_> = (0..n).map(|i| expected(i, 1)).collect();
-        assert_eq!(read_all(reader), want);
+        for version in [1, 2] {
+            let reader = ParquetReader::new(old_file(n, version)).expect("reader");
+            assert_eq!(reader.version(), version);
+            let want: Vec<_> = (0..n).map(|i| expected(i, version)).collect();
+            assert_eq!(read_all(reader), want, "version {version}");
+        }
     }
 
     /// Neither a batch that lacks a column its version has, nor one with a column of
@@ -721,7 +749,7 @@ mod tests {
         assert!(upgrade(&without("nothing", Some("0"))).is_err());
         // a newer version's columns this build does not know are left out
         assert_eq!(
-            upgrade(&without("nothing", Some("3")))
+            upgrade(&without("nothing", Some("4")))
                 .expect("newer")
                 .num_columns(),
             schema().fields().len()

@@ -208,7 +208,8 @@ def solve_many(
     solution), ``optimal`` (bool), ``lower_bound`` (uint32, null for two-phase),
     ``millis`` (float64), ``nodes`` (uint64), ``state_index`` (null here), ``error``
     (the reason for a refused line), ``worker`` (null here: no worker searched),
-    ``claimed`` (false here) and ``confirmed_by`` (list of strings, empty here).
+    ``claimed`` (false here), ``confirmed_by`` (list of strings, empty here) and ``moves``
+    (the ``moves`` set, null when every turn was allowed).
     ``output="list"`` gives :class:`SolveResult` objects.
 
     Blank lines and ``#`` comments are answered with status ``skipped``. A refused line raises

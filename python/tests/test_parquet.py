@@ -22,13 +22,14 @@ def parquet_rows(path):
     assert pa.types.is_dictionary(status) and status.value_type == pa.string()
     assert table.schema.field("length").type == pa.uint32()
     assert table.schema.field("confirmed_by").type == pa.list_(pa.field("item", pa.string(), False))
-    assert table.schema.metadata[b"cubefleet.schema_version"] == b"2"
+    assert table.schema.metadata[b"cubefleet.schema_version"] == b"3"
     rows = table.to_pylist()
-    # the JSON line leaves out the optional fields it does not know, `claimed` when false and
-    # `confirmed_by` when empty
+    # the JSON line leaves out the optional fields it does not know, `claimed` when false,
+    # `confirmed_by` when empty and `moves` when every turn was allowed
     for r in rows:
         for optional, none in (("lower_bound", None), ("nodes", None), ("state_index", None),
-                               ("worker", None), ("claimed", False), ("confirmed_by", [])):
+                               ("worker", None), ("claimed", False), ("confirmed_by", []),
+                               ("moves", None)):
             if r[optional] == none:
                 del r[optional]
     return rows
@@ -71,6 +72,19 @@ def test_solve_writes_parquet_on_stdout(cli, tmp_path):
         g.pop("millis"), w.pop("millis")  # wall time of each run
         assert g == w
     assert [r["status"] for r in got] == ["solved", "skipped", "invalid", "solved"]
+
+
+def test_a_move_set_is_a_column(cli, tmp_path):
+    args = ("solve", "--optimal", "--moves", "R,U", "R U R' U'", "F")
+    path = tmp_path / "m.parquet"
+    path.write_bytes(cli(*args, "--format", "parquet", check=False).stdout)
+    got = parquet_rows(path)
+    want = json_rows(cli(*args, "--format", "json", check=False).stdout)
+    for g, w in zip(got, want):
+        g.pop("millis"), w.pop("millis")
+        g.pop("nodes", None), w.pop("nodes", None)
+        assert g == w
+    assert [(r["status"], r["moves"]) for r in got] == [("solved", "U,R"), ("unreachable", "U,R")]
 
 
 def test_a_histogram_batch_writes_its_histogram(cli, tmp_path):

@@ -148,6 +148,7 @@ impl ResultLine {
             worker: self.worker.as_deref(),
             claimed: self.claimed,
             confirmed_by: &self.confirmed_by,
+            moves: self.moves.as_deref(),
         }
     }
 }
