@@ -4,6 +4,8 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::prelude::*;
 
 /// The store (sled) and the gRPC stack allocate and free small blocks at a high rate; mimalloc
 /// serves them markedly faster than the system allocator (see docs/benchmarks-history.md, job system). It is
@@ -120,23 +122,36 @@ fn log_in_colour(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
     terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
+/// What is logged: `RUST_LOG` when set (a level, `target=level` pairs, or both, comma
+/// separated: `info`, `cubefleet_coordinator=debug,warn`), else every target at `level`. A
+/// `RUST_LOG` that does not read is said once on stderr, and `level` is used.
+fn log_filter(rust_log: Option<String>, level: &str) -> Targets {
+    let default = || Targets::new().with_default(level.parse().unwrap_or(LevelFilter::WARN));
+    match rust_log {
+        Some(text) if !text.trim().is_empty() => text.parse().unwrap_or_else(|e| {
+            eprintln!("RUST_LOG={text:?} is not a filter ({e}): logging at {level}");
+            default()
+        }),
+        _ => default(),
+    }
+}
+
 fn main() -> ExitCode {
     use std::io::IsTerminal;
     let cli = Cli::parse();
     let level = log_level(cli.command.logs_by_default(), cli.verbose);
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let filter = log_filter(std::env::var("RUST_LOG").ok(), level);
     let colour = log_in_colour(
         std::io::stderr().is_terminal(),
         std::env::var_os("NO_COLOR"),
     );
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let layer = tracing_subscriber::fmt::layer()
         .with_ansi(colour)
         .with_writer(std::io::stderr);
+    let logs = tracing_subscriber::registry().with(filter);
     match cli.log_format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => logs.with(layer).init(),
+        LogFormat::Json => logs.with(layer.json()).init(),
     }
     let result = match cli.command {
         Command::Solve(a) => cmd::solve::run(a),
@@ -178,6 +193,22 @@ mod tests {
         assert_eq!(super::log_level(false, 1), "info");
         assert_eq!(super::log_level(true, 1), "debug");
         assert_eq!(super::log_level(false, 9), "trace");
+    }
+
+    #[test]
+    fn rust_log_is_read_as_targets_and_levels() {
+        use tracing::Level;
+        let f = super::log_filter(None, "warn");
+        assert!(f.would_enable("cubefleet", &Level::WARN));
+        assert!(!f.would_enable("cubefleet", &Level::INFO));
+        let f = super::log_filter(Some("cubefleet_coordinator=debug,error".into()), "warn");
+        assert!(f.would_enable("cubefleet_coordinator::core", &Level::DEBUG));
+        assert!(!f.would_enable("cubefleet_worker", &Level::WARN));
+        assert!(f.would_enable("cubefleet_worker", &Level::ERROR));
+        // one that does not read: the command's level
+        let f = super::log_filter(Some("cubefleet=loud".into()), "info");
+        assert!(f.would_enable("cubefleet", &Level::INFO));
+        assert!(!f.would_enable("cubefleet", &Level::DEBUG));
     }
 
     #[test]
