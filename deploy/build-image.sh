@@ -14,6 +14,7 @@
 #   --version TEXT   the image's org.opencontainers.image.version label (default: git describe)
 #   --base IMAGE     the base image, made here when missing (CUBEFLEET_BASE_IMAGE,
 #                    default cubefleet-base:bookworm); --rebuild-base makes it again
+#   --base-only      make the base image when missing, and stop (CI makes it while the tests run)
 # The mirror is CUBEFLEET_DEBIAN_MIRROR (default http://deb.debian.org/debian).
 # Needs: root (debootstrap), debootstrap (installed with apt-get when missing), Docker with BuildKit.
 set -euo pipefail
@@ -25,6 +26,7 @@ base="${CUBEFLEET_BASE_IMAGE:-cubefleet-base:bookworm}"
 mirror="${CUBEFLEET_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 version=""
 rebuild_base=false
+base_only=false
 while (($#)); do
     case "$1" in
         --tag) tag="$2"; shift 2 ;;
@@ -32,7 +34,8 @@ while (($#)); do
         --version) version="$2"; shift 2 ;;
         --base) base="$2"; shift 2 ;;
         --rebuild-base) rebuild_base=true; shift ;;
-        -h | --help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --base-only) base_only=true; shift ;;
+        -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "build-image.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -67,6 +70,11 @@ if "$rebuild_base" || ! docker image inspect "$base" >/dev/null 2>&1; then
 fi
 
 # --- 2. the binary, built on this host ---------------------------------------------------------
+if "$base_only"; then
+    echo "build-image.sh: base image $base ready"
+    exit 0
+fi
+
 if [[ -z "$binary" ]]; then
     (cd "$root" && cargo build --profile dist --locked -p cubefleet)
     binary="$root/target/dist/cubefleet"
