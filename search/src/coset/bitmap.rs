@@ -1,0 +1,389 @@
+//! The bitmap of a coset (one bit per element of H, laid out as the module above says) and one
+//! step of H's ten turns over all of it.
+//!
+//! A step computes the next bitmap block by block: the block of corner permutation `c` gathers,
+//! for each turn `m` of H, the block of `c * m` (turns act on the right and H's turns are
+//! closed under inverses, so "reachable by one more turn" is "one turn away"), each 12-bit
+//! group `ud` from the group `ud * m` of that block, its 12 bits permuted as `m` moves the
+//! slice edges (not at all for the turns of U and D). A thread owns the blocks it writes, so
+//! no write is shared; a block whose own bits are all set is copied as is, and one whose own
+//! and neighbours' bits are all clear is left clear.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+use cubefleet_tables::coord::{N_CORNERS, N_UD_EDGES};
+use cubefleet_tables::moves::N_MOVE;
+use cubefleet_tables::{CoordTables, CubieCube};
+use rayon::prelude::*;
+
+use super::{
+    available_memory, slice_parity, CosetError, COSET_SIZE, EDGES_PER_CORNERS, H_MOVES,
+    MEMORY_NEEDED, SLICE_HALF,
+};
+
+/// Words of 64 bits in one corner permutation's block: 7560.
+const BLOCK_WORDS: usize = EDGES_PER_CORNERS / 64;
+/// A group (one `ud_edges` of a block) with all its 12 bits set.
+const FULL: u16 = (1 << SLICE_HALF) - 1;
+
+/// One bit per position of a coset, and the number of bits set in each corner block.
+pub(super) struct Bitmap {
+    /// Bit `i % 64` of word `i / 64` is local index `i`.
+    words: Vec<AtomicU64>,
+    /// Bits set in each block of [`BLOCK_WORDS`] words.
+    pop: Vec<AtomicU32>,
+}
+
+impl Bitmap {
+    /// An empty bitmap ([`super::BITMAP_BYTES`]), refused when it cannot be allocated.
+    pub(super) fn new() -> Result<Bitmap, CosetError> {
+        let n = (COSET_SIZE / 64) as usize;
+        let mut words = Vec::new();
+        words.try_reserve_exact(n).map_err(|_| CosetError::Memory {
+            needed: MEMORY_NEEDED,
+            available: available_memory(),
+        })?;
+        words.resize_with(n, || AtomicU64::new(0));
+        let pop = (0..N_CORNERS).map(|_| AtomicU32::new(0)).collect();
+        Ok(Bitmap { words, pop })
+    }
+
+    /// Sets local index `i`; true when it was clear.
+    #[inline]
+    pub(super) fn set(&self, i: u64) -> bool {
+        let bit = 1u64 << (i % 64);
+        let before = self.words[(i / 64) as usize].fetch_or(bit, Relaxed);
+        let new = before & bit == 0;
+        if new {
+            self.pop[i as usize / EDGES_PER_CORNERS].fetch_add(1, Relaxed);
+        }
+        new
+    }
+
+    /// True when local index `i` is set.
+    #[cfg(test)]
+    pub(super) fn get(&self, i: u64) -> bool {
+        self.words[(i / 64) as usize].load(Relaxed) >> (i % 64) & 1 == 1
+    }
+
+    /// Bits set.
+    pub(super) fn count(&self) -> u64 {
+        self.pop.iter().map(|p| u64::from(p.load(Relaxed))).sum()
+    }
+
+    /// The local indices whose bits are clear, in increasing order.
+    pub(super) fn zeros(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        for (c, pop) in self.pop.iter().enumerate() {
+            if pop.load(Relaxed) as usize == EDGES_PER_CORNERS {
+                continue;
+            }
+            for (w, word) in self.block(c).iter().enumerate() {
+                let mut clear = !word.load(Relaxed);
+                while clear != 0 {
+                    let bit = clear.trailing_zeros() as usize;
+                    clear &= clear - 1;
+                    out.push((c * EDGES_PER_CORNERS + 64 * w + bit) as u64);
+                }
+            }
+        }
+        out
+    }
+
+    /// The words of corner permutation `c`'s block.
+    #[inline]
+    fn block(&self, c: usize) -> &[AtomicU64] {
+        &self.words[c * BLOCK_WORDS..(c + 1) * BLOCK_WORDS]
+    }
+}
+
+/// The 12 bits of group `g` of a block.
+#[inline]
+fn group(words: &[AtomicU64], g: usize) -> u16 {
+    let at = 12 * g;
+    let (w, shift) = (at / 64, at % 64);
+    let mut v = words[w].load(Relaxed) >> shift;
+    if shift > 64 - 12 {
+        v |= words[w + 1].load(Relaxed) << (64 - shift);
+    }
+    (v & u64::from(FULL)) as u16
+}
+
+/// What a step needs to know of H's ten turns, as tables over the bitmap's coordinates.
+pub(super) struct Turns {
+    /// `corners[c][j]`: corner permutation `c` after turn `H_MOVES[j]`.
+    corners: Vec<[u16; 10]>,
+    /// `ud[j][e]`: U/D-edge permutation `e` after turn `H_MOVES[j]`.
+    ud: Vec<Vec<u16>>,
+    /// Parity of each corner permutation.
+    corner_parity: Vec<u8>,
+    /// Parity of each U/D-edge permutation.
+    ud_parity: Vec<u8>,
+    /// `slices[j][p]`: the bits a group whose slice orders have parity `p` gathers from the
+    /// group `H_MOVES[j]` takes it to, for each bit of that group: the bits set in the low 6
+    /// bits of the source value `v` give `slices[j][p][0][v & 63]`, its high 6 bits
+    /// `slices[j][p][1][v >> 6]`.
+    slices: Vec<[[[u16; 64]; 2]; 2]>,
+    /// True for the turns that leave every group's bits in place (those of U and D, and B2,
+    /// which changes only the parity of the slice edges' order).
+    keeps_slice: [bool; 10],
+}
+
+impl Turns {
+    /// The tables, from the move tables.
+    pub(super) fn new(t: &CoordTables) -> Turns {
+        let corners = (0..N_CORNERS)
+            .map(|c| H_MOVES.map(|m| t.corners_move[N_MOVE * c + m]))
+            .collect();
+        let ud = H_MOVES
+            .iter()
+            .map(|&m| {
+                (0..N_UD_EDGES)
+                    .map(|e| t.ud_edges_move[N_MOVE * e + m])
+                    .collect()
+            })
+            .collect();
+        let mut cube = CubieCube::SOLVED;
+        let corner_parity = (0..N_CORNERS)
+            .map(|c| {
+                cube.set_corners(c);
+                cube.corner_parity()
+            })
+            .collect();
+        let mut cube = CubieCube::SOLVED;
+        let ud_parity = (0..N_UD_EDGES)
+            .map(|e| {
+                cube.set_ud_edges(e);
+                cube.edge_parity()
+            })
+            .collect();
+        let mut keeps_slice = [true; 10];
+        let slices = H_MOVES
+            .iter()
+            .enumerate()
+            .map(|(j, &m)| {
+                let mut halves = [[[0u16; 64]; 2]; 2];
+                for (p, tables) in halves.iter_mut().enumerate() {
+                    // the group's bit `s` (order `sp` of parity `p`, `sp / 2 = s`) comes from
+                    // bit `sp * m / 2` of the source group
+                    let mut to = [0usize; SLICE_HALF];
+                    for s in 0..SLICE_HALF {
+                        let sp = 2 * s + usize::from(slice_parity(2 * s) != p as u8);
+                        let from = t.slice_sorted_move[N_MOVE * sp + m] as usize / 2;
+                        to[from] = s;
+                        keeps_slice[j] &= from == s;
+                    }
+                    for v in 0..64 {
+                        for b in 0..6 {
+                            if v >> b & 1 == 1 {
+                                tables[0][v] |= 1 << to[b];
+                                tables[1][v] |= 1 << to[b + 6];
+                            }
+                        }
+                    }
+                }
+                halves
+            })
+            .collect();
+        Turns {
+            corners,
+            ud,
+            corner_parity,
+            ud_parity,
+            slices,
+            keeps_slice,
+        }
+    }
+
+    /// One step: `dst` becomes `src` and every position one turn of H away from it. `dst`
+    /// must hold the bitmap `src` was made from by the step before (or be empty, before the
+    /// first step).
+    /// `progress(done, all)` hears of the blocks done now and then.
+    pub(super) fn expand(
+        &self,
+        src: &Bitmap,
+        dst: &mut Bitmap,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) {
+        // a block whose bits and whose neighbours' bits did not change in the step before
+        // (`dst` still holds that step's start) gains nothing now
+        let changed: Vec<bool> = src
+            .pop
+            .iter()
+            .zip(&dst.pop)
+            .map(|(s, d)| s.load(Relaxed) != d.load(Relaxed))
+            .collect();
+        let done = AtomicUsize::new(0);
+        dst.words
+            .par_chunks(BLOCK_WORDS)
+            .zip(dst.pop.par_iter())
+            .enumerate()
+            .with_min_len(16)
+            .for_each_init(
+                || (vec![0u16; N_UD_EDGES], vec![0u64; BLOCK_WORDS]),
+                |(groups, packed), (c, (out, pop))| {
+                    if changed[c] || self.corners[c].iter().any(|&f| changed[f as usize]) {
+                        self.block(src, c, groups, packed, out, pop);
+                    }
+                    let n = done.fetch_add(1, Relaxed) + 1;
+                    if n.is_multiple_of(1024) || n == N_CORNERS {
+                        progress(n as u64, N_CORNERS as u64);
+                    }
+                },
+            );
+    }
+
+    /// The block of corner permutation `c` of the next bitmap into `out` and `pop`
+    /// (`groups` and `packed`: a thread's scratch).
+    fn block(
+        &self,
+        src: &Bitmap,
+        c: usize,
+        groups: &mut [u16],
+        packed: &mut [u64],
+        out: &[AtomicU64],
+        pop: &AtomicU32,
+    ) {
+        let own = src.pop[c].load(Relaxed) as usize;
+        let from = self.corners[c];
+        if own == EDGES_PER_CORNERS {
+            if pop.load(Relaxed) as usize != EDGES_PER_CORNERS {
+                out.iter().for_each(|w| w.store(!0, Relaxed));
+                pop.store(EDGES_PER_CORNERS as u32, Relaxed);
+            }
+            return;
+        }
+        if own == 0 && from.iter().all(|&f| src.pop[f as usize].load(Relaxed) == 0) {
+            // nothing here or one turn away; `dst`, a subset of `src`, is clear here already
+            return;
+        }
+        let mine = src.block(c);
+        for (g, v) in groups.iter_mut().enumerate() {
+            *v = group(mine, g);
+        }
+        let pc = self.corner_parity[c];
+        for (j, &f) in from.iter().enumerate() {
+            if src.pop[f as usize].load(Relaxed) == 0 {
+                continue;
+            }
+            let words = src.block(f as usize);
+            let ud = &self.ud[j];
+            if self.keeps_slice[j] {
+                for (v, &e) in groups.iter_mut().zip(ud) {
+                    if *v != FULL {
+                        *v |= group(words, e as usize);
+                    }
+                }
+            } else {
+                let slices = &self.slices[j];
+                for ((v, &e), &pe) in groups.iter_mut().zip(ud).zip(&self.ud_parity) {
+                    if *v == FULL {
+                        continue;
+                    }
+                    let bits = group(words, e as usize) as usize;
+                    if bits != 0 {
+                        let t = &slices[usize::from(pc ^ pe)];
+                        *v |= t[0][bits & 63] | t[1][bits >> 6];
+                    }
+                }
+            }
+        }
+        packed.fill(0);
+        for (g, &v) in groups.iter().enumerate() {
+            let at = 12 * g;
+            let (w, shift) = (at / 64, at % 64);
+            packed[w] |= u64::from(v) << shift;
+            if shift > 64 - 12 {
+                packed[w + 1] |= u64::from(v) >> (64 - shift);
+            }
+        }
+        let mut count = 0;
+        for (o, &w) in out.iter().zip(packed.iter()) {
+            o.store(w, Relaxed);
+            count += w.count_ones();
+        }
+        pop.store(count, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{h_element, h_index};
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Each turn's tables take a random element `x` of H where the cubie product `x * m` goes.
+    #[test]
+    fn turns_agree_with_the_cubie_product() {
+        let t = CoordTables::compute();
+        let turns = Turns::new(&t);
+        // B2 swaps the last two slice places: only the parity of the order changes, not its
+        // half
+        assert_eq!(
+            turns.keeps_slice,
+            [true, true, true, false, false, true, true, true, false, true]
+        );
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        for _ in 0..20_000 {
+            let i = rng.random_range(0..COSET_SIZE);
+            let x = h_element(i).expect("in range");
+            let (c, e) = (
+                i as usize / EDGES_PER_CORNERS,
+                i as usize % EDGES_PER_CORNERS / SLICE_HALF,
+            );
+            let s = i as usize % SLICE_HALF;
+            for (j, &m) in H_MOVES.iter().enumerate() {
+                let y = x.apply_move(cubefleet_tables::Move::from_index(m));
+                let k = h_index(&y).expect("H is closed under its turns") as usize;
+                let (c1, e1, s1) = (
+                    k / EDGES_PER_CORNERS,
+                    k % EDGES_PER_CORNERS / SLICE_HALF,
+                    k % SLICE_HALF,
+                );
+                assert_eq!(turns.corners[c][j] as usize, c1);
+                assert_eq!(turns.ud[j][e] as usize, e1);
+                // so the group (c1, e1) gathers from (c, e) by the inverse turn, bit s to s1
+                let p = usize::from(turns.corner_parity[c1] ^ turns.ud_parity[e1]);
+                let inv = H_MOVES
+                    .iter()
+                    .position(|&n| {
+                        cubefleet_tables::Move::from_index(n)
+                            == cubefleet_tables::Move::from_index(m).inverse()
+                    })
+                    .expect("H is closed under inverses");
+                assert_eq!(turns.corners[c1][inv] as usize, c);
+                assert_eq!(turns.ud[inv][e1] as usize, e);
+                let bits = 1usize << s;
+                let t = &turns.slices[inv][p];
+                assert_eq!(t[0][bits & 63] | t[1][bits >> 6], 1 << s1);
+            }
+        }
+    }
+
+    /// A step from a few random bits sets exactly them and their ten neighbours.
+    #[test]
+    #[ignore = "allocates two bitmaps of 2.4 GB; run with --ignored"]
+    fn a_step_sets_the_neighbours() {
+        let t = CoordTables::compute();
+        let turns = Turns::new(&t);
+        let src = Bitmap::new().expect("memory");
+        let mut dst = Bitmap::new().expect("memory");
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let picks: Vec<u64> = (0..50).map(|_| rng.random_range(0..COSET_SIZE)).collect();
+        for &i in &picks {
+            src.set(i);
+        }
+        turns.expand(&src, &mut dst, &|_, _| {});
+        let mut want = std::collections::BTreeSet::new();
+        for &i in &picks {
+            want.insert(i);
+            let x = h_element(i).expect("in range");
+            for m in H_MOVES {
+                let y = x.apply_move(cubefleet_tables::Move::from_index(m));
+                want.insert(h_index(&y).expect("in H"));
+            }
+        }
+        assert_eq!(dst.count(), want.len() as u64);
+        assert!(want.iter().all(|&i| dst.get(i)));
+    }
+}

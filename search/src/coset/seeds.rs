@@ -1,0 +1,169 @@
+//! The phase-1 search of the coset solver: every maneuver of one length `n` from the
+//! representative into H whose last turn is outside H (for `n = 0`, the empty one when the
+//! representative is in H) marks the element of H it reaches, depth first with the phase-1
+//! table's exact depths as the bound; turns in the searches' canonical order (no face twice in
+//! a row, opposite faces in one order), which loses no element. The subtrees below the first
+//! [`SPLIT`] turns are shared out among the pool's threads.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use cubefleet_tables::coord::raw_flipslice;
+use cubefleet_tables::moves::N_MOVE;
+use cubefleet_tables::{CubieCube, Tables};
+use rayon::prelude::*;
+
+use super::bitmap::Bitmap;
+use super::{CosetProgress, Stage, EDGES_PER_CORNERS, H_MOVES, SLICE_HALF};
+use crate::{moves_in, AFTER, NO_MOVE};
+
+/// Turns of the subtrees' roots: the search below them runs on the pool.
+const SPLIT: u32 = 3;
+
+/// The turns of H as a mask of move numbers.
+const H_MASK: u32 = {
+    let mut mask = 0;
+    let mut j = 0;
+    while j < H_MOVES.len() {
+        mask |= 1 << H_MOVES[j];
+        j += 1;
+    }
+    mask
+};
+
+/// A node: the phase-1 coordinates and what the bitmap's index needs.
+#[derive(Clone, Copy)]
+struct Node {
+    twist: u16,
+    flip: u16,
+    slice_sorted: u16,
+    corners: u16,
+    u_edges: u16,
+    d_edges: u16,
+}
+
+/// The search over one set of tables.
+struct Search<'t> {
+    tables: &'t Tables,
+}
+
+impl Search<'_> {
+    fn node(c: &CubieCube) -> Node {
+        Node {
+            twist: c.twist() as u16,
+            flip: c.flip() as u16,
+            slice_sorted: c.slice_sorted() as u16,
+            corners: c.corners() as u16,
+            u_edges: c.u_edges() as u16,
+            d_edges: c.d_edges() as u16,
+        }
+    }
+
+    #[inline]
+    fn turn(&self, n: &Node, m: usize) -> Node {
+        let c = &self.tables.coords;
+        Node {
+            twist: c.twist_move[N_MOVE * n.twist as usize + m],
+            flip: c.flip_move[N_MOVE * n.flip as usize + m],
+            slice_sorted: c.slice_sorted_move[N_MOVE * n.slice_sorted as usize + m],
+            corners: c.corners_move[N_MOVE * n.corners as usize + m],
+            u_edges: c.u_edges_move[N_MOVE * n.u_edges as usize + m],
+            d_edges: c.d_edges_move[N_MOVE * n.d_edges as usize + m],
+        }
+    }
+
+    /// The exact number of turns from `n` into H.
+    #[inline]
+    fn depth(&self, n: &Node) -> u32 {
+        let c = &self.tables.coords;
+        let raw = raw_flipslice(n.slice_sorted as usize, n.flip as usize);
+        let (i, _) = c.phase1_index(raw, n.twist as usize);
+        u32::from(self.tables.phase1.payload()[i])
+    }
+
+    /// Marks `n`, a node in H, in `map`; 1 when it was new there.
+    #[inline]
+    fn mark(&self, n: &Node, map: &Bitmap) -> u64 {
+        let c = &self.tables.coords;
+        let ud = c.ud_edges_from_ud[24 * n.u_edges as usize + n.d_edges as usize % 24] as usize;
+        let i =
+            n.corners as usize * EDGES_PER_CORNERS + ud * SLICE_HALF + n.slice_sorted as usize / 2;
+        u64::from(map.set(i as u64))
+    }
+
+    /// The children of `n` (reached by `last`) that can still reach H in the `togo - 1` turns
+    /// left after them, with their turns; the last turn (`togo == 1`) only outside H.
+    #[inline]
+    fn children(
+        &self,
+        n: &Node,
+        last: usize,
+        togo: u32,
+    ) -> impl Iterator<Item = (Node, usize)> + '_ {
+        let mut mask = AFTER[last];
+        if togo == 1 {
+            mask &= !H_MASK;
+        }
+        let n = *n;
+        moves_in(mask).filter_map(move |m| {
+            let child = self.turn(&n, m);
+            (self.depth(&child) < togo).then_some((child, m))
+        })
+    }
+
+    /// Marks every end of a canonical maneuver of `togo` turns from `n` (reached by `last`)
+    /// into H ending outside H; the number new in `map`.
+    fn walk(&self, n: &Node, last: usize, togo: u32, map: &Bitmap) -> u64 {
+        if togo == 0 {
+            return self.mark(n, map);
+        }
+        self.children(n, last, togo)
+            .map(|(child, m)| self.walk(&child, m, togo - 1, map))
+            .sum()
+    }
+
+    /// The nodes `k` turns from `n` (reached by `last`) from which H is within `togo - k`
+    /// turns, with their last turns.
+    fn level(&self, n: Node, last: usize, togo: u32, k: u32, out: &mut Vec<(Node, usize)>) {
+        if k == 0 {
+            out.push((n, last));
+            return;
+        }
+        for (child, m) in self.children(&n, last, togo).collect::<Vec<_>>() {
+            self.level(child, m, togo - 1, k - 1, out);
+        }
+    }
+}
+
+/// Marks in `map` the elements of H that the maneuvers of exactly `n` turns from `r` into H,
+/// ending with a turn outside H, reach (the empty maneuver for `n = 0`); the number new there.
+pub(super) fn mark(
+    tables: &Tables,
+    r: &CubieCube,
+    n: u32,
+    map: &Bitmap,
+    progress: CosetProgress<'_>,
+) -> u64 {
+    let search = Search { tables };
+    let root = Search::node(r);
+    if search.depth(&root) > n {
+        return 0;
+    }
+    if n <= SPLIT {
+        progress(Stage::Seeds, n, 0, 1);
+        let new = search.walk(&root, NO_MOVE, n, map);
+        progress(Stage::Seeds, n, 1, 1);
+        return new;
+    }
+    let mut roots = Vec::new();
+    search.level(root, NO_MOVE, n, SPLIT, &mut roots);
+    let all = roots.len() as u64;
+    let done = AtomicU64::new(0);
+    roots
+        .par_iter()
+        .map(|(node, last)| {
+            let new = search.walk(node, *last, n - SPLIT, map);
+            progress(Stage::Seeds, n, done.fetch_add(1, Relaxed) + 1, all);
+            new
+        })
+        .sum()
+}
