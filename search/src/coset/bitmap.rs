@@ -5,9 +5,11 @@
 //! for each turn `m` of H, the block of `c * m` (turns act on the right and H's turns are
 //! closed under inverses, so "reachable by one more turn" is "one turn away"), each 12-bit
 //! group `ud` from the group `ud * m` of that block, its 12 bits permuted as `m` moves the
-//! slice edges (not at all for the turns of U and D). A thread owns the blocks it writes, so
-//! no write is shared; a block whose own bits are all set is copied as is, and one whose own
-//! and neighbours' bits are all clear is left clear.
+//! slice edges (not at all for the turns of U and D, nor for B2, which changes only the
+//! order's parity). Blocks are unpacked to a group per `u16` for the gathers. A thread owns
+//! the blocks it writes, so no write is shared. A block whose bits are all set is copied as
+//! is; a block gathers only from the neighbours whose bits changed in the step before (the
+//! others' neighbours are all in it already), and none at all when neither it nor they did.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
@@ -95,18 +97,6 @@ impl Bitmap {
     fn block(&self, c: usize) -> &[AtomicU64] {
         &self.words[c * BLOCK_WORDS..(c + 1) * BLOCK_WORDS]
     }
-}
-
-/// The 12 bits of group `g` of a block.
-#[inline]
-fn group(words: &[AtomicU64], g: usize) -> u16 {
-    let at = 12 * g;
-    let (w, shift) = (at / 64, at % 64);
-    let mut v = words[w].load(Relaxed) >> shift;
-    if shift > 64 - 12 {
-        v |= words[w + 1].load(Relaxed) << (64 - shift);
-    }
-    (v & u64::from(FULL)) as u16
 }
 
 /// What a step needs to know of H's ten turns, as tables over the bitmap's coordinates.
@@ -219,28 +209,26 @@ impl Turns {
             .zip(dst.pop.par_iter())
             .enumerate()
             .with_min_len(16)
-            .for_each_init(
-                || (vec![0u16; N_UD_EDGES], vec![0u64; BLOCK_WORDS]),
-                |(groups, packed), (c, (out, pop))| {
-                    if changed[c] || self.corners[c].iter().any(|&f| changed[f as usize]) {
-                        self.block(src, c, groups, packed, out, pop);
-                    }
-                    let n = done.fetch_add(1, Relaxed) + 1;
-                    if n.is_multiple_of(1024) || n == N_CORNERS {
-                        progress(n as u64, N_CORNERS as u64);
-                    }
-                },
-            );
+            .for_each_init(Scratch::new, |scratch, (c, (out, pop))| {
+                if changed[c] || self.corners[c].iter().any(|&f| changed[f as usize]) {
+                    self.block(src, c, &changed, scratch, out, pop);
+                }
+                let n = done.fetch_add(1, Relaxed) + 1;
+                if n.is_multiple_of(1024) || n == N_CORNERS {
+                    progress(n as u64, N_CORNERS as u64);
+                }
+            });
     }
 
-    /// The block of corner permutation `c` of the next bitmap into `out` and `pop`
-    /// (`groups` and `packed`: a thread's scratch).
+    /// The block of corner permutation `c` of the next bitmap into `out` and `pop`, gathering
+    /// only from the neighbours in `changed` (the others hold what they held a step before,
+    /// whose neighbours are all in `c`'s block already); `scratch`: a thread's buffers.
     fn block(
         &self,
         src: &Bitmap,
         c: usize,
-        groups: &mut [u16],
-        packed: &mut [u64],
+        changed: &[bool],
+        scratch: &mut Scratch,
         out: &[AtomicU64],
         pop: &AtomicU32,
     ) {
@@ -253,50 +241,34 @@ impl Turns {
             }
             return;
         }
-        if own == 0 && from.iter().all(|&f| src.pop[f as usize].load(Relaxed) == 0) {
-            // nothing here or one turn away; `dst`, a subset of `src`, is clear here already
-            return;
-        }
-        let mine = src.block(c);
-        for (g, v) in groups.iter_mut().enumerate() {
-            *v = group(mine, g);
-        }
+        let Scratch {
+            groups,
+            source,
+            packed,
+        } = scratch;
+        unpack(src.block(c), groups);
         let pc = self.corner_parity[c];
         for (j, &f) in from.iter().enumerate() {
-            if src.pop[f as usize].load(Relaxed) == 0 {
+            if !changed[f as usize] || src.pop[f as usize].load(Relaxed) == 0 {
                 continue;
             }
-            let words = src.block(f as usize);
+            unpack(src.block(f as usize), source);
             let ud = &self.ud[j];
             if self.keeps_slice[j] {
                 for (v, &e) in groups.iter_mut().zip(ud) {
-                    if *v != FULL {
-                        *v |= group(words, e as usize);
-                    }
+                    *v |= source[e as usize];
                 }
             } else {
-                let slices = &self.slices[j];
+                let [even, odd] = &self.slices[j];
+                let (same, other) = if pc == 0 { (even, odd) } else { (odd, even) };
                 for ((v, &e), &pe) in groups.iter_mut().zip(ud).zip(&self.ud_parity) {
-                    if *v == FULL {
-                        continue;
-                    }
-                    let bits = group(words, e as usize) as usize;
-                    if bits != 0 {
-                        let t = &slices[usize::from(pc ^ pe)];
-                        *v |= t[0][bits & 63] | t[1][bits >> 6];
-                    }
+                    let bits = source[e as usize] as usize;
+                    let t = if pe == 0 { same } else { other };
+                    *v |= t[0][bits & 63] | t[1][bits >> 6];
                 }
             }
         }
-        packed.fill(0);
-        for (g, &v) in groups.iter().enumerate() {
-            let at = 12 * g;
-            let (w, shift) = (at / 64, at % 64);
-            packed[w] |= u64::from(v) << shift;
-            if shift > 64 - 12 {
-                packed[w + 1] |= u64::from(v) >> (64 - shift);
-            }
-        }
+        pack(groups, packed);
         let mut count = 0;
         for (o, &w) in out.iter().zip(packed.iter()) {
             o.store(w, Relaxed);
@@ -306,11 +278,101 @@ impl Turns {
     }
 }
 
+/// A thread's buffers for [`Turns::block`].
+struct Scratch {
+    /// The block being made, a group of 12 bits per `u16`.
+    groups: Vec<u16>,
+    /// A neighbour's block, unpacked the same way.
+    source: Vec<u16>,
+    /// The block made, packed.
+    packed: Vec<u64>,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            groups: vec![0; N_UD_EDGES],
+            source: vec![0; N_UD_EDGES],
+            packed: vec![0; BLOCK_WORDS],
+        }
+    }
+}
+
+/// Groups of 12 bits in 3 words.
+const GROUPS_PER_3_WORDS: usize = 16;
+
+/// A block's groups, one per `u16`: 16 groups from each 3 words, written out so that every
+/// shift is a constant.
+fn unpack(words: &[AtomicU64], out: &mut [u16]) {
+    const M: u64 = FULL as u64;
+    for (w, o) in words
+        .chunks_exact(3)
+        .zip(out.chunks_exact_mut(GROUPS_PER_3_WORDS))
+    {
+        let (a, b, c) = (w[0].load(Relaxed), w[1].load(Relaxed), w[2].load(Relaxed));
+        let g = [
+            a,
+            a >> 12,
+            a >> 24,
+            a >> 36,
+            a >> 48,
+            a >> 60 | b << 4,
+            b >> 8,
+            b >> 20,
+            b >> 32,
+            b >> 44,
+            b >> 56 | c << 8,
+            c >> 4,
+            c >> 16,
+            c >> 28,
+            c >> 40,
+            c >> 52,
+        ];
+        for (slot, v) in o.iter_mut().zip(g) {
+            *slot = (v & M) as u16;
+        }
+    }
+}
+
+/// The inverse of [`unpack`].
+fn pack(groups: &[u16], words: &mut [u64]) {
+    for (g, w) in groups
+        .chunks_exact(GROUPS_PER_3_WORDS)
+        .zip(words.chunks_exact_mut(3))
+    {
+        let g: [u64; GROUPS_PER_3_WORDS] = std::array::from_fn(|k| u64::from(g[k]));
+        w[0] = g[0] | g[1] << 12 | g[2] << 24 | g[3] << 36 | g[4] << 48 | g[5] << 60;
+        w[1] = g[5] >> 4 | g[6] << 8 | g[7] << 20 | g[8] << 32 | g[9] << 44 | g[10] << 56;
+        w[2] = g[10] >> 8 | g[11] << 4 | g[12] << 16 | g[13] << 28 | g[14] << 40 | g[15] << 52;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{h_element, h_index};
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    /// Packing and unpacking round-trip, and a group's bits are where the local index says.
+    #[test]
+    fn groups_pack_and_unpack() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let groups: Vec<u16> = (0..N_UD_EDGES)
+            .map(|_| rng.random_range(0..=FULL))
+            .collect();
+        let mut words = vec![0u64; BLOCK_WORDS];
+        pack(&groups, &mut words);
+        for (g, &v) in groups.iter().enumerate() {
+            for s in 0..SLICE_HALF {
+                let i = g * SLICE_HALF + s;
+                assert_eq!(words[i / 64] >> (i % 64) & 1, u64::from(v >> s & 1));
+            }
+        }
+        let atomics: Vec<AtomicU64> = words.iter().map(|&w| AtomicU64::new(w)).collect();
+        let mut back = vec![0u16; N_UD_EDGES];
+        unpack(&atomics, &mut back);
+        assert_eq!(back, groups);
+    }
 
     /// Each turn's tables take a random element `x` of H where the cubie product `x * m` goes.
     #[test]
