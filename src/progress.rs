@@ -77,10 +77,13 @@ impl TableBuildBar {
     }
 }
 
+/// The bar of one stage at one depth: the stage's name and depth, the bar, its start.
+type StageBar = ((String, u32), ProgressBar, Instant);
+
 /// Progress of `coset solve`: a bar per stage and depth on a terminal; elsewhere a line when
 /// each ends, with its time.
 pub(crate) struct CosetBar {
-    bar: Mutex<Option<((String, u32), ProgressBar, Instant)>>,
+    bar: Mutex<Option<StageBar>>,
     /// Standard error is not a terminal: lines instead of bars.
     plain: bool,
 }

@@ -163,11 +163,12 @@ impl Turns {
                         to[from] = s;
                         keeps_slice[j] &= from == s;
                     }
-                    for v in 0..64 {
-                        for b in 0..6 {
+                    let [low, high] = tables;
+                    for (v, (lo, hi)) in low.iter_mut().zip(high.iter_mut()).enumerate() {
+                        for (b, (&to_lo, &to_hi)) in to[..6].iter().zip(&to[6..]).enumerate() {
                             if v >> b & 1 == 1 {
-                                tables[0][v] |= 1 << to[b];
-                                tables[1][v] |= 1 << to[b + 6];
+                                *lo |= 1 << to_lo;
+                                *hi |= 1 << to_hi;
                             }
                         }
                     }
