@@ -1,7 +1,8 @@
 //! The phase-1 search of the coset solver: every maneuver of one length `n` from the
 //! representative into H whose last turn is outside H (for `n = 0`, the empty one when the
 //! representative is in H) marks the element of H it reaches, depth first with the phase-1
-//! table's exact depths as the bound; turns in the searches' canonical order (no face twice in
+//! table's exact depths as the bound (a node's entry of the move-delta table gives every
+//! child's depth at once); turns in the searches' canonical order (no face twice in
 //! a row, opposite faces in one order), which loses no element. The subtrees below the first
 //! [`SPLIT`] turns are shared out among the pool's threads.
 
@@ -9,6 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use cubefleet_tables::coord::raw_flipslice;
 use cubefleet_tables::moves::N_MOVE;
+use cubefleet_tables::prune::Phase1Moves;
+use cubefleet_tables::symmetry::SYMMETRIES;
 use cubefleet_tables::{CubieCube, Tables};
 use rayon::prelude::*;
 
@@ -39,23 +42,40 @@ struct Node {
     corners: u16,
     u_edges: u16,
     d_edges: u16,
+    /// The exact number of turns into H.
+    dist: u8,
 }
 
 /// The search over one set of tables.
 struct Search<'t> {
     tables: &'t Tables,
+    /// `conj[s][m]`: the move `S_s m S_s^-1` for the 16 symmetries of the phase-1 table (the
+    /// field of a move-delta entry that move `m` reads).
+    conj: [[u8; N_MOVE]; 16],
 }
 
 impl Search<'_> {
-    fn node(c: &CubieCube) -> Node {
-        Node {
+    fn new(tables: &Tables) -> Search<'_> {
+        Search {
+            tables,
+            conj: std::array::from_fn(|s| {
+                std::array::from_fn(|m| SYMMETRIES.move_conj[s][m].index() as u8)
+            }),
+        }
+    }
+
+    fn node(&self, c: &CubieCube) -> Node {
+        let mut n = Node {
             twist: c.twist() as u16,
             flip: c.flip() as u16,
             slice_sorted: c.slice_sorted() as u16,
             corners: c.corners() as u16,
             u_edges: c.u_edges() as u16,
             d_edges: c.d_edges() as u16,
-        }
+            dist: 0,
+        };
+        n.dist = self.depth(&n);
+        n
     }
 
     #[inline]
@@ -68,16 +88,21 @@ impl Search<'_> {
             corners: c.corners_move[N_MOVE * n.corners as usize + m],
             u_edges: c.u_edges_move[N_MOVE * n.u_edges as usize + m],
             d_edges: c.d_edges_move[N_MOVE * n.d_edges as usize + m],
+            dist: 0,
         }
     }
 
     /// The exact number of turns from `n` into H.
     #[inline]
-    fn depth(&self, n: &Node) -> u32 {
-        let c = &self.tables.coords;
+    fn depth(&self, n: &Node) -> u8 {
+        self.tables.phase1.payload()[self.index(n).0]
+    }
+
+    /// The node's index in the phase-1 tables and the symmetry that takes it there.
+    #[inline]
+    fn index(&self, n: &Node) -> (usize, usize) {
         let raw = raw_flipslice(n.slice_sorted as usize, n.flip as usize);
-        let (i, _) = c.phase1_index(raw, n.twist as usize);
-        u32::from(self.tables.phase1.payload()[i])
+        self.tables.coords.phase1_index(raw, n.twist as usize)
     }
 
     /// Marks `n`, a node in H, in `map`; 1 when it was new there.
@@ -103,10 +128,18 @@ impl Search<'_> {
         if togo == 1 {
             mask &= !H_MASK;
         }
+        let (index, sym) = self.index(n);
+        let deltas = Phase1Moves::entry(self.tables.phase1_moves.payload(), index);
+        let conj = &self.conj[sym];
         let n = *n;
         moves_in(mask).filter_map(move |m| {
-            let child = self.turn(&n, m);
-            (self.depth(&child) < togo).then_some((child, m))
+            // the child's depth is `dist + delta - 1`, and must be below `togo`
+            let delta = (deltas >> (2 * conj[m]) & 3) as u8;
+            (u32::from(n.dist + delta) <= togo).then(|| {
+                let mut child = self.turn(&n, m);
+                child.dist = n.dist + delta - 1;
+                (child, m)
+            })
         })
     }
 
@@ -143,9 +176,9 @@ pub(super) fn mark(
     map: &Bitmap,
     progress: CosetProgress<'_>,
 ) -> u64 {
-    let search = Search { tables };
-    let root = Search::node(r);
-    if search.depth(&root) > n {
+    let search = Search::new(tables);
+    let root = search.node(r);
+    if u32::from(root.dist) > n {
         return 0;
     }
     if n <= SPLIT {
