@@ -113,7 +113,7 @@ impl CosetBar {
             };
             bar.set_style(
                 ProgressStyle::with_template(
-                    "depth {prefix:>2} {msg:>7} [{bar:40}] {percent:>3}% {elapsed_precise}",
+                    "depth {prefix:>2} {msg:>10} [{bar:40}] {percent:>3}% {elapsed_precise}",
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> "),

@@ -69,6 +69,7 @@ fn solve(coset: Coset, max_depth: u32, exact_depth: u32) -> CosetResult {
         max_depth,
         exact_depth,
         threads: 2,
+        one_by_one: None,
         cancel: None,
     };
     solve_coset(&TABLES, coset, &options, &|_, _, _, _| {}).expect("solved")

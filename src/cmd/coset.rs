@@ -26,7 +26,8 @@ pub(crate) enum Format {
     /// A table of depths and counts.
     Text,
     /// One JSON object: `number`, `representative`, `size`, `max_depth`, `counts`,
-    /// `exact_through`, `unsolved`, `unsolved_indices`, `unsolved_local`, `seconds`.
+    /// `exact_through`, `one_by_one`, `unsolved`, `unsolved_indices`, `unsolved_local`,
+    /// `seconds`.
     Json,
 }
 
@@ -42,6 +43,10 @@ pub(crate) struct SolveArgs {
     /// exact through it; past it they count positions solved within that depth (0 to 30).
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u32).range(0..=30))]
     exact_depth: u32,
+    /// When at most 4096 positions are left unsolved, each is searched alone (two-phase,
+    /// within --max-depth) for at most this many seconds.
+    #[arg(long, default_value_t = 10.0, value_parser = super::flags::timeout)]
+    position_timeout: f64,
     /// Threads (default: every core).
     #[arg(long, value_parser = super::flags::threads)]
     threads: Option<usize>,
@@ -92,6 +97,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         max_depth: args.max_depth,
         exact_depth: args.exact_depth,
         threads,
+        one_by_one: Some(std::time::Duration::from_secs_f64(args.position_timeout)),
         cancel: None,
     };
     let bar = CosetBar::new();
@@ -99,6 +105,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         let name = match stage {
             Stage::Seeds => "phase 1",
             Stage::Expand => "H turns",
+            Stage::OneByOne => "one by one",
         };
         bar.update(name, depth, done, all)
     })?;
@@ -124,6 +131,12 @@ fn text(r: &CosetResult) -> String {
             ""
         };
         out.push_str(&format!("{depth:>5}  {count:>11}{within}\n"));
+    }
+    if r.one_by_one > 0 {
+        out.push_str(&format!(
+            "solved one by one (two-phase, counted above)  {}\n",
+            r.one_by_one
+        ));
     }
     out.push_str(&format!("unsolved  {}\n", r.unsolved));
     if let Some(indices) = &r.unsolved_indices {

@@ -42,20 +42,27 @@
 //! the exact number of positions whose shortest solution has `k` turns. Past it the turns of
 //! H alone go on to [`CosetOptions::max_depth`]: a position first reached at step `k` there is
 //! solved within `k` turns, not proven to need `k`. The result then says `exact_through`.
+//! When at most [`MAX_LISTED`] positions are left at `max_depth`, each is searched alone
+//! ([`CosetOptions::one_by_one`]: the two-phase search within `max_depth`), as cube20 does
+//! with the last positions of a coset.
 
 mod bitmap;
 mod seeds;
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cubefleet_tables::coord::{N_CORNERS, N_FLIP, N_PERM_4, N_SLICE, N_TWIST, N_UD_EDGES};
 use cubefleet_tables::facelet::FaceletCube;
 use cubefleet_tables::{CubieCube, Tables};
 
 use bitmap::Bitmap;
+use rayon::prelude::*;
+
+use crate::twophase::{TwoPhaseOptions, TwoPhaseSearcher};
+use crate::{Budget, Status};
 
 /// The ten turns of H (U, U2, U', R2, F2, D, D2, D', L2, B2), as move numbers.
 pub use cubefleet_tables::movetable::PHASE2_MOVES as H_MOVES;
@@ -185,6 +192,10 @@ pub struct CosetOptions {
     pub exact_depth: u32,
     /// Threads for both stages.
     pub threads: usize,
+    /// When at most [`MAX_LISTED`] positions are left unsolved past the exact depth, search
+    /// each one by one (the two-phase search, within `max_depth` turns) for at most this long;
+    /// `None`: leave them unsolved.
+    pub one_by_one: Option<Duration>,
     /// Stop (with [`CosetError::Cancelled`]) when this flag is raised.
     pub cancel: Option<Arc<AtomicBool>>,
 }
@@ -196,6 +207,8 @@ pub enum Stage {
     Seeds,
     /// One step of H's turns over the bitmap (`done` of `total` corner blocks).
     Expand,
+    /// The positions left, searched one by one (`done` of `total`).
+    OneByOne,
 }
 
 /// A progress report: the stage, the depth it works on, and work done of the total.
@@ -218,6 +231,9 @@ pub struct CosetResult {
     pub counts: Vec<u64>,
     /// The last depth whose count is exact.
     pub exact_through: u32,
+    /// Positions the coset search left that the two-phase search solved one by one (counted
+    /// at the length of the solution it found, past `exact_through`).
+    pub one_by_one: u64,
     /// Positions not solved within `max_depth`: `size - sum(counts)`.
     pub unsolved: u64,
     /// The state indices (`cubefleet_tables::index`, as decimal strings) of the unsolved
@@ -349,8 +365,24 @@ pub fn solve_coset(
             total = now;
             std::mem::swap(&mut cur, &mut next);
         }
-        let unsolved = COSET_SIZE - total;
-        let listed = (unsolved <= MAX_LISTED).then(|| cur.zeros());
+        let mut unsolved = COSET_SIZE - total;
+        let mut listed = (unsolved <= MAX_LISTED).then(|| cur.zeros());
+        let mut one_by_one = 0;
+        if let (Some(list), Some(limit)) = (&mut listed, options.one_by_one) {
+            if options.max_depth > exact && !list.is_empty() {
+                let found = solve_one_by_one(tables, coset, list, options, limit, progress);
+                for &length in found.iter().flatten() {
+                    counts[length as usize] += 1;
+                    one_by_one += 1;
+                }
+                unsolved -= one_by_one;
+                let mut left = found.iter();
+                list.retain(|_| left.next().is_some_and(Option::is_none));
+            }
+        }
+        if cancelled() {
+            return Err(CosetError::Cancelled);
+        }
         let unsolved_indices = listed.as_ref().map(|l| {
             l.iter()
                 .filter_map(|&i| coset.position(i))
@@ -364,12 +396,54 @@ pub fn solve_coset(
             max_depth: options.max_depth,
             counts,
             exact_through: exact,
+            one_by_one,
             unsolved,
             unsolved_indices,
             unsolved_local: listed,
             seconds: start.elapsed().as_secs_f64(),
         })
     })
+}
+
+/// The positions of `coset` with local indices `list`, each searched by the two-phase search
+/// for a solution within `options.max_depth` turns for at most `limit`, on the pool: the
+/// length of each solution found (verified by the search), in the order of `list`.
+fn solve_one_by_one(
+    tables: &Tables,
+    coset: Coset,
+    list: &[u64],
+    options: &CosetOptions,
+    limit: Duration,
+    progress: CosetProgress<'_>,
+) -> Vec<Option<u32>> {
+    let depth = options.max_depth;
+    let done = AtomicU64::new(0);
+    let all = list.len() as u64;
+    let twophase = TwoPhaseOptions {
+        max_length: depth as usize,
+    };
+    list.par_iter()
+        .map_init(
+            || TwoPhaseSearcher::new(tables),
+            |searcher, &i| {
+                let q = coset.position(i)?;
+                let budget = Budget {
+                    deadline: Some(Instant::now() + limit),
+                    cancel: options.cancel.clone(),
+                };
+                let out = searcher.solve(&q, &twophase, &budget);
+                progress(
+                    Stage::OneByOne,
+                    depth,
+                    done.fetch_add(1, Ordering::Relaxed) + 1,
+                    all,
+                );
+                let solution = out.solution.filter(|_| out.status == Status::Solved)?;
+                let length = solution.len() as u32;
+                (length <= depth).then_some(length)
+            },
+        )
+        .collect()
 }
 
 #[cfg(test)]
