@@ -25,6 +25,21 @@ use super::{
 
 /// Words of 64 bits in one corner permutation's block: 7560.
 const BLOCK_WORDS: usize = EDGES_PER_CORNERS / 64;
+/// Corner permutations in an orbit of the turns of U and D (which commute: 4 x 4).
+const ORBIT: usize = 16;
+
+/// For the block at place `k` of its orbit, the place of its neighbour by turn `H_MOVES[j]`
+/// when that turn is one of U or D (`None` for the half turns of the other faces).
+#[inline]
+fn in_orbit(k: usize, j: usize) -> Option<usize> {
+    let (i, d) = (k % 4, k / 4);
+    match j {
+        0..=2 => Some(4 * d + (i + j + 1) % 4),
+        5..=7 => Some(4 * ((d + j - 4) % 4) + i),
+        _ => None,
+    }
+}
+
 /// A group (one `ud_edges` of a block) with all its 12 bits set.
 const FULL: u16 = (1 << SLICE_HALF) - 1;
 
@@ -114,6 +129,10 @@ pub(super) struct Turns {
     /// bits of the source value `v` give `slices[j][p][0][v & 63]`, its high 6 bits
     /// `slices[j][p][1][v >> 6]`.
     slices: Vec<[[[u16; 64]; 2]; 2]>,
+    /// The corner permutations in orbits of the turns of U and D: `orbits[o][4 * j + i]` is
+    /// `orbits[o][0] * U^i * D^j`. A thread makes the 16 blocks of an orbit one after the
+    /// other: their gathers by the turns of U and D read the orbit's blocks, unpacked once.
+    orbits: Vec<[u16; ORBIT]>,
     /// True for the turns that leave every group's bits in place (those of U and D, and B2,
     /// which changes only the parity of the slice edges' order).
     keeps_slice: [bool; 10],
@@ -122,9 +141,10 @@ pub(super) struct Turns {
 impl Turns {
     /// The tables, from the move tables.
     pub(super) fn new(t: &CoordTables) -> Turns {
-        let corners = (0..N_CORNERS)
+        let corners: Vec<[u16; 10]> = (0..N_CORNERS)
             .map(|c| H_MOVES.map(|m| t.corners_move[N_MOVE * c + m]))
             .collect();
+        let corners_of = |c: u16, j: usize| corners[c as usize][j];
         let ud = H_MOVES
             .iter()
             .map(|&m| {
@@ -147,6 +167,26 @@ impl Turns {
                 cube.edge_parity()
             })
             .collect();
+        // H_MOVES: U, U2, U' are 0..=2, D, D2, D' are 5..=7
+        let mut orbits = Vec::with_capacity(N_CORNERS / ORBIT);
+        let mut placed = vec![false; N_CORNERS];
+        for c0 in 0..N_CORNERS {
+            if placed[c0] {
+                continue;
+            }
+            let mut orbit = [0u16; ORBIT];
+            let mut row = c0 as u16;
+            for d in 0..4 {
+                let mut c = row;
+                for i in 0..4 {
+                    orbit[4 * d + i] = c;
+                    placed[c as usize] = true;
+                    c = corners_of(c, 0);
+                }
+                row = corners_of(row, 5);
+            }
+            orbits.push(orbit);
+        }
         let mut keeps_slice = [true; 10];
         let slices = H_MOVES
             .iter()
@@ -177,6 +217,7 @@ impl Turns {
             })
             .collect();
         Turns {
+            orbits,
             corners,
             ud,
             corner_parity,
@@ -205,28 +246,43 @@ impl Turns {
             .map(|(s, d)| s.load(Relaxed) != d.load(Relaxed))
             .collect();
         let done = AtomicUsize::new(0);
-        dst.words
-            .par_chunks(BLOCK_WORDS)
-            .zip(dst.pop.par_iter())
-            .enumerate()
-            .with_min_len(16)
-            .for_each_init(Scratch::new, |scratch, (c, (out, pop))| {
-                if changed[c] || self.corners[c].iter().any(|&f| changed[f as usize]) {
-                    self.block(src, c, &changed, scratch, out, pop);
+        let dst = &*dst;
+        self.orbits
+            .par_iter()
+            .for_each_init(Scratch::new, |scratch, orbit| {
+                let work = orbit.map(|c| {
+                    changed[c as usize]
+                        || self.corners[c as usize]
+                            .iter()
+                            .any(|&f| changed[f as usize])
+                });
+                if work.contains(&true) {
+                    for (&c, unpacked) in orbit.iter().zip(scratch.orbit.iter_mut()) {
+                        unpack(src.block(c as usize), unpacked);
+                    }
+                    for (k, &c) in orbit.iter().enumerate() {
+                        if work[k] {
+                            let c = c as usize;
+                            self.block(src, k, c, &changed, scratch, dst.block(c), &dst.pop[c]);
+                        }
+                    }
                 }
-                let n = done.fetch_add(1, Relaxed) + 1;
+                let n = done.fetch_add(ORBIT, Relaxed) + ORBIT;
                 if n.is_multiple_of(1024) || n == N_CORNERS {
                     progress(n as u64, N_CORNERS as u64);
                 }
             });
     }
 
-    /// The block of corner permutation `c` of the next bitmap into `out` and `pop`, gathering
-    /// only from the neighbours in `changed` (the others hold what they held a step before,
-    /// whose neighbours are all in `c`'s block already); `scratch`: a thread's buffers.
+    /// The block of corner permutation `c`, place `k` of its orbit (unpacked in
+    /// `scratch.orbit`), of the next bitmap into `out` and `pop`, gathering only from the
+    /// neighbours in `changed` (the others hold what they held a step before, whose neighbours
+    /// are all in `c`'s block already); `scratch`: a thread's buffers.
+    #[allow(clippy::too_many_arguments)]
     fn block(
         &self,
         src: &Bitmap,
+        k: usize,
         c: usize,
         changed: &[bool],
         scratch: &mut Scratch,
@@ -243,18 +299,25 @@ impl Turns {
             return;
         }
         let Scratch {
+            orbit,
             groups,
             source,
             packed,
         } = scratch;
-        unpack(src.block(c), groups);
+        groups.copy_from_slice(&orbit[k]);
         let pc = self.corner_parity[c];
         for (j, &f) in from.iter().enumerate() {
             if !changed[f as usize] || src.pop[f as usize].load(Relaxed) == 0 {
                 continue;
             }
-            unpack(src.block(f as usize), source);
             let ud = &self.ud[j];
+            if let Some(k1) = in_orbit(k, j) {
+                for (v, &e) in groups.iter_mut().zip(ud) {
+                    *v |= orbit[k1][e as usize];
+                }
+                continue;
+            }
+            unpack(src.block(f as usize), source);
             if self.keeps_slice[j] {
                 for (v, &e) in groups.iter_mut().zip(ud) {
                     *v |= source[e as usize];
@@ -281,6 +344,8 @@ impl Turns {
 
 /// A thread's buffers for [`Turns::block`].
 struct Scratch {
+    /// The blocks of the orbit being made, unpacked.
+    orbit: Vec<Vec<u16>>,
     /// The block being made, a group of 12 bits per `u16`.
     groups: Vec<u16>,
     /// A neighbour's block, unpacked the same way.
@@ -292,6 +357,7 @@ struct Scratch {
 impl Scratch {
     fn new() -> Scratch {
         Scratch {
+            orbit: vec![vec![0; N_UD_EDGES]; ORBIT],
             groups: vec![0; N_UD_EDGES],
             source: vec![0; N_UD_EDGES],
             packed: vec![0; BLOCK_WORDS],
@@ -353,6 +419,25 @@ mod tests {
     use super::super::{h_element, h_index};
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    /// The orbits cover every corner permutation once, and `in_orbit` names the neighbour the
+    /// corner table gives.
+    #[test]
+    fn orbits_of_u_and_d() {
+        let turns = Turns::new(&CoordTables::compute());
+        let mut seen = vec![false; N_CORNERS];
+        for orbit in &turns.orbits {
+            for (k, &c) in orbit.iter().enumerate() {
+                assert!(!std::mem::replace(&mut seen[c as usize], true));
+                for j in 0..10 {
+                    if let Some(k1) = in_orbit(k, j) {
+                        assert_eq!(turns.corners[c as usize][j], orbit[k1], "{k} {j}");
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
 
     /// Packing and unpacking round-trip, and a group's bits are where the local index says.
     #[test]

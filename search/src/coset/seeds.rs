@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use cubefleet_tables::coord::raw_flipslice;
+use cubefleet_tables::coord::{raw_flipslice, N_PERM_4};
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::prune::Phase1Moves;
 use cubefleet_tables::symmetry::SYMMETRIES;
@@ -146,11 +146,32 @@ impl Search<'_> {
     /// Marks every end of a canonical maneuver of `togo` turns from `n` (reached by `last`)
     /// into H ending outside H; the number new in `map`.
     fn walk(&self, n: &Node, last: usize, togo: u32, map: &Bitmap) -> u64 {
-        if togo == 0 {
-            return self.mark(n, map);
+        match togo {
+            0 => self.mark(n, map),
+            1 => self.last_turns(n, last, map),
+            _ => self
+                .children(n, last, togo)
+                .map(|(child, m)| self.walk(&child, m, togo - 1, map))
+                .sum(),
         }
-        self.children(n, last, togo)
-            .map(|(child, m)| self.walk(&child, m, togo - 1, map))
+    }
+
+    /// [`Self::walk`] one turn before H: the turns outside H that take `n` into H, found by the
+    /// small move tables of twist, flip and slice (no read of the large phase-1 tables).
+    #[inline]
+    fn last_turns(&self, n: &Node, last: usize, map: &Bitmap) -> u64 {
+        if n.dist != 1 {
+            return 0;
+        }
+        let c = &self.tables.coords;
+        moves_in(AFTER[last] & !H_MASK)
+            .filter(|&m| {
+                c.twist_move[N_MOVE * n.twist as usize + m] == 0
+                    && c.flip_move[N_MOVE * n.flip as usize + m] == 0
+                    && (c.slice_sorted_move[N_MOVE * n.slice_sorted as usize + m] as usize)
+                        < N_PERM_4
+            })
+            .map(|m| self.mark(&self.turn(n, m), map))
             .sum()
     }
 
