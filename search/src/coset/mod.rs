@@ -37,7 +37,7 @@
 //! bitmap of the depths so far grows by all ten turns of H at once, a depth a step
 //! ([`bitmap`]), the seeds of depth `k` added after step `k`.
 //!
-//! The phase-1 search grows about 13 times a depth, so it runs only through
+//! The phase-1 search grows about 7 times a depth, so it runs only through
 //! [`CosetOptions::exact_depth`]: through that depth every maneuver is in, and `counts[k]` is
 //! the exact number of positions whose shortest solution has `k` turns. Past it the turns of
 //! H alone go on to [`CosetOptions::max_depth`]: a position first reached at step `k` there is
@@ -188,7 +188,7 @@ pub struct CosetOptions {
     /// The last depth searched: positions not reached by then are unsolved.
     pub max_depth: u32,
     /// The last depth of the phase-1 search (capped at `max_depth`): the counts are exact
-    /// through it. Each depth costs about 13 times the one before (see BENCHMARKS.md).
+    /// through it. Each depth costs about 7 times the one before (see BENCHMARKS.md).
     pub exact_depth: u32,
     /// Threads for both stages.
     pub threads: usize,
@@ -499,6 +499,32 @@ mod tests {
             .expect("H")
             .representative()
             .is_solved());
+    }
+
+    /// A result reads back from its JSON as it was (the form a worker's report can carry).
+    #[test]
+    fn results_round_trip_through_json() {
+        let r = CosetResult {
+            number: 7,
+            representative: FaceletCube::from_cubie(&Coset { number: 7 }.representative())
+                .to_string(),
+            size: COSET_SIZE,
+            max_depth: 2,
+            counts: vec![0, 0, 3],
+            exact_through: 2,
+            one_by_one: 0,
+            unsolved: COSET_SIZE - 3,
+            unsolved_indices: None,
+            unsolved_local: None,
+            seconds: 1.5,
+        };
+        let text = serde_json::to_string(&r).expect("serialises");
+        assert!(text.contains("\"size\":19508428800"));
+        assert!(text.contains("\"unsolved_indices\":null"));
+        assert_eq!(
+            serde_json::from_str::<CosetResult>(&text).expect("reads"),
+            r
+        );
     }
 
     /// position -> local index -> position, and local index -> position -> local index, on

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use super::bitmap::Bitmap;
 use super::{CosetProgress, Stage, EDGES_PER_CORNERS, H_MOVES, SLICE_HALF};
-use crate::{moves_in, AFTER, NO_MOVE};
+use crate::{moves_in, prefetch, AFTER, NO_MOVE};
 
 /// Turns of the subtrees' roots: the search below them runs on the pool.
 const SPLIT: u32 = 3;
@@ -34,7 +34,7 @@ const H_MASK: u32 = {
 };
 
 /// A node: the phase-1 coordinates and what the bitmap's index needs.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Node {
     twist: u16,
     flip: u16,
@@ -44,6 +44,11 @@ struct Node {
     d_edges: u16,
     /// The exact number of turns into H.
     dist: u8,
+    /// Index in the phase-1 tables (set by [`Search::locate`] for a node that will be
+    /// expanded by its move-delta entry).
+    index: u32,
+    /// The symmetry that takes the node to its class in the phase-1 tables.
+    sym: u8,
 }
 
 /// The search over one set of tables.
@@ -72,9 +77,10 @@ impl Search<'_> {
             corners: c.corners() as u16,
             u_edges: c.u_edges() as u16,
             d_edges: c.d_edges() as u16,
-            dist: 0,
+            ..Node::default()
         };
-        n.dist = self.depth(&n);
+        self.locate(&mut n);
+        n.dist = self.tables.phase1.payload()[n.index as usize];
         n
     }
 
@@ -88,21 +94,21 @@ impl Search<'_> {
             corners: c.corners_move[N_MOVE * n.corners as usize + m],
             u_edges: c.u_edges_move[N_MOVE * n.u_edges as usize + m],
             d_edges: c.d_edges_move[N_MOVE * n.d_edges as usize + m],
-            dist: 0,
+            ..Node::default()
         }
     }
 
-    /// The exact number of turns from `n` into H.
+    /// Sets the node's index in the phase-1 tables and its symmetry, and prefetches its
+    /// move-delta entry (read when it is expanded, after its siblings are made).
     #[inline]
-    fn depth(&self, n: &Node) -> u8 {
-        self.tables.phase1.payload()[self.index(n).0]
-    }
-
-    /// The node's index in the phase-1 tables and the symmetry that takes it there.
-    #[inline]
-    fn index(&self, n: &Node) -> (usize, usize) {
+    fn locate(&self, n: &mut Node) {
         let raw = raw_flipslice(n.slice_sorted as usize, n.flip as usize);
-        self.tables.coords.phase1_index(raw, n.twist as usize)
+        let (index, sym) = self.tables.coords.phase1_index(raw, n.twist as usize);
+        (n.index, n.sym) = (index as u32, sym as u8);
+        prefetch(
+            self.tables.phase1_moves.payload(),
+            Phase1Moves::ENTRY_BYTES * index,
+        );
     }
 
     /// Marks `n`, a node in H, in `map`; 1 when it was new there.
@@ -128,9 +134,8 @@ impl Search<'_> {
         if togo == 1 {
             mask &= !H_MASK;
         }
-        let (index, sym) = self.index(n);
-        let deltas = Phase1Moves::entry(self.tables.phase1_moves.payload(), index);
-        let conj = &self.conj[sym];
+        let deltas = Phase1Moves::entry(self.tables.phase1_moves.payload(), n.index as usize);
+        let conj = &self.conj[n.sym as usize];
         let n = *n;
         moves_in(mask).filter_map(move |m| {
             // the child's depth is `dist + delta - 1`, and must be below `togo`
@@ -138,6 +143,10 @@ impl Search<'_> {
             (u32::from(n.dist + delta) <= togo).then(|| {
                 let mut child = self.turn(&n, m);
                 child.dist = n.dist + delta - 1;
+                if togo > 2 {
+                    // it will be expanded by its own entry
+                    self.locate(&mut child);
+                }
                 (child, m)
             })
         })
@@ -149,10 +158,19 @@ impl Search<'_> {
         match togo {
             0 => self.mark(n, map),
             1 => self.last_turns(n, last, map),
-            _ => self
-                .children(n, last, togo)
-                .map(|(child, m)| self.walk(&child, m, togo - 1, map))
-                .sum(),
+            _ => {
+                // all the children first, so that their entries are fetched together
+                let mut children = [(Node::default(), 0); N_MOVE];
+                let mut k = 0;
+                for child in self.children(n, last, togo) {
+                    children[k] = child;
+                    k += 1;
+                }
+                children[..k]
+                    .iter()
+                    .map(|(child, m)| self.walk(child, *m, togo - 1, map))
+                    .sum()
+            }
         }
     }
 
