@@ -32,10 +32,10 @@
 //! Every maneuver `m` with `r * m` in H is `a` then `b`, `b` its longest suffix of H's ten turns
 //! and `a` empty or ending with a turn outside H, with `r * a` already in H. So a phase-1
 //! search from `r` lists the maneuvers `a` of each length `n` into H that end outside H (the
-//! empty one when `r` is in H): each marks `r * a` at depth `n` (a *seed*, [`seeds`]); the
+//! empty one when `r` is in H): each marks `r * a` at depth `n` (a *seed*, module `seeds`); the
 //! positions at depth `k` are those `k - n` of H's turns away from a seed of depth `n`: the
 //! bitmap of the depths so far grows by all ten turns of H at once, a depth a step
-//! ([`bitmap`]), the seeds of depth `k` added after step `k`.
+//! (module `bitmap`), the seeds of depth `k` added after step `k`.
 //!
 //! The phase-1 search grows about 7 times a depth, so it runs only through
 //! [`CosetOptions::exact_depth`]: through that depth every maneuver is in, and `counts[k]` is
