@@ -501,6 +501,38 @@ mod tests {
             .is_solved());
     }
 
+    /// The positions left at the last depth are solved one by one within it (real tables).
+    #[test]
+    fn positions_left_are_solved_one_by_one() {
+        let dir = cubefleet_testkit::tables_dir();
+        let tables = Tables::load_or_build(&dir, &|_, _, _| {}).expect("tables build and load");
+        let q = CubieCube::from_moves(&cubefleet_tables::MoveSeq::parse("R U F").expect("moves").0);
+        let coset = Coset::of(&q);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let list: Vec<u64> = std::iter::once(coset.local_index(&q).expect("its own coset"))
+            .chain((0..20).map(|_| rand::Rng::random_range(&mut rng, 0..COSET_SIZE)))
+            .collect();
+        let limit = Duration::from_secs(30);
+        let options = CosetOptions {
+            max_depth: 20,
+            exact_depth: 13,
+            threads: 2,
+            one_by_one: Some(limit),
+            cancel: None,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("a pool");
+        let found = pool
+            .install(|| solve_one_by_one(&tables, coset, &list, &options, limit, &|_, _, _, _| {}));
+        assert_eq!(found.len(), list.len());
+        assert!(
+            found.iter().all(|l| l.is_some_and(|l| l <= 20)),
+            "{found:?}"
+        );
+    }
+
     /// A result reads back from its JSON as it was (the form a worker's report can carry).
     #[test]
     fn results_round_trip_through_json() {
