@@ -91,6 +91,9 @@ enum Command {
     Position(cmd::index::PositionArgs),
     /// Make a private CA and a coordinator's TLS certificate for the names given.
     Certs(cmd::certs::Args),
+    /// Every position of a coset of H = <U, D, R2, L2, F2, B2> at once.
+    #[command(subcommand)]
+    Coset(cmd::coset::Command),
 }
 
 impl Command {
@@ -170,6 +173,7 @@ fn main() -> ExitCode {
         Command::Index(a) => cmd::index::index(a),
         Command::Position(a) => cmd::index::position(a),
         Command::Certs(a) => cmd::certs::run(a),
+        Command::Coset(c) => cmd::coset::run(c),
     };
     match result {
         Ok(code) => code,

@@ -77,6 +77,77 @@ impl TableBuildBar {
     }
 }
 
+/// The bar of one stage at one depth: the stage's name and depth, the bar, its start.
+type StageBar = ((String, u32), ProgressBar, Instant);
+
+/// Progress of `coset solve`: a bar per stage and depth on a terminal; elsewhere a line when
+/// each ends, with its time.
+pub(crate) struct CosetBar {
+    bar: Mutex<Option<StageBar>>,
+    /// Standard error is not a terminal: lines instead of bars.
+    plain: bool,
+}
+
+impl CosetBar {
+    pub(crate) fn new() -> Self {
+        CosetBar {
+            bar: Mutex::new(None),
+            plain: !std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Reports `done` of `all` of stage `name` at `depth`.
+    pub(crate) fn update(&self, name: &str, depth: u32, done: u64, all: u64) {
+        let Ok(mut guard) = self.bar.lock() else {
+            return;
+        };
+        let key = (name.to_string(), depth);
+        if guard.as_ref().is_none_or(|(k, _, _)| *k != key) {
+            if let Some((old, bar, start)) = guard.take() {
+                self.done(&old, &bar, start);
+            }
+            let bar = if self.plain {
+                ProgressBar::hidden()
+            } else {
+                ProgressBar::new(all)
+            };
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "depth {prefix:>2} {msg:>10} [{bar:40}] {percent:>3}% {elapsed_precise}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar.set_prefix(depth.to_string());
+            bar.set_message(name.to_string());
+            *guard = Some((key, bar, Instant::now()));
+        }
+        if let Some((_, bar, _)) = guard.as_ref() {
+            bar.set_length(all);
+            bar.set_position(done);
+        }
+    }
+
+    /// Ends the last bar.
+    pub(crate) fn finish(&self) {
+        if let Ok(mut guard) = self.bar.lock() {
+            if let Some((key, bar, start)) = guard.take() {
+                self.done(&key, &bar, start);
+            }
+        }
+    }
+
+    fn done(&self, (name, depth): &(String, u32), bar: &ProgressBar, start: Instant) {
+        bar.finish();
+        if self.plain {
+            eprintln!(
+                "depth {depth} {name}: {:.1} s",
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
 /// Loads the two-phase tables from `dir`, building missing ones with a progress bar, and the
 /// optimal searches' bound table (the first built of the colossal, giant and huge tables, in
 /// that order; never built here) when `optimal_bound`.

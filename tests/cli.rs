@@ -416,3 +416,61 @@ fn one_position_is_searched_by_every_thread() {
     );
     assert_solves("R U F D2 L' B", v["solution"].as_str().expect("text"), 6);
 }
+
+/// `coset solve` names a coset by a position or its number, and its JSON holds the counts.
+#[test]
+fn coset_solve_prints_the_counts() {
+    let out = cubefleet()
+        .args([
+            "coset",
+            "solve",
+            "R U F",
+            "--max-depth",
+            "4",
+            "--format",
+            "json",
+        ])
+        .args(["--threads", "2"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["size"], 19_508_428_800u64);
+    let counts: Vec<u64> = v["counts"]
+        .as_array()
+        .expect("counts")
+        .iter()
+        .map(|c| c.as_u64().expect("a count"))
+        .collect();
+    // R U F itself is 3 turns from solved; the solved cube is not in its coset
+    assert_eq!(counts.len(), 5);
+    assert_eq!(counts[0], 0);
+    assert!(counts[3] >= 1);
+    assert_eq!(v["exact_through"], 4);
+    assert_eq!(
+        v["unsolved"].as_u64(),
+        Some(19_508_428_800 - counts.iter().sum::<u64>())
+    );
+    assert!(v["unsolved_indices"].is_null());
+    let number = v["number"].as_u64().expect("a number");
+    assert!(v["representative"].as_str().is_some_and(|r| r.len() == 54));
+
+    // the same coset by its number
+    let text = cubefleet()
+        .args(["coset", "solve", &number.to_string(), "--max-depth", "3"])
+        .output()
+        .expect("runs");
+    assert!(text.status.success());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.starts_with(&format!("coset {number} ")), "{text}");
+    let refused = cubefleet()
+        .args(["coset", "solve", "2217093120"])
+        .output()
+        .expect("runs");
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no coset numbered 2217093120"));
+}

@@ -92,6 +92,16 @@ fn no_numeric_flag_value_makes_any_subcommand_panic() {
             no_tables.to_vec(),
         ),
         (
+            vec!["coset", "solve", "R"],
+            vec![
+                "--max-depth",
+                "--exact-depth",
+                "--threads",
+                "--position-timeout",
+            ],
+            no_tables.to_vec(),
+        ),
+        (
             vec!["scramble"],
             vec!["--count", "--seed", "--max-length"],
             no_tables.to_vec(),

@@ -10,7 +10,9 @@
 //!   of threads with one solver each (`cubefleet solve` and the Python package's one loop);
 //! - [`row`]: the one result row ([`ResultLine`], serde: the JSON line's fields), its status the
 //!   protocol's [`ResultStatus`](cubefleet_proto::ResultStatus);
-//! - [`scramble`]: random-state scrambles ([`Scrambler`]).
+//! - [`scramble`]: random-state scrambles ([`Scrambler`]);
+//! - [`coset`]: every position of a coset of H = <U, D, R2, L2, F2, B2> solved at once
+//!   ([`coset::solve_coset`]), on several threads.
 //!
 //! Each search is single-threaded, allocates nothing in its inner loop and checks its [`Budget`]
 //! every few thousand nodes; a caller runs one per thread.
@@ -24,6 +26,7 @@ use std::time::Instant;
 
 use cubefleet_tables::{CubieCube, MoveSeq, Tables};
 
+pub mod coset;
 pub mod lines;
 pub mod metric;
 pub mod optimal;

@@ -7,6 +7,7 @@ pub(crate) mod certs;
 pub(crate) mod client;
 pub(crate) mod connect;
 pub(crate) mod coordinator;
+pub(crate) mod coset;
 pub(crate) mod flags;
 pub(crate) mod index;
 pub(crate) mod process;

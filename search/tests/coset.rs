@@ -1,0 +1,124 @@
+//! The coset solver against an independent count: every maneuver of up to [`DEPTH`] turns from
+//! solved, with no tables, the least length of each position reached kept, restricted to one
+//! coset; the solver's counts at each depth must equal it exactly.
+//!
+//! Each solve allocates two bitmaps of 2.4 GB, so the solves run one at a time.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use cubefleet_search::coset::{solve_coset, Coset, CosetOptions, CosetResult, COSET_SIZE};
+use cubefleet_tables::{parse_position, CubieCube, InputFormat, Move, Tables};
+
+static TABLES: LazyLock<Tables> = LazyLock::new(|| {
+    let dir = cubefleet_testkit::tables_dir();
+    Tables::load_or_build(&dir, &|_, _, _| {}).expect("tables build and load")
+});
+
+/// One solve at a time (memory).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The depth checked against the independent count.
+const DEPTH: u32 = 6;
+
+/// Positions of `coset` within `depth` turns by their least number of turns: every sequence
+/// of up to `depth` turns from solved (no face twice in a row, which loses no position), the
+/// shortest length of each position kept.
+fn count_by_enumeration(coset: Coset, depth: u32) -> Vec<u64> {
+    fn walk(
+        c: &CubieCube,
+        last: Option<usize>,
+        n: u32,
+        depth: u32,
+        coset: Coset,
+        seen: &mut HashMap<CubieCube, u32>,
+    ) {
+        if Coset::of(c) == coset {
+            let d = seen.entry(*c).or_insert(n);
+            *d = (*d).min(n);
+        }
+        if n == depth {
+            return;
+        }
+        for m in 0..18 {
+            if last.is_some_and(|l| l / 3 == m / 3) {
+                continue;
+            }
+            walk(
+                &c.apply_move(Move::from_index(m)),
+                Some(m),
+                n + 1,
+                depth,
+                coset,
+                seen,
+            );
+        }
+    }
+    let mut seen = HashMap::new();
+    walk(&CubieCube::SOLVED, None, 0, depth, coset, &mut seen);
+    let mut counts = vec![0u64; depth as usize + 1];
+    for d in seen.values() {
+        counts[*d as usize] += 1;
+    }
+    counts
+}
+
+fn solve(coset: Coset, max_depth: u32, exact_depth: u32) -> CosetResult {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let options = CosetOptions {
+        max_depth,
+        exact_depth,
+        threads: 2,
+        one_by_one: None,
+        cancel: None,
+    };
+    solve_coset(&TABLES, coset, &options, &|_, _, _, _| {}).expect("solved")
+}
+
+fn coset_of(text: &str) -> Coset {
+    Coset::of(&parse_position(text, InputFormat::Auto).expect("a position"))
+}
+
+/// The counts of a coset equal the enumeration's at every depth through [`DEPTH`].
+fn check(coset: Coset) {
+    let want = count_by_enumeration(coset, DEPTH);
+    let got = solve(coset, DEPTH, DEPTH);
+    assert_eq!(got.counts, want, "coset {}", coset.number());
+    assert_eq!(got.exact_through, DEPTH);
+    assert_eq!(got.size, COSET_SIZE);
+    assert_eq!(got.unsolved, COSET_SIZE - want.iter().sum::<u64>());
+    assert_eq!(got.unsolved_indices, None, "too many to list");
+}
+
+#[test]
+fn h_itself_matches_the_enumeration() {
+    let h = Coset::from_number(0).expect("H");
+    check(h);
+}
+
+#[test]
+fn the_coset_of_r_matches_the_enumeration() {
+    check(coset_of("R"));
+}
+
+#[test]
+fn the_coset_of_r_u_f_matches_the_enumeration() {
+    check(coset_of("R U F"));
+}
+
+/// With the phase-1 search stopped early, the counts are exact through it and past it count
+/// positions solved within each depth: never more, depth by depth, than truly are.
+#[test]
+fn past_the_exact_depth_counts_are_within() {
+    let coset = coset_of("F R'");
+    let want = count_by_enumeration(coset, DEPTH);
+    let got = solve(coset, DEPTH, 3);
+    assert_eq!(got.exact_through, 3);
+    assert_eq!(got.counts[..=3], want[..=3]);
+    let (mut have, mut truly) = (0, 0);
+    for (g, w) in got.counts.iter().zip(&want) {
+        have += g;
+        truly += w;
+        assert!(have <= truly, "{:?} against {:?}", got.counts, want);
+    }
+}
