@@ -309,7 +309,7 @@ mod tests {
         let with = |kind, timeout_seconds| Mode {
             kind: Some(kind),
             timeout_seconds,
-            moves: 0,
+            ..Default::default()
         };
         let optimal = |metric| Kind::Optimal(Optimal { metric });
         let depth = |max_depth, metric| Kind::DepthLimited(DepthLimited { max_depth, metric });

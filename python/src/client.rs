@@ -174,13 +174,14 @@ impl Client {
     /// `start, start + step, ...` below `end`) or `sample=(count, seed)` (uniformly random
     /// states). The search: two-phase to `max_length` (default), `optimal=True`, or
     /// `max_depth=N` (with `metric`, "htm" or "qtm", and `moves`, a move set as `--moves`
-    /// takes it: "R,U"); `timeout` seconds per position.
+    /// takes it: "R,U"); `to`, the position to reach instead of the solved cube (a move
+    /// sequence or a facelet string, as `--to` takes it); `timeout` seconds per position.
     /// `keep="histogram"` (range and sample batches) stores only the length histogram.
     /// `batch_id` continues or names a batch; `priority` orders batches (higher first). The
     /// lines are named by their content hash (for a file, the one `cubefleet submit FILE`
     /// sends), so a resubmission under a batch id is refused when its lines are not the
     /// batch's.
-    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, moves=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
+    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, moves=None, to=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -195,6 +196,7 @@ impl Client {
         max_depth: Option<u32>,
         metric: Option<&str>,
         moves: Option<&str>,
+        to: Option<&str>,
         timeout: Option<f64>,
         name: Option<String>,
         priority: i32,
@@ -213,7 +215,8 @@ impl Client {
                 "give exactly one of lines, path, range and sample",
             ));
         }
-        let mode = crate::solve::question(max_length, optimal, max_depth, metric, moves, timeout)?;
+        let mode =
+            crate::solve::question(max_length, optimal, max_depth, metric, moves, to, timeout)?;
         // the states checked here, with the CLI's reasons, before anything is sent
         let states = match (range, sample) {
             (Some((start, end)), _) => Some(States::range(start, end, step.max(1))),

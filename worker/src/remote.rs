@@ -321,7 +321,7 @@ mod tests {
                     let mode = cubefleet_proto::Mode {
                         kind: *kind,
                         timeout_seconds,
-                        moves: 0,
+                        ..Default::default()
                     };
                     match leased_job(1, CubieCube::default(), &mode, bound) {
                         Ok(job) => {
