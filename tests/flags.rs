@@ -336,7 +336,7 @@ fn solve_to_a_position_reaches_it_in_every_mode() {
         assert_eq!(rows.len(), 1, "{mode:?}: {rows:?}");
         assert_eq!(rows[0]["status"], "solved", "{mode:?}: {rows:?}");
         let length = reaches(&rows[0], "R U");
-        if mode.len() > 0 {
+        if !mode.is_empty() {
             assert_eq!(length, 2, "{mode:?}: {rows:?}");
         }
     }
