@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use cubefleet_columns::Columns;
 use cubefleet_proto::client::{CallError, Cause, Client as Grpc};
+use cubefleet_proto::question::Question;
 use cubefleet_proto::view::{BatchState, BatchView};
 use cubefleet_proto::{
     batch, BatchRef, BatchSpec, BatchStatus, JobResult, ListBatchesRequest, LookupRequest,
@@ -342,22 +343,39 @@ impl Client {
     }
 
     /// The batch's results in line order, as an iterator of `pyarrow.RecordBatch`es (only
-    /// those of `status` when given).
+    /// those of `status` when given); rows name the batch's move set (`moves`) and target
+    /// (`to`), as `cubefleet results` writes them.
     #[pyo3(signature = (batch, status=None))]
     fn results(&self, py: Python<'_>, batch: String, status: Option<String>) -> PyResult<Results> {
         let mut batches = self.grpc.batches.clone();
-        let stream = self.run(py, async move {
+        let (question, stream) = self.run(py, async move {
+            // the batch's question (a batch this call cannot read is refused by the results
+            // stream, with the reason)
+            let question = batches
+                .get_batch(BatchRef {
+                    batch_id: batch.clone(),
+                })
+                .await
+                .ok()
+                .and_then(|b| b.into_inner().mode)
+                .and_then(|m| Question::from_wire(&m).ok())
+                .unwrap_or_default();
             let request = ResultsRequest {
                 batch_id: batch,
                 status: status.unwrap_or_default(),
                 ..ResultsRequest::default()
             };
-            Ok(batches.stream_results(request).await?.into_inner())
+            Ok((
+                question,
+                batches.stream_results(request).await?.into_inner(),
+            ))
         })?;
         Ok(Results {
             runtime: self.runtime.clone(),
             url: self.url.clone(),
             stream: Mutex::new(Some(stream)),
+            moves: (!question.moves().is_all()).then(|| question.moves().to_string()),
+            to: cubefleet_search::lines::target_facelets(&question),
         })
     }
 
@@ -402,6 +420,10 @@ pub(crate) struct Results {
     url: String,
     /// `None` once the stream ended.
     stream: Mutex<Option<tonic::Streaming<JobResult>>>,
+    /// The batch's move set as its rows name it (`moves`), None when it allows every turn.
+    moves: Option<String>,
+    /// The batch's target as its rows name it (`to`, facelets), None for the solved cube.
+    to: Option<String>,
 }
 
 #[pymethods]
@@ -420,7 +442,12 @@ impl Results {
             let ended = self.runtime.block_on(async {
                 while columns.len() < RESULTS_PER_BATCH {
                     match stream.next().await {
-                        Some(r) => columns.push(&ResultLine::from(r?).row()),
+                        Some(r) => {
+                            let mut line = ResultLine::from(r?);
+                            line.moves.clone_from(&self.moves);
+                            line.to.clone_from(&self.to);
+                            columns.push(&line.row());
+                        }
                         None => return Ok::<_, tonic::Status>(true),
                     }
                 }
