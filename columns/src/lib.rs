@@ -61,8 +61,9 @@ use parquet::file::reader::ChunkReader;
 pub const ROW_GROUP_ROWS: usize = 65_536;
 
 /// The version of [`schema`]: 1 the eleven columns from `index` to `error`; 2 adds `worker`,
-/// `claimed` and `confirmed_by`; 3 adds `moves`; 4 adds `to`. Raised by one with every column added (columns are never
-/// renamed, retyped or removed), so a reader knows which columns a file must have.
+/// `claimed` and `confirmed_by`; 3 adds `moves`; 4 adds `to`. Raised by one with every
+/// column added (columns are never renamed, retyped or removed), so a reader knows which
+/// columns a file must have.
 pub const SCHEMA_VERSION: u32 = 4;
 
 /// The key of the schema version (decimal) in the schema's metadata and in a Parquet file's
@@ -194,9 +195,9 @@ pub fn schema_version(schema: &Schema) -> Result<u32, Error> {
 
 /// `batch`, of result columns of any schema version, as a batch of the current [`schema`]:
 /// each column taken by its name, those its version did not have yet made of their "none"
-/// (`worker`, `moves` and `to` null, `claimed` false, `confirmed_by` empty). Columns of a newer version than
-/// this build's are left out (columns are only ever added). An error when a column its
-/// version has is missing or of another type: then it is no results file.
+/// (`worker`, `moves` and `to` null, `claimed` false, `confirmed_by` empty). Columns of a
+/// newer version than this build's are left out (columns are only ever added). An error when
+/// a column its version has is missing or of another type: then it is no results file.
 pub fn upgrade(batch: &RecordBatch) -> Result<RecordBatch, Error> {
     let version = schema_version(batch.schema_ref())?;
     let rows = batch.num_rows();

@@ -89,8 +89,8 @@ impl From<MetricArg> for Metric {
 }
 
 /// What to search for: two-phase to a length (default), optimal, or depth-limited; with
-/// `--moves`, over a set of turns; with `--to`, to another position than solved. The flags make one [`Question`], the mode type every side
-/// shares ([`ModeArgs::question`]).
+/// `--moves`, over a set of turns; with `--to`, to another position than solved. The flags
+/// make one [`Question`], the mode type every side shares ([`ModeArgs::question`]).
 #[derive(clap::Args, Clone, Debug)]
 #[command(group(clap::ArgGroup::new("exact_search").args(["optimal", "max_depth"]).multiple(true)))]
 pub(crate) struct ModeArgs {
