@@ -403,6 +403,33 @@ R U
     assert_eq!(rows[2]["length"], 0);
 }
 
+/// `submit --to` to a coordinator and a worker, each its own process: the worker solves to the
+/// target, the coordinator checks it, and `results` names the target in every row.
+#[test]
+fn submit_to_a_position_through_a_fleet() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("to.txt");
+    std::fs::write(&file, "R U R' U'\nF D2 L'\n").expect("write");
+    let (_coordinator, url) = common::coordinator(&dir.path().join("data"));
+    let _worker = common::worker("w-to", &url);
+    let file = file.to_str().expect("utf-8");
+    let out = common::client(
+        &url,
+        &["submit", file, "--to", "R U", "--optimal", "--wait"],
+    );
+    let batch = out.trim().lines().last().expect("the batch id").to_string();
+    let rows: Vec<serde_json::Value> = common::client(&url, &["results", &batch])
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for row in &rows {
+        assert_eq!(row["status"], "solved", "{row}");
+        reaches(row, "R U");
+    }
+    assert_eq!(rows[0]["length"], 2);
+}
+
 /// `--addr-file` where no file can be written (a missing directory, a directory itself): the
 /// process stops with an error naming the flag, exit code 2, instead of serving addresses
 /// nobody can read.
