@@ -365,7 +365,7 @@ impl Question {
         Mode {
             kind: Some(kind),
             timeout_seconds: 0.0,
-            moves: 0,
+            ..Mode::default()
         }
     }
 }

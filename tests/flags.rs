@@ -303,6 +303,143 @@ fn run_with_a_move_set_answers_within_it() {
     );
 }
 
+/// The cube a move sequence or a facelet string writes (the tables crate's reading).
+fn cube_of(position: &str) -> cubefleet_tables::CubieCube {
+    cubefleet_tables::parse_position(position, cubefleet_tables::InputFormat::Auto)
+        .expect("a position")
+}
+
+/// Checks that `row`'s solution takes its input to `target`, that the row names the target
+/// by its facelets, and returns the solution's length.
+fn reaches(row: &serde_json::Value, target: &str) -> u64 {
+    let input = row["input"].as_str().expect("an input");
+    let solution = row["solution"].as_str().expect("a solution");
+    let turns = cubefleet_tables::MoveSeq::parse(solution).expect("turns");
+    assert_eq!(
+        cube_of(input).apply_moves(&turns.0),
+        cube_of(target),
+        "{row}"
+    );
+    let facelets = cubefleet_tables::FaceletCube::from_cubie(&cube_of(target)).to_string();
+    assert_eq!(row["to"], facelets.as_str(), "{row}");
+    row["length"].as_u64().expect("a length")
+}
+
+/// `solve --to POSITION` in every mode: the solution applied to the input gives the target
+/// (a move sequence or a facelet string), the row names it, and `--optimal` gives the
+/// shortest way there (from `R U` to `R U R` is one turn). A `--to` that is no position is
+/// refused naming the flag, before any table is loaded.
+#[test]
+fn solve_to_a_position_reaches_it_in_every_mode() {
+    let target_facelets = cubefleet_tables::FaceletCube::from_cubie(&cube_of("R U")).to_string();
+    for (mode, to) in [
+        (vec![], "R U"),
+        (vec!["--optimal"], target_facelets.as_str()),
+        (vec!["--max-depth", "4", "--metric", "qtm"], "R U"),
+        (vec!["--optimal", "--moves", "R,U"], "R U"),
+    ] {
+        let mut cmd = common::cubefleet();
+        cmd.args(["solve", "--format", "json", "--to", to])
+            .args(&mode)
+            .arg("R U R' U'");
+        let rows = common::json_rows(&mut cmd);
+        assert_eq!(rows.len(), 1, "{mode:?}: {rows:?}");
+        assert_eq!(rows[0]["status"], "solved", "{mode:?}: {rows:?}");
+        let length = reaches(&rows[0], "R U");
+        if !mode.is_empty() {
+            assert_eq!(length, 2, "{mode:?}: {rows:?}");
+        }
+    }
+    let mut cmd = common::cubefleet();
+    cmd.args([
+        "solve",
+        "--format",
+        "json",
+        "--optimal",
+        "--to",
+        "R U R",
+        "R U",
+    ]);
+    let rows = common::json_rows(&mut cmd);
+    assert_eq!(
+        (reaches(&rows[0], "R U R"), &rows[0]["optimal"]),
+        (1, &true.into())
+    );
+    // without --to, no `to` in the row
+    let rows = common::json_rows(common::cubefleet().args(["solve", "--format", "json", "R U"]));
+    assert!(rows[0].get("to").is_none(), "{rows:?}");
+    for before in [
+        vec!["solve", "R U"],
+        vec!["run", "missing.txt"],
+        vec!["submit", "missing.txt"],
+    ] {
+        for bad in [
+            "R4",
+            "Q",
+            "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBU",
+        ] {
+            let stderr = refused(&before, &["--to", bad]);
+            assert!(stderr.contains("--to"), "{bad:?}: {stderr}");
+        }
+    }
+}
+
+/// `run --to` through the job system: the coordinator checks that each solution reaches the
+/// target, the embedded worker solves to it, and the rows name it.
+#[test]
+fn run_to_a_position_reaches_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("to.txt");
+    std::fs::write(
+        &file,
+        "R U R' U'
+F D2 L'
+R U
+",
+    )
+    .expect("write");
+    let rows = common::json_rows(
+        common::cubefleet()
+            .args(["run", "--to", "R U", "--no-build", "--threads", "2"])
+            .arg(&file)
+            .arg("--data")
+            .arg(dir.path().join("data")),
+    );
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for row in &rows {
+        assert_eq!(row["status"], "solved", "{row}");
+        reaches(row, "R U");
+    }
+    assert_eq!(rows[2]["length"], 0);
+}
+
+/// `submit --to` to a coordinator and a worker, each its own process: the worker solves to the
+/// target, the coordinator checks it, and `results` names the target in every row.
+#[test]
+fn submit_to_a_position_through_a_fleet() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("to.txt");
+    std::fs::write(&file, "R U R' U'\nF D2 L'\n").expect("write");
+    let (_coordinator, url) = common::coordinator(&dir.path().join("data"));
+    let _worker = common::worker("w-to", &url);
+    let file = file.to_str().expect("utf-8");
+    let out = common::client(
+        &url,
+        &["submit", file, "--to", "R U", "--optimal", "--wait"],
+    );
+    let batch = out.trim().lines().last().expect("the batch id").to_string();
+    let rows: Vec<serde_json::Value> = common::client(&url, &["results", &batch])
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for row in &rows {
+        assert_eq!(row["status"], "solved", "{row}");
+        reaches(row, "R U");
+    }
+    assert_eq!(rows[0]["length"], 2);
+}
+
 /// `--addr-file` where no file can be written (a missing directory, a directory itself): the
 /// process stops with an error naming the flag, exit code 2, instead of serving addresses
 /// nobody can read.

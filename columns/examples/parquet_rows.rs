@@ -49,6 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             claimed: false,
             confirmed_by: &[],
             moves: None,
+            to: None,
         })?;
     }
     let (rows, _) = w.finish()?;

@@ -11,6 +11,7 @@
 //! | `DepthLimited.max_depth` | 0 to [`MAX_DEPTH`] |
 //! | `Optimal.metric`, `DepthLimited.metric` | unspecified (HTM), HTM or QTM |
 //! | `Mode.moves` | 0 (every turn), or a mask of the 18 turns in which each face gives all its turns, its half turn or none; only with an optimal or depth-limited search |
+//! | `Mode.to_high`, `Mode.to_low` | a state index `to_high << 64 \| to_low` below `cubefleet_proto::question::N_STATES` (0: the solved cube), named `mode.to` |
 //! | `BatchSpec.batch_id` | at most [`MAX_BATCH_ID`] bytes |
 //! | `BatchSpec.name` | at most [`MAX_BATCH_NAME`] bytes |
 //! | `BatchSpec.content_hash`, `SubmitEnd.content_hash` | at most [`MAX_CONTENT_HASH`] bytes |
@@ -309,7 +310,7 @@ mod tests {
         let with = |kind, timeout_seconds| Mode {
             kind: Some(kind),
             timeout_seconds,
-            moves: 0,
+            ..Default::default()
         };
         let optimal = |metric| Kind::Optimal(Optimal { metric });
         let depth = |max_depth, metric| Kind::DepthLimited(DepthLimited { max_depth, metric });
@@ -344,6 +345,13 @@ mod tests {
                 },
                 "mode.moves",
             ),
+            (
+                Mode {
+                    to_high: u64::MAX,
+                    ..with(depth(5, 1), 0.0)
+                },
+                "mode.to",
+            ),
         ] {
             let e = check_mode(&m).expect_err(field);
             assert!(e.to_string().contains(field), "{e}");
@@ -353,6 +361,10 @@ mod tests {
             with(optimal(2), MAX_SECONDS),
             with(depth(40, 2), 0.5),
             Mode::default(),
+            Mode {
+                to_low: u64::MAX,
+                ..Mode::default()
+            },
         ] {
             check_mode(&m).expect("in range");
         }

@@ -32,10 +32,12 @@ pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
 /// The key the symmetry index files a finished job of mode `m` under ([`mode_key`]), or None
 /// when its answers do not carry over to the symmetric and inverse copies of its position: a
 /// restricted move set, which a symmetry maps to other turns (a copy's shortest solution in
-/// the set may be longer, or not exist). Such results are never indexed, so never reused.
+/// the set may be longer, or not exist), or a target other than the solved cube, which a
+/// symmetry or the inversion maps to another target (a copy's answer reaches that one, not
+/// the batch's). Such results are never indexed, so never reused.
 pub(crate) fn index_key(m: &Mode) -> Option<Vec<u8>> {
     let q = question_of(m);
-    q.moves().is_all().then(|| q.key())
+    (q.moves().is_all() && !q.has_target()).then(|| q.key())
 }
 
 #[cfg(test)]
@@ -63,6 +65,11 @@ mod tests {
             moves: 0b111_000_111,
             ..opt(1)
         };
+        let to = |to_high, to_low| Mode {
+            to_high,
+            to_low,
+            ..opt(1)
+        };
         let keys = [
             mode_key(&tp(255)),
             mode_key(&tp(256)),
@@ -73,6 +80,12 @@ mod tests {
             mode_key(&opt(1)),
             mode_key(&opt(2)),
             mode_key(&restricted),
+            mode_key(&to(0, 1)),
+            mode_key(&to(1, 0)),
+            mode_key(&Mode {
+                moves: 0b111_000_111,
+                ..to(0, 1)
+            }),
         ];
         for (i, a) in keys.iter().enumerate() {
             for b in &keys[..i] {
@@ -84,5 +97,9 @@ mod tests {
         let stored = normalize_mode(&restricted).expect("in range");
         assert_eq!(mode_key(&stored), mode_key(&restricted));
         assert_eq!(mode_key(&tp(0)), mode_key(&tp(20)));
+        assert_eq!(mode_key(&to(0, 0)), mode_key(&opt(1)));
+        // answers to a target or in a move set are never indexed for symmetric copies
+        assert!(index_key(&to(0, 1)).is_none() && index_key(&restricted).is_none());
+        assert_eq!(index_key(&to(0, 0)), Some(mode_key(&opt(1))));
     }
 }

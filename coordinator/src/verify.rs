@@ -1,4 +1,5 @@
-//! Trust nothing: every reported solution is applied to the position before it is stored.
+//! Trust nothing: every reported solution is applied to the position before it is stored, and
+//! must reach the job's target (the solved cube, unless the question names another state).
 
 use std::cell::LazyCell;
 
@@ -11,14 +12,25 @@ use crate::mode::question_of;
 /// The length in the question's metric of a solution of `cube` the coordinator knows without
 /// any worker: when the job's line `input` is a move sequence that makes `cube` and uses only
 /// turns of the question's move set, its inverse solves it. None when the line is not such a
-/// sequence (a facelet string, or turns outside the set).
+/// sequence (a facelet string, or turns outside the set), and for a question with a target
+/// (the inverse reaches the solved cube, not the target).
 pub(crate) fn known_length(cube: &CubieCube, input: &str, q: &Question) -> Option<u32> {
+    if q.has_target() {
+        return None;
+    }
     let moves = MoveSeq::parse(input).ok()?;
     let in_set = q
         .moves()
         .first_outside(moves.indices().into_iter().map(usize::from))
         .is_none();
     (in_set && CubieCube::from_moves(&moves.0) == *cube).then(|| length_in(q, &moves))
+}
+
+/// The position a solution of a job asking `q` must reach: the state of its target index (the
+/// solved cube when it names none; an index is below the number of states, a question's
+/// invariant).
+fn target_of(q: &Question) -> CubieCube {
+    cubefleet_tables::index::state_at(q.target()).unwrap_or_default()
 }
 
 /// The length of `moves` in the metric of `q`.
@@ -131,8 +143,11 @@ pub(crate) fn verify(
         };
     }
     if status == ResultStatus::Unreachable {
-        // checked in full: the coordinator finds the invariant itself
-        let reason = cubefleet_tables::reach::unreachable(cube, q.moves().mask())
+        // checked in full: the coordinator finds the invariant itself, on the position whose
+        // solutions reach the target (B⁻¹ · cube for the target B: cube · S = B exactly when
+        // B⁻¹ · cube · S is solved)
+        let relative = target_of(&q).inverse().multiply(cube);
+        let reason = cubefleet_tables::reach::unreachable(&relative, q.moves().mask())
             .filter(|_| !q.moves().is_all() && !c.has_solution);
         return match reason {
             Some(reason) => Ok(Checked {
@@ -158,7 +173,13 @@ pub(crate) fn verify(
         };
     }
     let moves = solution_moves(c)?;
-    if !cube.apply_moves(&moves.0).is_solved() {
+    if q.has_target() {
+        if cube.apply_moves(&moves.0) != target_of(&q) {
+            return Err(format!(
+                "`{moves}` does not take the position to the batch's target"
+            ));
+        }
+    } else if !cube.apply_moves(&moves.0).is_solved() {
         return Err(format!("`{moves}` does not solve the position"));
     }
     if let Some(t) = q.moves().first_outside(moves.0.iter().map(|m| m.index())) {
@@ -353,6 +374,36 @@ mod tests {
             ..solved("U' R2")
         };
         assert!(verify(&cube, 0, || None, &mode, &both).is_err_and(|e| e.contains("both")));
+    }
+
+    /// With a target, a solution must take the position to it: one that solves the position
+    /// instead is refused, and a position's own move sequence tells no length.
+    #[test]
+    fn a_solution_must_reach_the_target() {
+        let cube_of =
+            |moves: &str| CubieCube::from_moves(&MoveSeq::parse(moves).expect("parses").0);
+        let to = cubefleet_tables::index::index_of(&cube_of("R U"));
+        let q = Question::two_phase(20).with_target(to).expect("a state");
+        let mode = q.to_wire();
+        // from R U R' U' to R U: U R
+        let cube = cube_of("R U R' U'");
+        let checked = verify(&cube, 0, || None, &mode, &solved("U R"));
+        assert_eq!(checked.map(|v| v.length), Ok(2));
+        assert!(verify(&cube, 0, || None, &mode, &solved("U R U' R'"))
+            .is_err_and(|e| e.contains("does not take the position to the batch's target")));
+        assert!(
+            verify(&cube, 0, || None, &mode, &solved("R U")).is_err_and(|e| e.contains("target"))
+        );
+        assert_eq!(known_length(&cube, "R U R' U'", &q), None);
+        assert_eq!(
+            known_length(&cube, "R U R' U'", &Question::two_phase(20)),
+            Some(4)
+        );
+        // the target itself is reached by no turn
+        assert_eq!(
+            verify(&cube_of("R U"), 0, || None, &mode, &solved("")).map(|v| v.length),
+            Ok(0)
+        );
     }
 
     #[test]

@@ -185,7 +185,7 @@ fn depth_limited(max_depth: u32, metric: i32) -> Mode {
     Mode {
         kind: Some(mode::Kind::DepthLimited(DepthLimited { max_depth, metric })),
         timeout_seconds: 0.0,
-        moves: 0,
+        ..Default::default()
     }
 }
 
@@ -370,6 +370,96 @@ async fn attack_02b_hostile_move_sets_and_workers_too_old_for_them() {
     let f = job(&mut alice, f_job).await;
     assert_eq!(f.outcome(), ResultStatus::Unreachable);
     assert!(!f.error.is_empty(), "{f:?}");
+    server.stop().await;
+}
+
+/// 2c. A target (`Mode.to_high`, `Mode.to_low`, protocol revision 6) is checked like every
+/// mode field: an index of the number of states or more is refused naming `mode.to`. A worker
+/// of an older revision (which would drop the fields and solve to the solved cube) is leased
+/// none of such a batch's jobs; a solution that solves the position but does not reach the
+/// target is refused, and the one that reaches it is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_02c_hostile_targets_and_workers_too_old_for_them() {
+    use cubefleet_tables::{index::index_of, CubieCube, MoveSeq};
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let n = cubefleet_proto::question::N_STATES;
+    for (i, (to_high, to_low)) in [
+        ((n >> 64) as u64, n as u64),
+        (u64::MAX, u64::MAX),
+        (u64::MAX, 0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mode = Mode {
+            to_high,
+            to_low,
+            ..two_phase(20)
+        };
+        refused(
+            submit(
+                &mut alice,
+                submission(&format!("t{i}"), mode, &[], &["R U"]),
+            )
+            .await,
+            Code::InvalidArgument,
+            "mode.to",
+        );
+    }
+    let target = index_of(&CubieCube::from_moves(&MoveSeq::parse("R U").unwrap().0));
+    let to = Mode {
+        to_high: (target >> 64) as u64,
+        to_low: target as u64,
+        ..two_phase(20)
+    };
+    let lines = submission("to", to, &[], &["R U R' U'"]);
+    assert_eq!(submit(&mut alice, lines).await.unwrap(), 1);
+    let mut farm = as_(&server, FARM).await;
+    let old = farm
+        .workers
+        .register(RegisterRequest {
+            name: "old".into(),
+            threads: 1,
+            table_fingerprint: "attack".into(),
+            protocol: 5,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .worker_id;
+    assert!(lease(&mut farm, &old, 10).await.is_empty());
+    let new = register(&mut farm, "new", 1).await;
+    let jobs = lease(&mut farm, &new, 10).await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert!(jobs[0]
+        .mode
+        .is_some_and(|m| (m.to_high, m.to_low) == (to.to_high, to.to_low)));
+    let id = jobs[0].job_id;
+    // `U R U' R'` solves the position: the solved cube, not the target
+    let solving = solved(id, &undo("R U R' U'"), false, 0);
+    assert_refused(
+        &mut farm,
+        &new,
+        solving,
+        "target",
+        "solves, misses the target",
+    )
+    .await;
+    let jobs = lease(&mut farm, &new, 10).await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    // R U R' U' then U R is R U
+    assert_eq!(
+        complete(&mut farm, &new, vec![solved(id, "U R", false, 0)])
+            .await
+            .unwrap(),
+        (1, vec![])
+    );
+    let r = job(&mut alice, id).await;
+    assert_eq!(
+        (r.outcome(), r.solution.as_str()),
+        (ResultStatus::Solved, "U R")
+    );
     server.stop().await;
 }
 

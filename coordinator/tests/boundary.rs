@@ -71,7 +71,7 @@ async fn submit(c: &mut Client, id: &str, lines: Vec<String>) -> u64 {
         mode: Some(Mode {
             kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
             timeout_seconds: 0.0,
-            moves: 0,
+            ..Default::default()
         }),
         ..BatchSpec::default()
     };

@@ -115,6 +115,8 @@ impl Gen {
             kind,
             timeout_seconds: self.f64(),
             moves: self.u32(),
+            to_high: self.u64(),
+            to_low: self.u64(),
         }
     }
     fn progress(&mut self) -> Vec<JobProgress> {

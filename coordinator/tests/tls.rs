@@ -92,7 +92,7 @@ async fn submit_and_get(client: &mut Client, id: &str) -> Result<(u64, u64), Str
         mode: Some(Mode {
             kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 22 })),
             timeout_seconds: 0.0,
-            moves: 0,
+            ..Default::default()
         }),
         priority: 0,
         ..BatchSpec::default()

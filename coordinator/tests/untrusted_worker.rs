@@ -49,7 +49,7 @@ fn depth_limited(max_depth: u32) -> Mode {
             metric: Metric::Htm as i32,
         })),
         timeout_seconds: 0.0,
-        moves: 0,
+        ..Default::default()
     }
 }
 

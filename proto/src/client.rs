@@ -425,7 +425,8 @@ impl Client {
 
     /// After submitting batch `batch_id` asking `asked`: reads the question the coordinator
     /// stored. A coordinator older than a field of the mode (a move set: protocol revision
-    /// [`crate::question::MOVES_PROTOCOL`]) drops it and would search another question; then
+    /// [`crate::question::MOVES_PROTOCOL`]; a target: [`crate::question::TARGET_PROTOCOL`])
+    /// drops it and would search another question; then
     /// the batch is cancelled before more of it is searched, and the error says what to do.
     /// The batches service has no version exchange, so this read is how a client knows.
     pub async fn check_question_kept(
@@ -445,8 +446,9 @@ impl Client {
             .into_inner()
             .mode
             .unwrap_or_default();
-        let same = match (Question::from_wire(asked), Question::from_wire(&stored)) {
-            (Ok(a), Ok(s)) => a == s,
+        let asked = Question::from_wire(asked);
+        let same = match (&asked, Question::from_wire(&stored)) {
+            (Ok(a), Ok(s)) => *a == s,
             _ => false,
         };
         if same {
@@ -455,9 +457,11 @@ impl Client {
         let cancelled = self.batches.clone().cancel_batch(batch).await.is_ok();
         Err(Status::failed_precondition(format!(
             "the coordinator stored batch {batch_id} with another question than the one asked \
-             (it is older than a field of the mode, such as --moves: upgrade it to protocol \
-             revision {} or later); the batch was {}",
-            crate::question::MOVES_PROTOCOL,
+             (it is older than a field of the mode, such as --moves or --to: upgrade it to \
+             protocol revision {} or later); the batch was {}",
+            asked.map_or(crate::PROTOCOL, |q| q
+                .needs_protocol()
+                .max(crate::question::MOVES_PROTOCOL)),
             if cancelled {
                 "cancelled"
             } else {

@@ -39,7 +39,10 @@ pub use defaults::{DEFAULT_MAX_LENGTH, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 /// - 5: a mode may restrict the turns a solution uses (`Mode.moves`,
 ///   [`question::MOVES_PROTOCOL`]); a coordinator leases such a job only to a worker of this
 ///   revision or later, since an older one would drop the field and search every turn.
-pub const PROTOCOL: u32 = 5;
+/// - 6: a mode may name a target other than the solved cube (`Mode.to_high`, `Mode.to_low`,
+///   [`question::TARGET_PROTOCOL`]); a coordinator leases such a job only to a worker of this
+///   revision or later, since an older one would drop the fields and solve to the solved cube.
+pub const PROTOCOL: u32 = 6;
 
 /// The lowest coordinator revision a worker of this build works for.
 pub const MIN_COORDINATOR_PROTOCOL: u32 = 2;

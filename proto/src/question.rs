@@ -1,6 +1,7 @@
 //! The one mode type: a [`Question`] is everything a job asks of a search — the algorithm
 //! (two-phase to a length, optimal, depth-limited), the metric lengths are counted in, the
-//! turns the answer may use ([`MoveSet`]) and the time budget per position. Its limits and
+//! turns the answer may use ([`MoveSet`]), the position the answer must reach (its target, by
+//! state index; the solved cube unless said) and the time budget per position. Its limits and
 //! defaults are named here once ([`MAX_DEPTH`], [`MAX_SECONDS`],
 //! [`DEFAULT_MAX_LENGTH`](crate::DEFAULT_MAX_LENGTH)), every value is checked once, when a
 //! question is made ([`Question::new`] from a front end's arguments, [`Question::from_wire`]
@@ -29,6 +30,17 @@ pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 /// turns ([`Question::needs_protocol`]): older workers do not read `Mode.moves`.
 pub const MOVES_PROTOCOL: u32 = 5;
 const _: () = assert!(MOVES_PROTOCOL <= crate::PROTOCOL);
+
+/// The protocol revision a worker must speak to be leased a job whose question has a target
+/// other than the solved cube ([`Question::needs_protocol`]): older workers do not read
+/// `Mode.to_high` and `Mode.to_low`, and would solve to the solved cube.
+pub const TARGET_PROTOCOL: u32 = 6;
+const _: () = assert!(TARGET_PROTOCOL <= crate::PROTOCOL);
+
+/// The number of states of the cube, 43,252,003,274,489,856,000 (`8! * 3^7 * 12! / 2 * 2^11`):
+/// a target's state index is below it. The tables crate's `index::N_STATES`, which a test of
+/// the search crate holds it to (this crate does not depend on the tables by default).
+pub const N_STATES: u128 = 40_320 * 2_187 * 239_500_800 * 2_048;
 
 /// How the length of a solution is counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -311,12 +323,16 @@ impl std::error::Error for ModeError {}
 ///
 /// Invariants (kept by every constructor): a two-phase question counts half turns and uses
 /// every turn; a depth-limited one's depth is at most [`MAX_DEPTH`]; a two-phase target is 1
-/// or more; the time budget, when there is one, is more than 0 and at most [`MAX_SECONDS`].
+/// or more; the position to reach is a state index below [`N_STATES`] (0: the solved cube);
+/// the time budget, when there is one, is more than 0 and at most [`MAX_SECONDS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Question {
     algorithm: Algorithm,
     metric: Metric,
     moves: MoveSet,
+    /// The state index of the position a solution must reach, `0..N_STATES`; 0 is the solved
+    /// cube.
+    to: u128,
     timeout: Option<Duration>,
 }
 
@@ -341,6 +357,7 @@ impl Question {
             },
             metric: Metric::Htm,
             moves: MoveSet::ALL,
+            to: 0,
             timeout: None,
         }
     }
@@ -410,14 +427,29 @@ impl Question {
             algorithm,
             metric,
             moves,
+            to: 0,
             timeout,
         })
+    }
+
+    /// This question with the position to reach given by its state index `to` (0: the solved
+    /// cube; `cubefleet index` names a position's), refused when it is not below [`N_STATES`]:
+    /// a solution takes the position to that state.
+    pub fn with_target(self, to: u128) -> Result<Question, ModeError> {
+        if to >= N_STATES {
+            return Err(ModeError::new(
+                "mode.to",
+                "--to",
+                format!("is state {to}: give a state index below {N_STATES} (0 is solved)"),
+            ));
+        }
+        Ok(Question { to, ..self })
     }
 
     /// The question a protocol mode asks, every field checked (the one reading of a wire
     /// mode, by the coordinator at submission and by the worker at lease): an unset kind is
     /// two-phase, a target of 0 [`DEFAULT_MAX_LENGTH`], an unspecified metric HTM, a move mask
-    /// of 0 every turn, a time budget of 0 none.
+    /// of 0 every turn, a state index of 0 to reach the solved cube, a time budget of 0 none.
     pub fn from_wire(m: &Mode) -> Result<Question, ModeError> {
         let seconds = m.timeout_seconds;
         if !(seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&seconds)) {
@@ -460,12 +492,13 @@ impl Question {
             },
             a => a,
         };
-        Question::new(algorithm, metric, moves, (seconds > 0.0).then_some(seconds))
+        Question::new(algorithm, metric, moves, (seconds > 0.0).then_some(seconds))?
+            .with_target(u128::from(m.to_high) << 64 | u128::from(m.to_low))
     }
 
     /// The protocol form: what [`Question::from_wire`] reads back as this question (a target
-    /// is written whole, every turn as a mask of 0, so an older peer reads an unrestricted
-    /// question as it always did).
+    /// is written whole, every turn as a mask of 0 and the solved cube as index 0, so an older
+    /// peer reads an unrestricted question to the solved cube as it always did).
     pub fn to_wire(&self) -> Mode {
         let kind = match self.algorithm {
             Algorithm::TwoPhase { max_length } => Kind::TwoPhase(TwoPhase { max_length }),
@@ -485,6 +518,8 @@ impl Question {
             } else {
                 self.moves.mask()
             },
+            to_high: (self.to >> 64) as u64,
+            to_low: self.to as u64,
         }
     }
 
@@ -503,6 +538,17 @@ impl Question {
         self.moves
     }
 
+    /// The state index of the position a solution must reach (0: the solved cube), below
+    /// [`N_STATES`].
+    pub fn target(&self) -> u128 {
+        self.to
+    }
+
+    /// True when a solution must reach another position than the solved cube.
+    pub fn has_target(&self) -> bool {
+        self.to != 0
+    }
+
     /// The time budget per position (None: none).
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -514,20 +560,24 @@ impl Question {
     }
 
     /// The least protocol revision a worker must speak to answer this question:
+    /// [`TARGET_PROTOCOL`] when it has a target other than the solved cube, else
     /// [`MOVES_PROTOCOL`] when it restricts the turns, else 0 (any). Never above this build's
     /// [`crate::PROTOCOL`] (a coordinator's lease relies on it).
     pub fn needs_protocol(&self) -> u32 {
-        if self.moves.is_all() {
-            0
-        } else {
+        if self.has_target() {
+            TARGET_PROTOCOL
+        } else if !self.moves.is_all() {
             MOVES_PROTOCOL
+        } else {
+            0
         }
     }
 
     /// A short key naming what a result answers (two results with equal keys are
-    /// interchangeable): the algorithm, its whole target or depth, the metric, and the move
-    /// set when it restricts (so an unrestricted question's key is the one earlier versions
-    /// made). The time budget is left out.
+    /// interchangeable): the algorithm, its whole target length or depth, the metric, the move
+    /// set when it restricts, and the position to reach when it is not the solved cube (so an
+    /// unrestricted question to the solved cube has the key earlier versions made). The time
+    /// budget is left out.
     pub fn key(&self) -> Vec<u8> {
         let (kind, n) = match self.algorithm {
             Algorithm::TwoPhase { max_length } => (1u8, max_length),
@@ -539,6 +589,11 @@ impl Question {
         key.push(self.metric.to_wire() as u8);
         if !self.moves.is_all() {
             key.extend_from_slice(&self.moves.mask().to_le_bytes());
+        }
+        if self.has_target() {
+            // a tag, so the key's length alone tells which parts it has (6, 10, 23 or 27)
+            key.push(b't');
+            key.extend_from_slice(&self.to.to_le_bytes());
         }
         key
     }
@@ -612,6 +667,7 @@ mod tests {
             kind,
             timeout_seconds,
             moves,
+            ..Mode::default()
         };
         for (m, field) in [
             (mode(dl(41, 1), 0.0, 0), "mode.depth_limited.max_depth"),
@@ -626,6 +682,66 @@ mod tests {
             assert_eq!(e.field, field, "{m:?}");
             assert!(e.to_string().starts_with(field), "{e}");
         }
+        // a target index of N_STATES or more (both halves written by a hostile peer)
+        for (to_high, to_low) in [
+            ((N_STATES >> 64) as u64, N_STATES as u64),
+            (u64::MAX, u64::MAX),
+            (u64::MAX, 0),
+        ] {
+            let m = Mode {
+                to_high,
+                to_low,
+                ..Mode::default()
+            };
+            let e = Question::from_wire(&m).expect_err("too large");
+            assert_eq!((e.field, e.flag), ("mode.to", "--to"), "{m:?}");
+            assert!(e.to_string().starts_with("mode.to "), "{e}");
+        }
+        let last = Mode {
+            to_high: ((N_STATES - 1) >> 64) as u64,
+            to_low: (N_STATES - 1) as u64,
+            ..Mode::default()
+        };
+        assert!(Question::from_wire(&last).is_ok_and(|q| q.target() == N_STATES - 1));
+        assert!(Question::default().with_target(N_STATES).is_err());
+    }
+
+    /// A target goes through the wire whole (both halves), in every algorithm; the solved cube
+    /// as a target is the question without one, on the wire and in its key.
+    #[test]
+    fn targets_go_through_the_wire_and_name_their_question() {
+        let ru = MoveSet::parse("R,U").expect("set");
+        let dl = Algorithm::DepthLimited { max_depth: 9 };
+        for to in [
+            1,
+            1 << 64,
+            (1 << 64) - 1,
+            N_STATES - 1,
+            12_345_678_901_234_567_890,
+        ] {
+            for q in [
+                Question::two_phase(19),
+                Question::new(Algorithm::Optimal, Metric::Qtm, ru, Some(3.0)).expect("q"),
+                Question::new(dl, Metric::Htm, MoveSet::ALL, None).expect("q"),
+            ] {
+                let t = q.with_target(to).expect("in range");
+                assert_eq!(t.target(), to);
+                assert_eq!(Question::from_wire(&t.to_wire()), Ok(t));
+                assert_ne!(t.key(), q.key());
+                assert_eq!(t.needs_protocol(), TARGET_PROTOCOL);
+                assert_eq!(t.with_target(0), Ok(q));
+            }
+        }
+        let solved = Question::two_phase(20).with_target(0).expect("solved");
+        assert_eq!(solved, Question::two_phase(20));
+        assert_eq!(solved.to_wire(), Question::two_phase(20).to_wire());
+        assert_eq!((solved.to_wire().to_high, solved.to_wire().to_low), (0, 0));
+        assert_eq!(solved.key(), [1, 20, 0, 0, 0, 1]);
+        assert_eq!(solved.needs_protocol(), 0);
+        let a = Question::two_phase(20).with_target(5).expect("q");
+        let b = Question::two_phase(20).with_target(5 << 8).expect("q");
+        assert_ne!(a.key(), b.key());
+        assert_eq!(N_STATES, 43_252_003_274_489_856_000);
     }
 
     /// The keys of unrestricted questions are those earlier versions made; a move set makes

@@ -175,7 +175,8 @@ impl BatchView {
 }
 
 /// A search in words: `two-phase, at most 20 moves`, `optimal (QTM)`, `within 12 moves (HTM)`,
-/// with `, turns U,R` for a move set and `, 5.00 s each` for a time budget; read through the
+/// with `, turns U,R` for a move set, `, to state 12` for a target other than solved (its state
+/// index, which `cubefleet position` shows) and `, 5.00 s each` for a time budget; read through the
 /// one mode type (a mode out of range, which no coordinator stores, reads as the default).
 pub fn mode_text(m: Option<&crate::Mode>) -> String {
     let q = m
@@ -189,6 +190,9 @@ pub fn mode_text(m: Option<&crate::Mode>) -> String {
     };
     if !q.moves().is_all() {
         s.push_str(&format!(", turns {}", q.moves()));
+    }
+    if q.has_target() {
+        s.push_str(&format!(", to state {}", q.target()));
     }
     if let Some(t) = q.timeout() {
         s.push_str(&format!(", {} s each", number(t.as_secs_f64())));
@@ -210,6 +214,24 @@ pub fn number(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A batch's question in words names its move set and its target.
+    #[test]
+    fn a_question_is_told_whole() {
+        let q = Question::new(
+            Algorithm::Optimal,
+            crate::question::Metric::Htm,
+            crate::question::MoveSet::parse("R,U").expect("set"),
+            None,
+        )
+        .and_then(|q| q.with_target(12))
+        .expect("question");
+        assert_eq!(
+            mode_text(Some(&q.to_wire())),
+            "optimal (HTM), turns U,R, to state 12"
+        );
+        assert_eq!(mode_text(None), "two-phase, at most 20 moves");
+    }
 
     /// A failed job is finished: a batch whose last job failed is finished, at 100 %.
     #[test]

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         max_depth: Optional[int]
         metric: Optional[Literal["htm", "qtm"]]
         moves: Optional[str]
+        to: Optional[str]
         input: _Input
         invalid: Literal["raise", "keep"]
 
@@ -123,6 +124,7 @@ def solve(
     max_length: int = DEFAULT_MAX_LENGTH,
     timeout: Optional[float] = None,
     *,
+    to: Optional[str] = None,
     threads: int = 1,
     input: _Input = "auto",
 ) -> SolveResult:
@@ -131,6 +133,9 @@ def solve(
     ``position``: a move sequence, a facelet string or (``input="net"``) a colour net.
     ``timeout``: seconds; the best solution found is returned with status ``timeout`` when
     the time runs out (default: no limit). ``threads``: threads searching this one position.
+    ``to``: the position to reach instead of the solved cube (a move sequence or a facelet
+    string, as ``cubefleet solve --to`` takes it): the solution applied to ``position`` gives
+    it, and the result's ``to`` is its facelet string.
 
     Returns a :class:`SolveResult` (``solution``, ``length``, ``status``, ``optimal``,
     ``millis``, ``nodes``). Status ``solved``, or ``over_target`` when the search ended
@@ -138,7 +143,7 @@ def solve(
 
     Raises :class:`InvalidPosition` when the position is refused.
     """
-    return _native.solve(position, max_length, timeout, threads=threads, input=input)
+    return _native.solve(position, max_length, timeout, to=to, threads=threads, input=input)
 
 
 def optimal(
@@ -147,6 +152,7 @@ def optimal(
     metric: Literal["htm", "qtm"] = "htm",
     max_depth: Optional[int] = None,
     moves: Optional[str] = None,
+    to: Optional[str] = None,
     timeout: Optional[float] = None,
     threads: int = 1,
     input: _Input = "auto",
@@ -158,6 +164,7 @@ def optimal(
     (``"R,U"``, ``"U,D,R2,L2,F2,B2"``, ``"-B"``); a position they cannot solve is answered
     ``unreachable`` (with the reason in ``error``) when an invariant of the set shows it.
     ``max_depth``: search only up to this length; status ``none_within`` proves there is none.
+    ``to``: the shortest way to this position instead of the solved cube (as in :func:`solve`).
     Random states take seconds to minutes each (much faster with the huge, giant or colossal
     table: ``cubefleet tables build --giant``). ``lower_bound`` says no solution is shorter.
 
@@ -171,6 +178,7 @@ def optimal(
         max_depth=max_depth,
         metric=metric,
         moves=moves,
+        to=to,
         threads=threads,
         input=input,
     )
@@ -196,6 +204,7 @@ def solve_many(
     max_depth: Optional[int] = None,
     metric: Optional[Literal["htm", "qtm"]] = None,
     moves: Optional[str] = None,
+    to: Optional[str] = None,
     input: _Input = "auto",
     invalid: Literal["raise", "keep"] = "raise",
     output: Literal["arrow", "list"] = "arrow",
@@ -208,15 +217,17 @@ def solve_many(
     solution), ``optimal`` (bool), ``lower_bound`` (uint32, null for two-phase),
     ``millis`` (float64), ``nodes`` (uint64), ``state_index`` (null here), ``error``
     (the reason for a refused line), ``worker`` (null here: no worker searched),
-    ``claimed`` (false here), ``confirmed_by`` (list of strings, empty here) and ``moves``
-    (the ``moves`` set, null when every turn was allowed).
+    ``claimed`` (false here), ``confirmed_by`` (list of strings, empty here), ``moves``
+    (the ``moves`` set, null when every turn was allowed) and ``to`` (the facelets of the
+    ``to`` position, null without one).
     ``output="list"`` gives :class:`SolveResult` objects.
 
     Blank lines and ``#`` comments are answered with status ``skipped``. A refused line raises
     :class:`InvalidPosition` naming it before anything is searched; with ``invalid="keep"``
     it is answered with status ``invalid`` and its reason in ``error`` instead, as the CLI
     does. ``optimal=True`` / ``max_depth=N`` (with ``metric``, and ``moves`` as for
-    :func:`optimal`) ask for the optimal or depth-limited search instead of the two-phase one.
+    :func:`optimal`) ask for the optimal or depth-limited search instead of the two-phase one;
+    ``to`` solves every position to that one (as in :func:`solve`).
     Ctrl-C stops the searches.
     """
     return _native.solve_many(
@@ -228,6 +239,7 @@ def solve_many(
         max_depth=max_depth,
         metric=metric,
         moves=moves,
+        to=to,
         input=input,
         invalid=invalid,
         output=output,

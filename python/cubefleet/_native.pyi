@@ -26,6 +26,7 @@ class SolveResult:
     nodes: Optional[int]
     error: Optional[str]
     move_set: Optional[str]
+    to: Optional[str]
     @property
     def moves(self) -> List[str]: ...
     def to_dict(self) -> Dict[str, object]: ...
@@ -50,6 +51,7 @@ class Client:
         max_depth: Optional[int] = None,
         metric: Optional[Literal["htm", "qtm"]] = None,
         moves: Optional[str] = None,
+        to: Optional[str] = None,
         timeout: Optional[float] = None,
         name: Optional[str] = None,
         priority: int = 0,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use cubefleet_columns::Columns;
 use cubefleet_proto::client::{CallError, Cause, Client as Grpc};
+use cubefleet_proto::question::Question;
 use cubefleet_proto::view::{BatchState, BatchView};
 use cubefleet_proto::{
     batch, BatchRef, BatchSpec, BatchStatus, JobResult, ListBatchesRequest, LookupRequest,
@@ -174,13 +175,14 @@ impl Client {
     /// `start, start + step, ...` below `end`) or `sample=(count, seed)` (uniformly random
     /// states). The search: two-phase to `max_length` (default), `optimal=True`, or
     /// `max_depth=N` (with `metric`, "htm" or "qtm", and `moves`, a move set as `--moves`
-    /// takes it: "R,U"); `timeout` seconds per position.
+    /// takes it: "R,U"); `to`, the position to reach instead of the solved cube (a move
+    /// sequence or a facelet string, as `--to` takes it); `timeout` seconds per position.
     /// `keep="histogram"` (range and sample batches) stores only the length histogram.
     /// `batch_id` continues or names a batch; `priority` orders batches (higher first). The
     /// lines are named by their content hash (for a file, the one `cubefleet submit FILE`
     /// sends), so a resubmission under a batch id is refused when its lines are not the
     /// batch's.
-    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, moves=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
+    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, moves=None, to=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -195,6 +197,7 @@ impl Client {
         max_depth: Option<u32>,
         metric: Option<&str>,
         moves: Option<&str>,
+        to: Option<&str>,
         timeout: Option<f64>,
         name: Option<String>,
         priority: i32,
@@ -213,7 +216,8 @@ impl Client {
                 "give exactly one of lines, path, range and sample",
             ));
         }
-        let mode = crate::solve::question(max_length, optimal, max_depth, metric, moves, timeout)?;
+        let mode =
+            crate::solve::question(max_length, optimal, max_depth, metric, moves, to, timeout)?;
         // the states checked here, with the CLI's reasons, before anything is sent
         let states = match (range, sample) {
             (Some((start, end)), _) => Some(States::range(start, end, step.max(1))),
@@ -339,22 +343,39 @@ impl Client {
     }
 
     /// The batch's results in line order, as an iterator of `pyarrow.RecordBatch`es (only
-    /// those of `status` when given).
+    /// those of `status` when given); rows name the batch's move set (`moves`) and target
+    /// (`to`), as `cubefleet results` writes them.
     #[pyo3(signature = (batch, status=None))]
     fn results(&self, py: Python<'_>, batch: String, status: Option<String>) -> PyResult<Results> {
         let mut batches = self.grpc.batches.clone();
-        let stream = self.run(py, async move {
+        let (question, stream) = self.run(py, async move {
+            // the batch's question (a batch this call cannot read is refused by the results
+            // stream, with the reason)
+            let question = batches
+                .get_batch(BatchRef {
+                    batch_id: batch.clone(),
+                })
+                .await
+                .ok()
+                .and_then(|b| b.into_inner().mode)
+                .and_then(|m| Question::from_wire(&m).ok())
+                .unwrap_or_default();
             let request = ResultsRequest {
                 batch_id: batch,
                 status: status.unwrap_or_default(),
                 ..ResultsRequest::default()
             };
-            Ok(batches.stream_results(request).await?.into_inner())
+            Ok((
+                question,
+                batches.stream_results(request).await?.into_inner(),
+            ))
         })?;
         Ok(Results {
             runtime: self.runtime.clone(),
             url: self.url.clone(),
             stream: Mutex::new(Some(stream)),
+            moves: (!question.moves().is_all()).then(|| question.moves().to_string()),
+            to: cubefleet_search::lines::target_facelets(&question),
         })
     }
 
@@ -399,6 +420,10 @@ pub(crate) struct Results {
     url: String,
     /// `None` once the stream ended.
     stream: Mutex<Option<tonic::Streaming<JobResult>>>,
+    /// The batch's move set as its rows name it (`moves`), None when it allows every turn.
+    moves: Option<String>,
+    /// The batch's target as its rows name it (`to`, facelets), None for the solved cube.
+    to: Option<String>,
 }
 
 #[pymethods]
@@ -417,7 +442,12 @@ impl Results {
             let ended = self.runtime.block_on(async {
                 while columns.len() < RESULTS_PER_BATCH {
                     match stream.next().await {
-                        Some(r) => columns.push(&ResultLine::from(r?).row()),
+                        Some(r) => {
+                            let mut line = ResultLine::from(r?);
+                            line.moves.clone_from(&self.moves);
+                            line.to.clone_from(&self.to);
+                            columns.push(&line.row());
+                        }
                         None => return Ok::<_, tonic::Status>(true),
                     }
                 }

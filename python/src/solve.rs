@@ -101,6 +101,13 @@ impl SolveResult {
         self.0.moves.as_deref()
     }
 
+    /// The position the solution reaches (`to=`), as a facelet string (the JSON line's `to`);
+    /// `None` when it is the solved cube.
+    #[getter]
+    fn to(&self) -> Option<&str> {
+        self.0.to.as_deref()
+    }
+
     fn __repr__(&self) -> String {
         let r = &self.0;
         match (&r.error, r.length) {
@@ -126,26 +133,30 @@ impl SolveResult {
     }
 
     /// The fields as a dict: the JSON line's ([`ResultLine`]'s serde form), with
-    /// `lower_bound`, `nodes` and `moves` always present (`None` when the search gave none
-    /// or the question allows every turn).
+    /// `lower_bound`, `nodes`, `moves` and `to` always present (`None` when the search gave
+    /// none, the question allows every turn or it has no target).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let d = pythonize::pythonize(py, &self.0)?.cast_into::<pyo3::types::PyDict>()?;
         d.set_item("lower_bound", self.0.lower_bound)?;
         d.set_item("nodes", self.0.nodes)?;
         d.set_item("moves", &self.0.moves)?;
+        d.set_item("to", &self.0.to)?;
         Ok(d)
     }
 }
 
 /// The question the keyword arguments ask: the one mode type, made and checked as the CLI
 /// makes it from its flags (`Question::new`); a value out of range is a `ValueError` naming
-/// the argument. `moves` is a move set as `--moves` takes it (`"R,U"`, `"-B"`).
+/// the argument. `moves` is a move set as `--moves` takes it (`"R,U"`, `"-B"`); `to` the
+/// position to reach as `--to` takes it (a move sequence or a facelet string), refused with
+/// the reason.
 pub(crate) fn question(
     max_length: u32,
     optimal: bool,
     max_depth: Option<u32>,
     metric: Option<&str>,
     moves: Option<&str>,
+    to: Option<&str>,
     timeout: Option<f64>,
 ) -> PyResult<Question> {
     let metric = metric
@@ -163,10 +174,18 @@ pub(crate) fn question(
         (false, Some(max_depth)) => Algorithm::DepthLimited { max_depth },
         (false, None) => Algorithm::TwoPhase { max_length },
     };
-    Question::new(algorithm, metric, moves, timeout).map_err(|e| {
-        let argument = e.flag.trim_start_matches("--").replace('-', "_");
-        PyValueError::new_err(format!("{argument} {}", e.reason))
-    })
+    let to = match to {
+        None => 0,
+        Some(text) => parse_position(text, InputFormat::Auto)
+            .map(|cube| cubefleet_tables::index::index_of(&cube))
+            .map_err(|e| PyValueError::new_err(format!("to {text:?} is not a position: {e}")))?,
+    };
+    Question::new(algorithm, metric, moves, timeout)
+        .and_then(|q| q.with_target(to))
+        .map_err(|e| {
+            let argument = e.flag.trim_start_matches("--").replace('-', "_");
+            PyValueError::new_err(format!("{argument} {}", e.reason))
+        })
 }
 
 /// How positions are written: `auto`, `moves`, `facelets` or `net`.
@@ -280,7 +299,7 @@ fn solve_lines(
 
 /// Solves one position (see `cubefleet.solve`).
 #[pyfunction]
-#[pyo3(signature = (position, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, timeout=None, *, optimal=false, max_depth=None, metric=None, moves=None, threads=1, input="auto"))]
+#[pyo3(signature = (position, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, timeout=None, *, optimal=false, max_depth=None, metric=None, moves=None, to=None, threads=1, input="auto"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve(
     py: Python<'_>,
@@ -291,12 +310,13 @@ pub(crate) fn solve(
     max_depth: Option<u32>,
     metric: Option<&str>,
     moves: Option<&str>,
+    to: Option<&str>,
     threads: usize,
     input: &str,
 ) -> PyResult<SolveResult> {
     let cancel = Arc::new(AtomicBool::new(false));
     let req = Request {
-        mode: question(max_length, optimal, max_depth, metric, moves, timeout)?,
+        mode: question(max_length, optimal, max_depth, metric, moves, to, timeout)?,
         format: input_format(input)?,
         cancel: Some(cancel.clone()),
     };
@@ -335,7 +355,7 @@ fn lines_of(source: &Bound<'_, PyAny>, from_file: bool) -> PyResult<Vec<String>>
 /// `cubefleet run` reads it ([`read_lines`]). A `pyarrow.Table` or a list of results (see
 /// `cubefleet.solve_many` and `cubefleet.solve_file`).
 #[pyfunction]
-#[pyo3(signature = (source, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, moves=None, input="auto", invalid="raise", output="arrow"))]
+#[pyo3(signature = (source, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, moves=None, to=None, input="auto", invalid="raise", output="arrow"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_many(
     py: Python<'_>,
@@ -348,6 +368,7 @@ pub(crate) fn solve_many(
     max_depth: Option<u32>,
     metric: Option<&str>,
     moves: Option<&str>,
+    to: Option<&str>,
     input: &str,
     invalid: &str,
     output: &str,
@@ -368,7 +389,7 @@ pub(crate) fn solve_many(
         )));
     }
     let req = Request {
-        mode: question(max_length, optimal, max_depth, metric, moves, timeout)?,
+        mode: question(max_length, optimal, max_depth, metric, moves, to, timeout)?,
         format: input_format(input)?,
         cancel: None,
     };

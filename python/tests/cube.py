@@ -74,3 +74,9 @@ class Cube:
 def solves(scramble: str, solution: str) -> bool:
     """True when `solution` solves the position `scramble` (face turns) reaches."""
     return Cube().apply(scramble).apply(solution).solved()
+
+
+def reaches(scramble: str, solution: str, target: str) -> bool:
+    """True when `solution` takes the position `scramble` reaches to the one `target` reaches
+    (all face turns): every sticker where the target has it."""
+    return Cube().apply(scramble).apply(solution).stickers == Cube().apply(target).stickers

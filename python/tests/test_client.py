@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 import cubefleet
-from cube import solves
+from cube import reaches, solves
 
 
 def test_submit_wait_results_lookup_cancel(coordinator, cli, tmp_path):
@@ -56,6 +56,26 @@ def test_a_range_batch_and_a_cancel(coordinator):
     slow = c.submit(cubefleet.scramble(5, seed=1), optimal=True)
     s = c.cancel(slow)
     assert s["cancelled_batch"]
+
+
+def test_a_batch_to_a_target(coordinator, cli, tmp_path):
+    c = cubefleet.Client(coordinator.url, token=coordinator.token)
+    positions = ["R U R' U'", "F D2 L'", "R U"]
+    batch = c.submit(positions, to="R U")
+    assert c.wait(batch, timeout=300)["done"] == 3
+    rows = c.results(batch).read_all().to_pylist()
+    target = cubefleet.position(cubefleet.index("R U"))
+    for r in rows:
+        assert r["status"] == "solved" and r["to"] == target
+        assert reaches(r["input"], r["solution"], "R U")
+    pfile = tmp_path / "t.parquet"
+    cli("results", batch, "--format", "parquet", "--out", str(pfile),
+        "--coordinator", coordinator.url, "--token", coordinator.token)
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(pfile).to_pylist() == rows
+    with pytest.raises(ValueError, match="to"):
+        c.submit(positions, to="R4")
 
 
 def test_a_wrong_token_or_address_is_an_error(coordinator):

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 
 import cubefleet
 from conftest import REPO
-from cube import solves
+from cube import reaches, solves
 
 
 def json_rows(text: bytes):
@@ -22,14 +22,14 @@ def parquet_rows(path):
     assert pa.types.is_dictionary(status) and status.value_type == pa.string()
     assert table.schema.field("length").type == pa.uint32()
     assert table.schema.field("confirmed_by").type == pa.list_(pa.field("item", pa.string(), False))
-    assert table.schema.metadata[b"cubefleet.schema_version"] == b"3"
+    assert table.schema.metadata[b"cubefleet.schema_version"] == b"4"
     rows = table.to_pylist()
     # the JSON line leaves out the optional fields it does not know, `claimed` when false,
-    # `confirmed_by` when empty and `moves` when every turn was allowed
+    # `confirmed_by` when empty, `moves` when every turn was allowed and `to` without a target
     for r in rows:
         for optional, none in (("lower_bound", None), ("nodes", None), ("state_index", None),
                                ("worker", None), ("claimed", False), ("confirmed_by", []),
-                               ("moves", None)):
+                               ("moves", None), ("to", None)):
             if r[optional] == none:
                 del r[optional]
     return rows
@@ -85,6 +85,21 @@ def test_a_move_set_is_a_column(cli, tmp_path):
         g.pop("nodes", None), w.pop("nodes", None)
         assert g == w
     assert [(r["status"], r["moves"]) for r in got] == [("solved", "U,R"), ("unreachable", "U,R")]
+
+
+def test_a_target_is_a_column(cli, tmp_path):
+    args = ("solve", "--to", "R U", "R U R' U'", "F")
+    path = tmp_path / "t.parquet"
+    path.write_bytes(cli(*args, "--format", "parquet").stdout)
+    got = parquet_rows(path)
+    want = json_rows(cli(*args, "--format", "json").stdout)
+    for g, w in zip(got, want):
+        g.pop("millis"), w.pop("millis")
+        g.pop("nodes", None), w.pop("nodes", None)
+        assert g == w
+    target = cubefleet.position(cubefleet.index("R U"))
+    assert [r["to"] for r in got] == [target, target]
+    assert all(reaches(r["input"], r["solution"], "R U") for r in got)
 
 
 def test_a_histogram_batch_writes_its_histogram(cli, tmp_path):

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import cubefleet
-from cube import solves
+from cube import reaches, solves
 
 FACES = "URFDLB"
 
@@ -223,3 +223,20 @@ def test_a_move_set_keeps_the_optimal_search_to_its_turns():
         cubefleet.optimal("R U", moves="R'")
     with pytest.raises(ValueError, match="moves"):
         cubefleet.solve_many(["R U"], moves="R,U")
+
+
+def test_to_solves_to_another_position_in_every_mode():
+    target = cubefleet.position(cubefleet.index("R U"))
+    r = cubefleet.solve("R U R' U'", to="R U")
+    assert r.status == "solved" and reaches("R U R' U'", r.solution, "R U")
+    assert (r.to, r.to_dict()["to"]) == (target, target)
+    assert not reaches("R U R' U'", r.solution, "") and cubefleet.solve("R U").to is None
+    shortest = cubefleet.optimal("R U", to="R U R")
+    assert (shortest.solution, shortest.length, shortest.optimal) == ("R", 1, True)
+    table = cubefleet.solve_many(["F", "R U R' U'", "R U"], to="R U", max_depth=8)
+    assert table.column("to").to_pylist() == [target] * 3
+    for position, solution in zip(table.column("input").to_pylist(), table.column("solution").to_pylist()):
+        assert reaches(position, solution, "R U")
+    assert table.column("length").to_pylist()[2] == 0
+    with pytest.raises(ValueError, match="to"):
+        cubefleet.solve("R", to="R4")

@@ -85,7 +85,8 @@ impl From<Status> for cubefleet_proto::ResultStatus {
 pub struct Outcome {
     /// How it ended.
     pub status: Status,
-    /// The best solution found; verified to solve the position before it is returned.
+    /// The best solution found; verified before it is returned to take the position to the
+    /// question's target (to solve it, without one).
     pub solution: Option<MoveSeq>,
     /// True only when every shorter solution has been ruled out.
     pub optimal: bool,
@@ -156,8 +157,9 @@ impl<'t> Solver<'t> {
     }
 
     /// Runs the search `question` asks for (its time budget is the caller's to put in
-    /// `budget`). `start_lower_bound` resumes an optimal search (lengths below it are known to
-    /// have no solution); `progress` hears of each proven bound.
+    /// `budget`): a solution takes `cube` to the question's target ([`relative`]).
+    /// `start_lower_bound` resumes an optimal search (lengths below it are known to have no
+    /// solution); `progress` hears of each proven bound.
     pub fn solve(
         &mut self,
         cube: &CubieCube,
@@ -166,6 +168,8 @@ impl<'t> Solver<'t> {
         budget: &Budget,
         progress: &mut dyn FnMut(Progress),
     ) -> Outcome {
+        let relative = relative(cube, question);
+        let cube = &relative;
         if let Some(out) = out_of_reach(cube, question) {
             return out;
         }
@@ -210,6 +214,33 @@ impl Plan {
     }
 }
 
+/// The cube of the position a question asks for: its target's state (the solved cube when it
+/// has none). A target index is below the number of states (a [`Question`]'s invariant), so
+/// every question has one.
+pub fn target_cube(question: &Question) -> CubieCube {
+    cubefleet_tables::index::state_at(question.target()).unwrap_or_default()
+}
+
+/// The position whose solutions take `cube` to the question's target: `B⁻¹ · cube` for the
+/// target `B`, as [`CubieCube::multiply`] composes (turns `S` applied to `cube` give `B`
+/// exactly when they solve `B⁻¹ · cube`: `cube · S = B` if and only if `B⁻¹ · cube · S` is
+/// solved). `cube` itself without a target. Every search runs on this position, so every
+/// algorithm, metric and move set reaches the target; its distance is the distance from
+/// `cube` to the target, and a move set reaches the target exactly when it solves it.
+pub fn relative(cube: &CubieCube, question: &Question) -> CubieCube {
+    if question.has_target() {
+        target_cube(question).inverse().multiply(cube)
+    } else {
+        *cube
+    }
+}
+
+/// True when `solution` takes `cube` to the target of `question` (the solved cube when it has
+/// none): the check of every answer a front end hands out ([`lines::solve_line`]).
+pub fn reaches_target(cube: &CubieCube, question: &Question, solution: &MoveSeq) -> bool {
+    cube.apply_moves(&solution.0) == target_cube(question)
+}
+
 /// The answer [`Status::Unreachable`] when `question` restricts the turns and an invariant of
 /// its set shows that they cannot solve `cube` ([`cubefleet_tables::reach`]); None when the
 /// search must tell (a restricted optimal search of a position out of reach that no invariant
@@ -232,7 +263,8 @@ fn out_of_reach(cube: &CubieCube, question: &Question) -> Option<Outcome> {
 /// Solves one position with `threads` threads, for the single hard position a user waits
 /// for: a two-phase search shares the six directions out ([`twophase::solve_parallel`]), an
 /// optimal or depth-limited one the first levels of its tree ([`optimal::solve_parallel`],
-/// with the huge table when it is loaded). Same answers and guarantees as [`Solver::solve`].
+/// with the huge table when it is loaded). Same answers and guarantees as [`Solver::solve`]
+/// (a solution takes `cube` to the question's target).
 pub fn solve_parallel(
     tables: &Tables,
     cube: &CubieCube,
@@ -240,6 +272,8 @@ pub fn solve_parallel(
     budget: &Budget,
     threads: usize,
 ) -> Outcome {
+    let relative = relative(cube, question);
+    let cube = &relative;
     if let Some(out) = out_of_reach(cube, question) {
         return out;
     }

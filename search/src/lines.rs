@@ -5,9 +5,9 @@
 //! thread ([`solve_lines`]).
 //!
 //! Invariants:
-//! - a row's `solution` always solves its position with turns of the question's move set: an
-//!   answer that does not (which would be a bug of a search) is never written; the row says
-//!   `error` instead;
+//! - a row's `solution` always takes its position to the question's target (solves it, without
+//!   one) with turns of the question's move set: an answer that does not (which would be a bug
+//!   of a search) is never written; the row says `error` instead;
 //! - a row's `index` is the line's position in the input, whatever thread answered it;
 //! - every line is answered exactly once, blank and `#` lines too (`skipped`, except in the net
 //!   format, whose blank lines separate nets), refused lines with the reason (`invalid`);
@@ -24,7 +24,7 @@ use rayon::iter::{ParallelBridge, ParallelIterator};
 
 use crate::metric::TurnCost;
 use crate::row::{LineStatus, ResultLine};
-use crate::{solve_parallel, Budget, Question, Solver};
+use crate::{reaches_target, relative, solve_parallel, Budget, Question, Solver};
 
 /// What one call asks of every line.
 #[derive(Clone, Debug, Default)]
@@ -63,7 +63,8 @@ pub fn read_line(input: &str, format: InputFormat) -> Line {
 }
 
 /// Reads and solves line `index` (text `input`) with `solver`, or with `threads` threads of its
-/// own when more than one ([`solve_parallel`]), and checks the answer against the position.
+/// own when more than one ([`solve_parallel`]), and checks the answer against the position:
+/// it must reach the question's target ([`reaches_target`]).
 /// The row's `millis` counts from before the line is read.
 pub fn solve_line(
     solver: &mut Solver<'_>,
@@ -92,9 +93,16 @@ pub fn solve_line(
             if let Some(s) = &out.solution {
                 // the searcher verified it; checked again here, where it is handed out
                 let set = req.mode.moves();
-                if !cube.apply_moves(&s.0).is_solved() {
+                if !reaches_target(&cube, &req.mode, s) {
                     line.status = LineStatus::Error;
-                    line.error = Some(format!("internal error: {s} does not solve it"));
+                    line.error = Some(format!(
+                        "internal error: {s} does not {}",
+                        if req.mode.has_target() {
+                            "reach the target"
+                        } else {
+                            "solve it"
+                        }
+                    ));
                 } else if let Some(m) = set.first_outside(s.0.iter().map(|m| m.index())) {
                     line.status = LineStatus::Error;
                     line.error = Some(format!(
@@ -112,13 +120,25 @@ pub fn solve_line(
                 line.lower_bound = Some(out.lower_bound);
             }
             if out.status == crate::Status::Unreachable {
-                line.error = cubefleet_tables::reach::unreachable(&cube, req.mode.moves().mask());
+                line.error = cubefleet_tables::reach::unreachable(
+                    &relative(&cube, &req.mode),
+                    req.mode.moves().mask(),
+                );
             }
             line.moves = (!req.mode.moves().is_all()).then(|| req.mode.moves().to_string());
+            line.to = target_facelets(&req.mode);
         }
     }
     line.millis = start.elapsed().as_secs_f64() * 1000.0;
     line
+}
+
+/// The facelet string of the question's target, as a row's `to` writes it; None without a
+/// target (the solved cube).
+pub fn target_facelets(question: &Question) -> Option<String> {
+    question.has_target().then(|| {
+        cubefleet_tables::FaceletCube::from_cubie(&crate::target_cube(question)).to_string()
+    })
 }
 
 /// How the threads of [`solve_lines`] are shared out.

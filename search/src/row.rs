@@ -89,6 +89,10 @@ pub struct ResultLine {
     /// `U,R`); absent when every turn was allowed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moves: Option<String>,
+    /// The position the solution reaches (`--to`), as a facelet string; absent when it is the
+    /// solved cube.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
 }
 
 impl ResultLine {
@@ -111,6 +115,7 @@ impl ResultLine {
             claimed: false,
             confirmed_by: Vec::new(),
             moves: None,
+            to: None,
         }
     }
 
@@ -149,6 +154,7 @@ impl ResultLine {
             claimed: self.claimed,
             confirmed_by: &self.confirmed_by,
             moves: self.moves.as_deref(),
+            to: self.to.as_deref(),
         }
     }
 }
@@ -180,6 +186,7 @@ impl From<JobResult> for ResultLine {
             claimed: r.claimed,
             confirmed_by: r.confirmed_by,
             moves: None,
+            to: None,
         }
     }
 }

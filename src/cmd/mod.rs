@@ -90,8 +90,8 @@ impl From<MetricArg> for Metric {
 }
 
 /// What to search for: two-phase to a length (default), optimal, or depth-limited; with
-/// `--moves`, over a set of turns. The flags make one [`Question`], the mode type every side
-/// shares ([`ModeArgs::question`]).
+/// `--moves`, over a set of turns; with `--to`, to another position than solved. The flags
+/// make one [`Question`], the mode type every side shares ([`ModeArgs::question`]).
 #[derive(clap::Args, Clone, Debug)]
 #[command(group(clap::ArgGroup::new("exact_search").args(["optimal", "max_depth"]).multiple(true)))]
 pub(crate) struct ModeArgs {
@@ -131,6 +131,19 @@ pub(crate) struct ModeArgs {
         allow_hyphen_values = true
     )]
     pub(crate) moves: Option<MoveSet>,
+    /// Solve to this position instead of the solved cube (in every mode): a move sequence or a
+    /// facelet string, read as positions are, e.g. `--to "R U"`. A solution applied to the
+    /// position gives this one.
+    #[arg(long, value_name = "POSITION", value_parser = target_index)]
+    pub(crate) to: Option<u128>,
+}
+
+/// The state index of the position `text` writes (`--to`): a move sequence or a facelet
+/// string, read as every command reads a position; refused with the reason.
+fn target_index(text: &str) -> Result<u128, String> {
+    cubefleet_tables::parse_position(text, cubefleet_tables::InputFormat::Auto)
+        .map(|cube| cubefleet_tables::index::index_of(&cube))
+        .map_err(|e| format!("{text:?} is not a position: {e}"))
 }
 
 impl ModeArgs {
@@ -152,6 +165,7 @@ impl ModeArgs {
             self.moves.unwrap_or(MoveSet::ALL),
             timeout,
         )
+        .and_then(|q| q.with_target(self.to.unwrap_or(0)))
         .map_err(|e| anyhow::anyhow!(e.for_flags()))
     }
 }
@@ -169,6 +183,7 @@ mod tests {
             max_depth,
             metric,
             moves: moves.map(|m| MoveSet::parse(m).expect("set")),
+            to: None,
         };
         for args in [
             flags(20, false, None, None, None),
@@ -187,5 +202,20 @@ mod tests {
         }
         let e = flags(20, false, None, None, Some("R,U")).question(None);
         assert!(e.is_err_and(|e| e.to_string().starts_with("--moves")));
+        // --to: the position's state index, the solved cube none
+        let r_u = target_index("R U").expect("a position");
+        let to = ModeArgs {
+            to: Some(r_u),
+            ..flags(20, true, None, None, Some("R,U"))
+        };
+        let q = to.question(None).expect("in range");
+        assert_eq!(q.target(), r_u);
+        assert_eq!(Question::from_wire(&q.to_wire()), Ok(q));
+        assert_eq!(target_index("R R'"), Ok(0));
+        assert_eq!(
+            target_index("UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB"),
+            Ok(0)
+        );
+        assert!(target_index("R4").is_err_and(|e| e.contains("R4")));
     }
 }

@@ -183,7 +183,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             id.clone(),
             // with --keep histogram, no result lines: the histogram at the end
             if histogram_only { 0 } else { lines },
-            super::client::ResultsWriter::new(format, out)?.with_moves(question.moves()),
+            super::client::ResultsWriter::new(format, out)?.for_question(&question),
             all_finished.clone(),
             Limits::RUN,
         ));

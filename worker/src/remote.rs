@@ -321,7 +321,7 @@ mod tests {
                     let mode = cubefleet_proto::Mode {
                         kind: *kind,
                         timeout_seconds,
-                        moves: 0,
+                        ..Default::default()
                     };
                     match leased_job(1, CubieCube::default(), &mode, bound) {
                         Ok(job) => {
@@ -338,6 +338,16 @@ mod tests {
         assert!(refused > 0);
         let ok = cubefleet_proto::Mode::default();
         assert!(leased_job(1, CubieCube::default(), &ok, 0).is_ok());
+        // a target is read whole (both halves), one of the number of states or more refused
+        let to = |to_high, to_low| cubefleet_proto::Mode {
+            to_high,
+            to_low,
+            ..Default::default()
+        };
+        let job = leased_job(1, CubieCube::default(), &to(2, 3), 0).expect("a state");
+        assert_eq!(job.mode.target(), 2 << 64 | 3);
+        let e = leased_job(1, CubieCube::default(), &to(u64::MAX, 0), 0).map(|_| ());
+        assert!(e.is_err_and(|e| e.starts_with("mode.to")));
     }
 
     #[test]

@@ -132,7 +132,7 @@ pub(crate) fn two_phase(max_length: u32) -> Mode {
     Mode {
         kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length })),
         timeout_seconds: 0.0,
-        moves: 0,
+        ..Default::default()
     }
 }
 
@@ -143,6 +143,6 @@ pub(crate) fn optimal() -> Mode {
             metric: Metric::Htm as i32,
         })),
         timeout_seconds: 0.0,
-        moves: 0,
+        ..Default::default()
     }
 }

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use cubefleet_proto::client::Client;
-use cubefleet_proto::question::{MoveSet, Question};
+use cubefleet_proto::question::Question;
 use cubefleet_proto::{BatchRef, JobResult, ResultsRequest};
 use tokio_stream::StreamExt;
 
@@ -44,8 +44,8 @@ pub(crate) async fn export(
     format: ResultsFormat,
     out: &mut dyn Write,
 ) -> anyhow::Result<u64> {
-    // the batch's move set, which its rows name (a batch this call cannot read is refused by
-    // the results stream below, with the reason)
+    // the batch's move set and target, which its rows name (a batch this call cannot read is
+    // refused by the results stream below, with the reason)
     let mode = client
         .batches
         .clone()
@@ -55,11 +55,11 @@ pub(crate) async fn export(
         .await
         .ok()
         .and_then(|b| b.into_inner().mode);
-    let moves = mode
+    let question = mode
         .and_then(|m| Question::from_wire(&m).ok())
-        .map_or(MoveSet::ALL, |q| q.moves());
+        .unwrap_or_default();
     let mut stream = results_stream(client, batch, status).await?;
-    let mut w = ResultsWriter::new(format, out)?.with_moves(moves);
+    let mut w = ResultsWriter::new(format, out)?.for_question(&question);
     while let Some(r) = stream.next().await {
         w.write(r?)?;
     }
@@ -72,6 +72,8 @@ pub(crate) struct ResultsWriter<W: Write> {
     written: u64,
     /// The batch's move set as its rows name it (`moves`), None when it allows every turn.
     moves: Option<String>,
+    /// The batch's target as its rows name it (`to`, facelets), None for the solved cube.
+    to: Option<String>,
 }
 
 /// Where a [`ResultsWriter`]'s lines go, by format.
@@ -111,13 +113,17 @@ impl<W: Write> ResultsWriter<W> {
             sink,
             written: 0,
             moves: None,
+            to: None,
         })
     }
 
-    /// Rows that name the batch's move set `set` (their `moves`) when it restricts the turns.
-    pub(crate) fn with_moves(self, set: MoveSet) -> Self {
+    /// Rows that name the batch's move set (their `moves`) when `question` restricts the
+    /// turns, and its target (their `to`) when it has one.
+    pub(crate) fn for_question(self, question: &Question) -> Self {
+        let set = question.moves();
         ResultsWriter {
             moves: (!set.is_all()).then(|| set.to_string()),
+            to: cubefleet_search::lines::target_facelets(question),
             ..self
         }
     }
@@ -126,6 +132,7 @@ impl<W: Write> ResultsWriter<W> {
     pub(crate) fn write(&mut self, r: JobResult) -> anyhow::Result<()> {
         let mut line = result_line(r);
         line.moves.clone_from(&self.moves);
+        line.to.clone_from(&self.to);
         match &mut self.sink {
             Sink::Jsonl { out, line: buf } => {
                 buf.clear();

@@ -56,7 +56,7 @@ mod tests {
         Mode {
             kind: Some(mode::Kind::TwoPhase(TwoPhase { max_length: 20 })),
             timeout_seconds: 0.0,
-            moves: 0,
+            ..Mode::default()
         }
     }
 
@@ -109,5 +109,10 @@ mod tests {
         let mut longer = default_mode();
         longer.kind = Some(mode::Kind::TwoPhase(TwoPhase { max_length: 21 }));
         assert_ne!(batch_id(&all, &default_mode()), batch_id(&all, &longer));
+        let to = Mode {
+            to_low: 1,
+            ..default_mode()
+        };
+        assert_ne!(batch_id(&all, &default_mode()), batch_id(&all, &to));
     }
 }
