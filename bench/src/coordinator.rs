@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cubefleet_proto::{
-    client::Client, submit_request, BatchSpec, CompleteRequest, Completion, LeaseRequest,
-    LeasedJob, LineChunk, RegisterRequest, ResultStatus, SubmitRequest,
+    client::Client, BatchSpec, CompleteRequest, Completion, LeaseRequest, LeasedJob,
+    RegisterRequest, ResultStatus,
 };
 use cubefleet_search::Question;
 use cubefleet_tables::{parse_position, FaceletCube, InputFormat, Move, MoveSeq};
@@ -46,9 +46,6 @@ pub struct Setup {
 /// instead of hashing 54 letters into a map of every position keeps the stand-ins' own cost
 /// (they share the coordinator's 2 cores) to a compare.
 type Answers = Vec<(String, Vec<u8>)>;
-
-/// Lines per submission message.
-const CHUNK: usize = 2000;
 
 /// A random sequence of 20 face turns, no face twice in a row.
 fn scramble(rng: &mut impl Rng) -> MoveSeq {
@@ -181,12 +178,7 @@ async fn measure(
         priority: 0,
         ..BatchSpec::default()
     };
-    let mut msgs = vec![SubmitRequest {
-        part: Some(submit_request::Part::Spec(spec)),
-    }];
-    msgs.extend(lines.chunks(CHUNK).map(|c| SubmitRequest {
-        part: Some(submit_request::Part::Chunk(LineChunk { lines: c.to_vec() })),
-    }));
+    let msgs = cubefleet_proto::batch::line_requests(spec, lines);
     let r = client
         .batches
         .clone()

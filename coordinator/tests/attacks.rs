@@ -64,12 +64,17 @@ async fn as_(server: &Server, secret: &str) -> Client {
 
 /// Registers a worker named `name` with `threads`; its session token.
 async fn register(c: &mut Client, name: &str, threads: u32) -> String {
+    register_at(c, name, threads, cubefleet_proto::PROTOCOL).await
+}
+
+/// [`register`] as a worker of protocol revision `protocol` (an older build).
+async fn register_at(c: &mut Client, name: &str, threads: u32, protocol: u32) -> String {
     c.workers
         .register(RegisterRequest {
             name: name.into(),
             threads,
             table_fingerprint: "attack".into(),
-            protocol: cubefleet_proto::PROTOCOL,
+            protocol,
         })
         .await
         .unwrap()
@@ -309,18 +314,7 @@ async fn attack_02b_hostile_move_sets_and_workers_too_old_for_them() {
     let lines = submission("ru", set, &[], &["R U", "F"]);
     assert_eq!(submit(&mut alice, lines).await.unwrap(), 2);
     let mut farm = as_(&server, FARM).await;
-    let old = farm
-        .workers
-        .register(RegisterRequest {
-            name: "old".into(),
-            threads: 1,
-            table_fingerprint: "attack".into(),
-            protocol: 4,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .worker_id;
+    let old = register_at(&mut farm, "old", 1, 4).await;
     assert!(lease(&mut farm, &old, 10).await.is_empty());
     let new = register(&mut farm, "new", 1).await;
     let line = |j: &cubefleet_proto::LeasedJob| j.job_id & ((1 << 40) - 1);
@@ -416,18 +410,7 @@ async fn attack_02c_hostile_targets_and_workers_too_old_for_them() {
     let lines = submission("to", to, &[], &["R U R' U'"]);
     assert_eq!(submit(&mut alice, lines).await.unwrap(), 1);
     let mut farm = as_(&server, FARM).await;
-    let old = farm
-        .workers
-        .register(RegisterRequest {
-            name: "old".into(),
-            threads: 1,
-            table_fingerprint: "attack".into(),
-            protocol: 5,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .worker_id;
+    let old = register_at(&mut farm, "old", 1, 5).await;
     assert!(lease(&mut farm, &old, 10).await.is_empty());
     let new = register(&mut farm, "new", 1).await;
     let jobs = lease(&mut farm, &new, 10).await;

@@ -31,26 +31,9 @@ fn moves_of(metric: Metric) -> Vec<Move> {
     }
 }
 
-/// Every position within `depth` of solved (by breadth-first search), with its distance.
+/// Every position within `depth` of solved in `metric`, with its distance.
 fn bfs(metric: Metric, depth: u32) -> HashMap<CubieCube, u32> {
-    let moves = moves_of(metric);
-    let mut dist = HashMap::new();
-    dist.insert(CubieCube::SOLVED, 0);
-    let mut frontier = vec![CubieCube::SOLVED];
-    for d in 1..=depth {
-        let mut next = Vec::new();
-        for c in &frontier {
-            for &m in &moves {
-                let n = c.apply_move(m);
-                if let std::collections::hash_map::Entry::Vacant(e) = dist.entry(n) {
-                    e.insert(d);
-                    next.push(n);
-                }
-            }
-        }
-        frontier = next;
-    }
-    dist
+    cubefleet_testkit::distances(&moves_of(metric), depth)
 }
 
 /// The exact distance of `c` when it is at most twice the table's depth: the minimum over all

@@ -3,7 +3,6 @@
 //! breadth-first search done here gives (B = P · X for a short X, so the distance from P to B
 //! is X's); the solved cube as a target is no target.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use cubefleet_search::lines::{solve_line, target_facelets, Request};
@@ -25,26 +24,6 @@ fn the_protocols_count_of_states_is_the_tables() {
         cubefleet_proto::question::N_STATES,
         cubefleet_tables::index::N_STATES
     );
-}
-
-/// Every cube within `depth` face turns of solved (all 18 turns), with its distance.
-fn bfs(turns: &[Move], depth: u32) -> HashMap<CubieCube, u32> {
-    let mut dist = HashMap::from([(CubieCube::SOLVED, 0)]);
-    let mut frontier = vec![CubieCube::SOLVED];
-    for d in 1..=depth {
-        let mut next = Vec::new();
-        for c in &frontier {
-            for &m in turns {
-                let n = c.apply_move(m);
-                if let std::collections::hash_map::Entry::Vacant(e) = dist.entry(n) {
-                    e.insert(d);
-                    next.push(n);
-                }
-            }
-        }
-        frontier = next;
-    }
-    dist
 }
 
 fn all_turns() -> Vec<Move> {
@@ -82,13 +61,13 @@ fn two_phase_reaches_random_targets_from_random_positions() {
 #[test]
 fn exact_searches_reach_targets_at_their_distance() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-    let htm = bfs(&all_turns(), 4);
+    let htm = cubefleet_testkit::distances(&all_turns(), 4);
     let near: Vec<(CubieCube, u32)> = htm.iter().map(|(c, &d)| (*c, d)).collect();
     let ru_turns: Vec<Move> = all_turns()
         .into_iter()
         .filter(|m| matches!(m.index() / 3, 0 | 1))
         .collect();
-    let ru = bfs(&ru_turns, 5);
+    let ru = cubefleet_testkit::distances(&ru_turns, 5);
     let ru_near: Vec<(CubieCube, u32)> = ru.iter().map(|(c, &d)| (*c, d)).collect();
     let mut solver = Solver::new(&TABLES);
     let optimal =

@@ -256,3 +256,27 @@ pub async fn register_worker(client: &mut cubefleet_proto::client::Client, name:
         .into_inner()
         .worker_id
 }
+
+/// Every cube within `depth` of `turns` from solved, with its distance: a plain breadth-first
+/// search, the independent answer the searches' tests compare with (each turn costs one).
+pub fn distances(
+    turns: &[cubefleet_tables::Move],
+    depth: u32,
+) -> std::collections::HashMap<CubieCube, u32> {
+    let mut dist = std::collections::HashMap::from([(CubieCube::SOLVED, 0)]);
+    let mut frontier = vec![CubieCube::SOLVED];
+    for d in 1..=depth {
+        let mut next = Vec::new();
+        for c in &frontier {
+            for &m in turns {
+                let n = c.apply_move(m);
+                if let std::collections::hash_map::Entry::Vacant(e) = dist.entry(n) {
+                    e.insert(d);
+                    next.push(n);
+                }
+            }
+        }
+        frontier = next;
+    }
+    dist
+}

@@ -16,22 +16,14 @@ use cubefleet_tables::{CubieCube, Tables};
 use rayon::prelude::*;
 
 use super::bitmap::Bitmap;
-use super::{CosetProgress, Stage, EDGES_PER_CORNERS, H_MOVES, SLICE_HALF};
+use super::{CosetProgress, Stage, EDGES_PER_CORNERS, SLICE_HALF};
 use crate::{moves_in, prefetch, AFTER, NO_MOVE};
 
 /// Turns of the subtrees' roots: the search below them runs on the pool.
 const SPLIT: u32 = 3;
 
-/// The turns of H as a mask of move numbers.
-const H_MASK: u32 = {
-    let mut mask = 0;
-    let mut j = 0;
-    while j < H_MOVES.len() {
-        mask |= 1 << H_MOVES[j];
-        j += 1;
-    }
-    mask
-};
+/// The turns of H as a mask of move numbers (H is the two-phase search's G1).
+const H_MASK: u32 = crate::twophase::PHASE2_MASK;
 
 /// A node: the phase-1 coordinates and what the bitmap's index needs.
 #[derive(Clone, Copy, Default)]

@@ -436,7 +436,7 @@ impl<'t> TwoPhaseSearcher<'t> {
 /// G1's generators as a move mask (bit `m` for each of [`PHASE2_MOVES`]); the moves outside
 /// it (the quarter turns of R, F, L and B) are the only ones that take a position outside G1
 /// into it.
-const PHASE2_MASK: u32 = {
+pub(crate) const PHASE2_MASK: u32 = {
     let mut mask = 0;
     let mut k = 0;
     while k < PHASE2_MOVES.len() {
