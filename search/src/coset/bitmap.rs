@@ -10,10 +10,18 @@
 //! the blocks it writes, so no write is shared. A block whose bits are all set is copied as
 //! is; a block gathers only from the neighbours whose bits changed in the step before (the
 //! others' neighbours are all in it already), and none at all when neither it nor they did.
+//!
+//! The U/D-edge permutation's index is a Lehmer code with place 0 most significant, so it is
+//! `a * 24 + b`: `a < 1680` names the edges in the U layer's four places, in order, and `b <
+//! 24` the order of the other four in the D layer. A turn of U changes only `a` and one of D
+//! only `b`: a block gathers by them a run of 24 groups at a time (U), or each run through
+//! one fixed order of 24 (D), with no table read per group. Only R2, F2, L2 and B2 gather
+//! group by group. `Turns::new` checks the split on every index.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use cubefleet_tables::coord::{N_CORNERS, N_UD_EDGES};
+use cubefleet_tables::huge::advise_huge_pages;
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::{CoordTables, CubieCube};
 use rayon::prelude::*;
@@ -40,6 +48,27 @@ fn in_orbit(k: usize, j: usize) -> Option<usize> {
     }
 }
 
+/// Groups in a run: the orders of the four D-layer edges, for one choice of the U layer's.
+const RUN: usize = 24;
+/// Runs in a block: the ordered choices of four of the eight U/D edges for the U layer.
+const RUNS: usize = N_UD_EDGES / RUN;
+
+/// The parity of each order of the D layer's four edges: a U/D-edge permutation `a * 24 + b`
+/// has the parity of its run `a` plus that of `b` (the Lehmer digits' sum).
+const ORDER_PARITY: [u8; RUN] = {
+    let mut p = [0; RUN];
+    let mut b = 0;
+    while b < RUN {
+        p[b] = slice_parity(b);
+        b += 1;
+    }
+    p
+};
+
+/// A block unpacked, a group per `u16`, indexed by a `u16` (no bounds check; the entries past
+/// [`N_UD_EDGES`] stay 0).
+type Groups = Box<[u16; 1 << 16]>;
+
 /// A group (one `ud_edges` of a block) with all its 12 bits set.
 const FULL: u16 = (1 << SLICE_HALF) - 1;
 
@@ -60,7 +89,10 @@ impl Bitmap {
             needed: MEMORY_NEEDED,
             available: available_memory(),
         })?;
-        words.resize_with(n, || AtomicU64::new(0));
+        // the phase-1 search sets bits at random: with 4 KB pages nearly every one misses the
+        // TLB
+        advise_huge_pages(words.spare_capacity_mut());
+        words.par_extend((0..n).into_par_iter().map(|_| AtomicU64::new(0)));
         let pop = (0..N_CORNERS).map(|_| AtomicU32::new(0)).collect();
         Ok(Bitmap { words, pop })
     }
@@ -120,10 +152,15 @@ pub(super) struct Turns {
     corners: Vec<[u16; 10]>,
     /// `ud[j][e]`: U/D-edge permutation `e` after turn `H_MOVES[j]`.
     ud: Vec<Vec<u16>>,
+    /// `u_runs[j][a]`: the run the turn `H_MOVES[j]` of U (`j < 3`) takes run `a` to.
+    u_runs: [Vec<u16>; 3],
+    /// `d_orders[j][b]`: the order the turn `H_MOVES[5 + j]` of D takes order `b` to.
+    d_orders: [[u8; RUN]; 3],
     /// Parity of each corner permutation.
     corner_parity: Vec<u8>,
-    /// Parity of each U/D-edge permutation.
-    ud_parity: Vec<u8>,
+    /// Parity of each run's U-layer edges: U/D-edge permutation `24 * a + b` has parity
+    /// `run_parity[a] ^ ORDER_PARITY[b]`.
+    run_parity: Vec<u8>,
     /// `slices[j][p]`: the bits a group whose slice orders have parity `p` gathers from the
     /// group `H_MOVES[j]` takes it to, for each bit of that group: the bits set in the low 6
     /// bits of the source value `v` give `slices[j][p][0][v & 63]`, its high 6 bits
@@ -145,7 +182,7 @@ impl Turns {
             .map(|c| H_MOVES.map(|m| t.corners_move[N_MOVE * c + m]))
             .collect();
         let corners_of = |c: u16, j: usize| corners[c as usize][j];
-        let ud = H_MOVES
+        let ud: Vec<Vec<u16>> = H_MOVES
             .iter()
             .map(|&m| {
                 (0..N_UD_EDGES)
@@ -153,6 +190,19 @@ impl Turns {
                     .collect()
             })
             .collect();
+        // H_MOVES: U, U2, U' are 0..=2, D, D2, D' are 5..=7
+        let u_runs: [Vec<u16>; 3] =
+            std::array::from_fn(|j| (0..RUNS).map(|a| ud[j][a * RUN] / RUN as u16).collect());
+        let d_orders: [[u8; RUN]; 3] =
+            std::array::from_fn(|j| std::array::from_fn(|b| ud[5 + j][b] as u8));
+        // the split the gathers rely on, checked on every index
+        for j in 0..3 {
+            for (e, (&u, &d)) in ud[j].iter().zip(&ud[5 + j]).enumerate() {
+                let (a, b) = (e / RUN, e % RUN);
+                assert_eq!(u as usize, RUN * u_runs[j][a] as usize + b);
+                assert_eq!(d as usize, RUN * a + d_orders[j][b] as usize);
+            }
+        }
         let mut cube = CubieCube::SOLVED;
         let corner_parity = (0..N_CORNERS)
             .map(|c| {
@@ -161,13 +211,16 @@ impl Turns {
             })
             .collect();
         let mut cube = CubieCube::SOLVED;
-        let ud_parity = (0..N_UD_EDGES)
+        let ud_parity: Vec<u8> = (0..N_UD_EDGES)
             .map(|e| {
                 cube.set_ud_edges(e);
                 cube.edge_parity()
             })
             .collect();
-        // H_MOVES: U, U2, U' are 0..=2, D, D2, D' are 5..=7
+        let run_parity: Vec<u8> = (0..RUNS).map(|a| ud_parity[RUN * a]).collect();
+        for (e, &p) in ud_parity.iter().enumerate() {
+            assert_eq!(p, run_parity[e / RUN] ^ ORDER_PARITY[e % RUN]);
+        }
         let mut orbits = Vec::with_capacity(N_CORNERS / ORBIT);
         let mut placed = vec![false; N_CORNERS];
         for c0 in 0..N_CORNERS {
@@ -220,8 +273,10 @@ impl Turns {
             orbits,
             corners,
             ud,
+            u_runs,
+            d_orders,
             corner_parity,
-            ud_parity,
+            run_parity,
             slices,
             keeps_slice,
         }
@@ -258,7 +313,7 @@ impl Turns {
                 });
                 if work.contains(&true) {
                     for (&c, unpacked) in orbit.iter().zip(scratch.orbit.iter_mut()) {
-                        unpack(src.block(c as usize), unpacked);
+                        unpack(src.block(c as usize), &mut unpacked[..]);
                     }
                     for (k, &c) in orbit.iter().enumerate() {
                         if work[k] {
@@ -304,7 +359,7 @@ impl Turns {
             source,
             packed,
         } = scratch;
-        groups.copy_from_slice(&orbit[k]);
+        groups.copy_from_slice(&orbit[k][..N_UD_EDGES]);
         let pc = self.corner_parity[c];
         for (j, &f) in from.iter().enumerate() {
             if !changed[f as usize] || src.pop[f as usize].load(Relaxed) == 0 {
@@ -312,27 +367,47 @@ impl Turns {
             }
             let ud = &self.ud[j];
             if let Some(k1) = in_orbit(k, j) {
-                for (v, &e) in groups.iter_mut().zip(ud) {
-                    *v |= orbit[k1][e as usize];
+                let from = &orbit[k1][..N_UD_EDGES];
+                if j < 3 {
+                    for (run, &a) in groups.chunks_exact_mut(RUN).zip(&self.u_runs[j]) {
+                        let a = RUN * a as usize;
+                        for (v, &w) in run.iter_mut().zip(&from[a..a + RUN]) {
+                            *v |= w;
+                        }
+                    }
+                } else {
+                    let order = &self.d_orders[j - 5];
+                    for (run, w) in groups.chunks_exact_mut(RUN).zip(from.chunks_exact(RUN)) {
+                        let w: &[u16; RUN] = w.try_into().expect("runs of 24");
+                        for (v, &b) in run.iter_mut().zip(order) {
+                            *v |= w[b as usize];
+                        }
+                    }
                 }
                 continue;
             }
-            unpack(src.block(f as usize), source);
+            unpack(src.block(f as usize), &mut source[..]);
             if self.keeps_slice[j] {
                 for (v, &e) in groups.iter_mut().zip(ud) {
                     *v |= source[e as usize];
                 }
             } else {
-                let [even, odd] = &self.slices[j];
-                let (same, other) = if pc == 0 { (even, odd) } else { (odd, even) };
-                for ((v, &e), &pe) in groups.iter_mut().zip(ud).zip(&self.ud_parity) {
-                    let bits = source[e as usize] as usize;
-                    let t = if pe == 0 { same } else { other };
-                    *v |= t[0][bits & 63] | t[1][bits >> 6];
+                let halves = &self.slices[j];
+                let runs = groups.chunks_exact_mut(RUN).zip(ud.chunks_exact(RUN));
+                for ((run, to), &pa) in runs.zip(&self.run_parity) {
+                    // the tables of a group of order parity 0 and 1 in this run
+                    let p = usize::from(pc ^ pa);
+                    let same = &halves[p];
+                    let other = &halves[p ^ 1];
+                    for ((v, &e), &pb) in run.iter_mut().zip(to).zip(&ORDER_PARITY) {
+                        let bits = source[e as usize] as usize;
+                        let t = if pb == 0 { same } else { other };
+                        *v |= t[0][bits & 63] | t[1][bits >> 6];
+                    }
                 }
             }
         }
-        pack(groups, packed);
+        pack(&groups[..N_UD_EDGES], packed);
         let mut count = 0;
         for (o, &w) in out.iter().zip(packed.iter()) {
             o.store(w, Relaxed);
@@ -345,11 +420,11 @@ impl Turns {
 /// A thread's buffers for [`Turns::block`].
 struct Scratch {
     /// The blocks of the orbit being made, unpacked.
-    orbit: Vec<Vec<u16>>,
+    orbit: Vec<Groups>,
     /// The block being made, a group of 12 bits per `u16`.
     groups: Vec<u16>,
     /// A neighbour's block, unpacked the same way.
-    source: Vec<u16>,
+    source: Groups,
     /// The block made, packed.
     packed: Vec<u64>,
 }
@@ -357,12 +432,20 @@ struct Scratch {
 impl Scratch {
     fn new() -> Scratch {
         Scratch {
-            orbit: vec![vec![0; N_UD_EDGES]; ORBIT],
+            orbit: (0..ORBIT).map(|_| groups()).collect(),
             groups: vec![0; N_UD_EDGES],
-            source: vec![0; N_UD_EDGES],
+            source: groups(),
             packed: vec![0; BLOCK_WORDS],
         }
     }
+}
+
+/// An unpacked block of zeros.
+fn groups() -> Groups {
+    vec![0; 1 << 16]
+        .into_boxed_slice()
+        .try_into()
+        .expect("2^16 entries")
 }
 
 /// Groups of 12 bits in 3 words.
@@ -491,7 +574,9 @@ mod tests {
                 assert_eq!(turns.corners[c][j] as usize, c1);
                 assert_eq!(turns.ud[j][e] as usize, e1);
                 // so the group (c1, e1) gathers from (c, e) by the inverse turn, bit s to s1
-                let p = usize::from(turns.corner_parity[c1] ^ turns.ud_parity[e1]);
+                let p = usize::from(
+                    turns.corner_parity[c1] ^ turns.run_parity[e1 / RUN] ^ ORDER_PARITY[e1 % RUN],
+                );
                 let inv = H_MOVES
                     .iter()
                     .position(|&n| {

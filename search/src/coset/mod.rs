@@ -178,7 +178,7 @@ fn h_element(index: u64) -> Option<CubieCube> {
 
 /// The parity of the slice edges' order `sp < 24` (a Lehmer code: the parity of the sum of its
 /// digits, which count the inversions).
-fn slice_parity(sp: usize) -> u8 {
+const fn slice_parity(sp: usize) -> u8 {
     ((sp / 6 + sp % 6 / 2 + sp % 2) % 2) as u8
 }
 
