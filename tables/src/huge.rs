@@ -219,10 +219,8 @@ impl AsMut<[u8]> for Packed {
     }
 }
 
-/// Asks the kernel to back `buf` (not touched yet) with transparent huge pages: only a hint
-/// (the pages of a large buffer read at random then miss the TLB far less often). Only the
-/// 2 MB pages that lie wholly inside `buf` are advised.
-pub fn advise_huge_pages<T>(buf: &mut [std::mem::MaybeUninit<T>]) {
+/// Asks the kernel to back `buf` (not touched yet) with transparent huge pages: only a hint.
+fn advise_huge_pages<T>(buf: &mut [std::mem::MaybeUninit<T>]) {
     #[cfg(target_os = "linux")]
     {
         const HUGE_PAGE: usize = 2 << 20;

@@ -21,7 +21,6 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use cubefleet_tables::coord::{N_CORNERS, N_UD_EDGES};
-use cubefleet_tables::huge::advise_huge_pages;
 use cubefleet_tables::moves::N_MOVE;
 use cubefleet_tables::{CoordTables, CubieCube};
 use rayon::prelude::*;
@@ -89,10 +88,7 @@ impl Bitmap {
             needed: MEMORY_NEEDED,
             available: available_memory(),
         })?;
-        // the phase-1 search sets bits at random: with 4 KB pages nearly every one misses the
-        // TLB
-        advise_huge_pages(words.spare_capacity_mut());
-        words.par_extend((0..n).into_par_iter().map(|_| AtomicU64::new(0)));
+        words.resize_with(n, || AtomicU64::new(0));
         let pop = (0..N_CORNERS).map(|_| AtomicU32::new(0)).collect();
         Ok(Bitmap { words, pop })
     }
