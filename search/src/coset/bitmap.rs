@@ -105,6 +105,12 @@ impl Bitmap {
         new
     }
 
+    /// Hints the CPU to fetch the word of local index `i` (to be set soon).
+    #[inline]
+    pub(super) fn prefetch(&self, i: u64) {
+        cubefleet_tables::prefetch(&self.words, (i / 64) as usize);
+    }
+
     /// True when local index `i` is set.
     #[cfg(test)]
     pub(super) fn get(&self, i: u64) -> bool {

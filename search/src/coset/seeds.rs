@@ -103,14 +103,14 @@ impl Search<'_> {
         );
     }
 
-    /// Marks `n`, a node in H, in `map`; 1 when it was new there.
+    /// Marks `n`, a node in H, in `marks`.
     #[inline]
-    fn mark(&self, n: &Node, map: &Bitmap) -> u64 {
+    fn mark(&self, n: &Node, marks: &mut Marks<'_>) {
         let c = &self.tables.coords;
         let ud = c.ud_edges_from_ud[24 * n.u_edges as usize + n.d_edges as usize % 24] as usize;
         let i =
             n.corners as usize * EDGES_PER_CORNERS + ud * SLICE_HALF + n.slice_sorted as usize / 2;
-        u64::from(map.set(i as u64))
+        marks.push(i as u64);
     }
 
     /// The children of `n` (reached by `last`) that can still reach H in the `togo - 1` turns
@@ -145,11 +145,11 @@ impl Search<'_> {
     }
 
     /// Marks every end of a canonical maneuver of `togo` turns from `n` (reached by `last`)
-    /// into H ending outside H; the number new in `map`.
-    fn walk(&self, n: &Node, last: usize, togo: u32, map: &Bitmap) -> u64 {
+    /// into H ending outside H.
+    fn walk(&self, n: &Node, last: usize, togo: u32, marks: &mut Marks<'_>) {
         match togo {
-            0 => self.mark(n, map),
-            1 => self.last_turns(n, last, map),
+            0 => self.mark(n, marks),
+            1 => self.last_turns(n, last, marks),
             _ => {
                 // all the children first, so that their entries are fetched together
                 let mut children = [(Node::default(), 0); N_MOVE];
@@ -158,10 +158,9 @@ impl Search<'_> {
                     children[k] = child;
                     k += 1;
                 }
-                children[..k]
-                    .iter()
-                    .map(|(child, m)| self.walk(child, *m, togo - 1, map))
-                    .sum()
+                for (child, m) in &children[..k] {
+                    self.walk(child, *m, togo - 1, marks);
+                }
             }
         }
     }
@@ -169,20 +168,19 @@ impl Search<'_> {
     /// [`Self::walk`] one turn before H: the turns outside H that take `n` into H, found by the
     /// small move tables of twist, flip and slice (no read of the large phase-1 tables).
     #[inline]
-    fn last_turns(&self, n: &Node, last: usize, map: &Bitmap) -> u64 {
+    fn last_turns(&self, n: &Node, last: usize, marks: &mut Marks<'_>) {
         if n.dist != 1 {
-            return 0;
+            return;
         }
         let c = &self.tables.coords;
-        moves_in(AFTER[last] & !H_MASK)
-            .filter(|&m| {
-                c.twist_move[N_MOVE * n.twist as usize + m] == 0
-                    && c.flip_move[N_MOVE * n.flip as usize + m] == 0
-                    && (c.slice_sorted_move[N_MOVE * n.slice_sorted as usize + m] as usize)
-                        < N_PERM_4
-            })
-            .map(|m| self.mark(&self.turn(n, m), map))
-            .sum()
+        let ends = moves_in(AFTER[last] & !H_MASK).filter(|&m| {
+            c.twist_move[N_MOVE * n.twist as usize + m] == 0
+                && c.flip_move[N_MOVE * n.flip as usize + m] == 0
+                && (c.slice_sorted_move[N_MOVE * n.slice_sorted as usize + m] as usize) < N_PERM_4
+        });
+        for m in ends {
+            self.mark(&self.turn(n, m), marks);
+        }
     }
 
     /// The nodes `k` turns from `n` (reached by `last`) from which H is within `togo - k`
@@ -195,6 +193,52 @@ impl Search<'_> {
         for (child, m) in self.children(&n, last, togo).collect::<Vec<_>>() {
             self.level(child, m, togo - 1, k - 1, out);
         }
+    }
+}
+
+/// Marks on their way to a bitmap. Nearly every mark falls in a word no cache holds: each
+/// word is prefetched when its mark arrives and set [`MARKS_AHEAD`] marks later, so the
+/// misses of a batch overlap instead of stalling the search one by one.
+struct Marks<'m> {
+    map: &'m Bitmap,
+    /// Local indices prefetched and not set yet (at most [`MARKS_AHEAD`]).
+    waiting: Vec<u64>,
+    /// Bits that were clear when set.
+    new: u64,
+}
+
+/// Marks whose words are fetched at once.
+const MARKS_AHEAD: usize = 16;
+
+impl<'m> Marks<'m> {
+    fn new(map: &'m Bitmap) -> Marks<'m> {
+        Marks {
+            map,
+            waiting: Vec::with_capacity(MARKS_AHEAD),
+            new: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, i: u64) {
+        self.map.prefetch(i);
+        self.waiting.push(i);
+        if self.waiting.len() == MARKS_AHEAD {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        for &i in &self.waiting {
+            self.new += u64::from(self.map.set(i));
+        }
+        self.waiting.clear();
+    }
+
+    /// Sets what is still waiting; the number of bits that were clear.
+    fn finish(mut self) -> u64 {
+        self.flush();
+        self.new
     }
 }
 
@@ -214,9 +258,10 @@ pub(super) fn mark(
     }
     if n <= SPLIT {
         progress(Stage::Seeds, n, 0, 1);
-        let new = search.walk(&root, NO_MOVE, n, map);
+        let mut marks = Marks::new(map);
+        search.walk(&root, NO_MOVE, n, &mut marks);
         progress(Stage::Seeds, n, 1, 1);
-        return new;
+        return marks.finish();
     }
     let mut roots = Vec::new();
     search.level(root, NO_MOVE, n, SPLIT, &mut roots);
@@ -225,7 +270,9 @@ pub(super) fn mark(
     roots
         .par_iter()
         .map(|(node, last)| {
-            let new = search.walk(node, *last, n - SPLIT, map);
+            let mut marks = Marks::new(map);
+            search.walk(node, *last, n - SPLIT, &mut marks);
+            let new = marks.finish();
             progress(Stage::Seeds, n, done.fetch_add(1, Relaxed) + 1, all);
             new
         })
