@@ -93,6 +93,14 @@ pub struct ResultLine {
     /// solved cube.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
+    /// The partial goal the solution reaches (`--goal`: its name or piece list, and ` on any
+    /// face`); absent when it solves the whole cube.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
+    /// Where the solution reached the goal (`cross on U`, `xcross on D, slot FR`, `eo on
+    /// R/L`), told by the answer check; absent without a goal or a solution.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal_reached: Option<String>,
 }
 
 impl ResultLine {
@@ -116,6 +124,8 @@ impl ResultLine {
             confirmed_by: Vec::new(),
             moves: None,
             to: None,
+            goal: None,
+            goal_reached: None,
         }
     }
 
@@ -155,6 +165,7 @@ impl ResultLine {
             confirmed_by: &self.confirmed_by,
             moves: self.moves.as_deref(),
             to: self.to.as_deref(),
+            goal: self.goal.as_deref(),
         }
     }
 }
@@ -187,6 +198,8 @@ impl From<JobResult> for ResultLine {
             confirmed_by: r.confirmed_by,
             moves: None,
             to: None,
+            goal: None,
+            goal_reached: None,
         }
     }
 }
