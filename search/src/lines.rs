@@ -145,6 +145,21 @@ pub fn solve_line(
 /// goal's pieces there (or no solution exists within the deepest search).
 pub const UNREACHED_GOAL: &str = "the turns of the move set never reach the goal from here";
 
+/// Where a stored row's solution reached the question's goal ([`goal_reached`]), its
+/// position read from the row's `input` (as a batch reads a line) or `state_index`: what
+/// `results` and the Python client write as `goal_reached`. None without a goal or a
+/// solution, or when the row's position or solution does not read.
+pub fn row_goal_reached(question: &Question, row: &ResultLine) -> Option<String> {
+    question.goal()?;
+    let solution = MoveSeq::parse(&row.solution).ok()?;
+    let cube = match &row.state_index {
+        Some(index) => cubefleet_tables::index::state_at(index.parse().ok()?).ok()?,
+        None => parse_position(&row.input, InputFormat::Auto).ok()?,
+    };
+    row.length?;
+    goal_reached(question, &cube, &solution)
+}
+
 /// Where `solution` takes `cube` to the question's goal: the label of the first alternative
 /// it reaches (`cross on U`, [`Goal::reached_by`](cubefleet_proto::goal::Goal::reached_by)),
 /// as a row's `goal_reached` writes it; None without a goal or when it reaches none.

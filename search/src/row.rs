@@ -129,7 +129,8 @@ impl ResultLine {
         }
     }
 
-    /// The text form: `R U2 F' ... (19)`, or the status and reason.
+    /// The text form: `R U2 F' ... (19)` (`(4: cross on D)` naming where a goal was reached),
+    /// or the status and reason.
     pub fn text(&self) -> String {
         match (&self.error, self.length) {
             (Some(e), _) if self.status == LineStatus::Result(ResultStatus::Unreachable) => {
@@ -137,7 +138,10 @@ impl ResultLine {
             }
             (Some(e), _) => format!("invalid: {e}"),
             (None, Some(n)) if self.status == LineStatus::Result(ResultStatus::Solved) => {
-                format!("{} ({n})", self.solution)
+                match &self.goal_reached {
+                    Some(g) => format!("{} ({n}: {g})", self.solution),
+                    None => format!("{} ({n})", self.solution),
+                }
             }
             (None, Some(n)) => format!("{} ({n}) [{}]", self.solution, self.status.name()),
             (None, None) => self.status.name().to_string(),
