@@ -448,7 +448,11 @@ fn reaches_cross(row: &serde_json::Value, goal: &str) -> u64 {
     let solution = row["solution"].as_str().expect("a solution");
     let turns = cubefleet_tables::MoveSeq::parse(solution).expect("turns");
     let c = cube_of(input).apply_moves(&turns.0);
-    assert_eq!((&c.ep[4..8], &c.eo[4..8]), (&[4, 5, 6, 7][..], &[0; 4][..]), "{row}");
+    assert_eq!(
+        (&c.ep[4..8], &c.eo[4..8]),
+        (&[4, 5, 6, 7][..], &[0; 4][..]),
+        "{row}"
+    );
     assert_eq!(row["goal"], goal, "{row}");
     assert_eq!(row["goal_reached"], "cross on D", "{row}");
     row["length"].as_u64().expect("a length")
@@ -461,14 +465,29 @@ fn reaches_cross(row: &serde_json::Value, goal: &str) -> u64 {
 #[test]
 fn solve_to_a_goal_names_it_and_reaches_it() {
     let rows = common::json_rows(common::cubefleet().args([
-        "solve", "--format", "json", "--optimal", "--goal", "cross", "R F", "R U",
+        "solve",
+        "--format",
+        "json",
+        "--optimal",
+        "--goal",
+        "cross",
+        "R F",
+        "R U",
     ]));
     assert_eq!(reaches_cross(&rows[0], "cross"), 2);
     assert_eq!(reaches_cross(&rows[1], "cross"), 1);
     assert_eq!(rows[0]["optimal"], true);
     // D turns break the D cross only: on any face, the U cross is there already
     let rows = common::json_rows(common::cubefleet().args([
-        "solve", "--format", "json", "--max-depth", "3", "--goal", "cross", "--on", "any-face",
+        "solve",
+        "--format",
+        "json",
+        "--max-depth",
+        "3",
+        "--goal",
+        "cross",
+        "--on",
+        "any-face",
         "D",
     ]));
     assert_eq!(rows[0]["length"], 0, "{rows:?}");
@@ -481,7 +500,13 @@ fn solve_to_a_goal_names_it_and_reaches_it() {
     }
     let mask = String::from_utf8(mask).expect("ascii");
     let rows = common::json_rows(common::cubefleet().args([
-        "solve", "--format", "json", "--optimal", "--goal", &mask, "R F",
+        "solve",
+        "--format",
+        "json",
+        "--optimal",
+        "--goal",
+        &mask,
+        "R F",
     ]));
     assert_eq!(rows[0]["goal"], "place:DR,DF,DL,DB", "{rows:?}");
     assert_eq!(rows[0]["length"], 2, "{rows:?}");
@@ -532,7 +557,16 @@ fn goals_through_the_job_system_and_a_fleet() {
     let file = file.to_str().expect("utf-8");
     let out = common::client(
         &url,
-        &["submit", file, "--goal", "cross", "--on", "any-face", "--optimal", "--wait"],
+        &[
+            "submit",
+            file,
+            "--goal",
+            "cross",
+            "--on",
+            "any-face",
+            "--optimal",
+            "--wait",
+        ],
     );
     let batch = out.trim().lines().last().expect("the batch id").to_string();
     let rows: Vec<serde_json::Value> = common::client(&url, &["results", &batch])
@@ -554,7 +588,14 @@ fn goals_through_the_job_system_and_a_fleet() {
         );
         // the L cross: UL FL BL DL (positions 2, 9, 10, 6); the D cross: 4 to 7
         let home = |p: &[usize]| p.iter().all(|&i| c.ep[i] == i as u8 && c.eo[i] == 0);
-        assert!(home(if face == "L" { &[2, 9, 10, 6] } else { &[4, 5, 6, 7] }), "{row}");
+        assert!(
+            home(if face == "L" {
+                &[2, 9, 10, 6]
+            } else {
+                &[4, 5, 6, 7]
+            }),
+            "{row}"
+        );
     }
 }
 

@@ -462,8 +462,7 @@ mod tests {
             status: "unreachable".into(),
             ..Completion::default()
         };
-        assert!(verify(&d, 0, || None, &mode, &unreachable)
-            .is_err_and(|e| e.contains("goal")));
+        assert!(verify(&d, 0, || None, &mode, &unreachable).is_err_and(|e| e.contains("goal")));
     }
 
     #[test]

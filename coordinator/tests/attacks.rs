@@ -495,10 +495,22 @@ async fn attack_02d_hostile_goals_and_workers_too_old_for_them() {
             ),
             "mode.goal.place_edges",
         ),
-        (with(custom(1 << 8, 0, 0, 0), optimal()), "mode.goal.place_corners"),
-        (with(custom(0, u32::MAX, 0, 0), optimal()), "mode.goal.place_edges"),
-        (with(custom(0, 1, 0x100, 0), optimal()), "mode.goal.orient_corners"),
-        (with(custom(0, 1, 0, 1 << 12), optimal()), "mode.goal.orient_edges"),
+        (
+            with(custom(1 << 8, 0, 0, 0), optimal()),
+            "mode.goal.place_corners",
+        ),
+        (
+            with(custom(0, u32::MAX, 0, 0), optimal()),
+            "mode.goal.place_edges",
+        ),
+        (
+            with(custom(0, 1, 0x100, 0), optimal()),
+            "mode.goal.orient_corners",
+        ),
+        (
+            with(custom(0, 1, 0, 1 << 12), optimal()),
+            "mode.goal.orient_edges",
+        ),
         (with(custom(0, 0, 0, 0), optimal()), "mode.goal"),
         (with(named(GoalKind::Cross), two_phase(20)), "mode.goal"),
         (
@@ -523,7 +535,7 @@ async fn attack_02d_hostile_goals_and_workers_too_old_for_them() {
         );
     }
     let cross = with(named(GoalKind::Cross), optimal());
-    let lines = submission("cross", cross.clone(), &[], &["R F"]);
+    let lines = submission("cross", cross, &[], &["R F"]);
     assert_eq!(submit(&mut alice, lines).await.unwrap(), 1);
     let mut farm = as_(&server, FARM).await;
     let old = register_at(&mut farm, "old", 1, 6).await;

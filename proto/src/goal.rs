@@ -89,8 +89,12 @@ impl Pieces {
 impl fmt::Display for Pieces {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |corners: u8, edges: u16| {
-            let e = (0..12).filter(|i| edges >> i & 1 != 0).map(|i| EDGE_NAMES[i]);
-            let c = (0..8).filter(|i| corners >> i & 1 != 0).map(|i| CORNER_NAMES[i]);
+            let e = (0..12)
+                .filter(|i| edges >> i & 1 != 0)
+                .map(|i| EDGE_NAMES[i]);
+            let c = (0..8)
+                .filter(|i| corners >> i & 1 != 0)
+                .map(|i| CORNER_NAMES[i]);
             e.chain(c).collect::<Vec<_>>().join(",")
         };
         let mut parts = Vec::new();
@@ -372,48 +376,47 @@ impl Goal {
             ("mode.goal.orient_edges", g.orient_edges, 12),
         ];
         let name = GoalName::ALL.into_iter().find(|n| n.to_wire() == kind);
-        let goal = match (kind, name) {
-            (crate::GoalKind::Unspecified, _) => {
-                return Err(ModeError::new(
+        let goal =
+            match (kind, name) {
+                (crate::GoalKind::Unspecified, _) => return Err(ModeError::new(
                     "mode.goal.kind",
                     "--goal",
                     "is unspecified: give a named goal or custom (leave the goal unset for the \
                      whole cube)"
                         .into(),
-                ))
-            }
-            (_, Some(name)) => {
-                if let Some(&(field, mask, _)) = masks.iter().find(|m| m.1 != 0) {
-                    return Err(ModeError::new(
-                        field,
-                        "--goal",
-                        format!(
+                )),
+                (_, Some(name)) => {
+                    if let Some(&(field, mask, _)) = masks.iter().find(|m| m.1 != 0) {
+                        return Err(ModeError::new(
+                            field,
+                            "--goal",
+                            format!(
                             "is {mask:#x}: only a custom goal has masks ({} has its own pieces)",
                             name.as_str()
                         ),
-                    ));
+                        ));
+                    }
+                    Goal::named(name)
                 }
-                Goal::named(name)
-            }
-            (_, None) => {
-                if let Some(&(field, mask, bits)) = masks.iter().find(|m| m.1 >> m.2 != 0) {
-                    return Err(ModeError::new(
-                        field,
-                        "--goal",
-                        format!("is {mask:#x}: give a mask of the {bits} positions' bits"),
-                    ));
+                (_, None) => {
+                    if let Some(&(field, mask, bits)) = masks.iter().find(|m| m.1 >> m.2 != 0) {
+                        return Err(ModeError::new(
+                            field,
+                            "--goal",
+                            format!("is {mask:#x}: give a mask of the {bits} positions' bits"),
+                        ));
+                    }
+                    // in range: checked just above
+                    Goal::custom(Pieces {
+                        place_corners: g.place_corners as u8,
+                        place_edges: g.place_edges as u16,
+                        orient_corners: g.orient_corners as u8,
+                        orient_edges: g.orient_edges as u16,
+                        slice: false,
+                    })
+                    .map_err(|reason| ModeError::new("mode.goal", "--goal", reason))?
                 }
-                // in range: checked just above
-                Goal::custom(Pieces {
-                    place_corners: g.place_corners as u8,
-                    place_edges: g.place_edges as u16,
-                    orient_corners: g.orient_corners as u8,
-                    orient_edges: g.orient_edges as u16,
-                    slice: false,
-                })
-                .map_err(|reason| ModeError::new("mode.goal", "--goal", reason))?
-            }
-        };
+            };
         Ok(goal.on_any_face(g.any_face))
     }
 
@@ -569,7 +572,10 @@ mod cube {
                                 .find(|&f| image(s, f) == standard)
                                 .map_or('?', Face::letter)
                         };
-                        (format!("with D on {}, F on {}", on(Face::D), on(Face::F)), s)
+                        (
+                            format!("with D on {}, F on {}", on(Face::D), on(Face::F)),
+                            s,
+                        )
                     })
                     .collect(),
             };
@@ -647,7 +653,14 @@ mod tests {
         assert_eq!(g.to_string(), "place:DR,DF,DFR;orient:UF");
         assert_eq!(Goal::parse(&g.to_string()), Ok(g));
         assert_eq!(Goal::from_wire(&g.to_wire()), Ok(g));
-        for bad in ["", "crosses", "place:", "place:XY", "put:DF", "place:DF;slice"] {
+        for bad in [
+            "",
+            "crosses",
+            "place:",
+            "place:XY",
+            "put:DF",
+            "place:DF;slice",
+        ] {
             assert!(Goal::parse(bad).is_err(), "{bad}");
         }
     }

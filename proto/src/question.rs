@@ -822,7 +822,9 @@ mod tests {
             let e = opt.with_target(5).and_then(|t| t.with_goal(Some(g)));
             assert!(e.is_err_and(|e| e.field == "mode.goal"));
         }
-        let e = Question::two_phase(20).with_goal(Some(cross)).expect_err("two-phase");
+        let e = Question::two_phase(20)
+            .with_goal(Some(cross))
+            .expect_err("two-phase");
         assert_eq!((e.field, e.flag), ("mode.goal", "--goal"));
         let wire = Mode {
             goal: Some(cross.to_wire()),

@@ -235,7 +235,9 @@ mod tests {
             "optimal (HTM), turns U,R, to state 12"
         );
         assert_eq!(mode_text(None), "two-phase, at most 20 moves");
-        let goal = crate::goal::Goal::parse("xcross").expect("goal").on_any_face(true);
+        let goal = crate::goal::Goal::parse("xcross")
+            .expect("goal")
+            .on_any_face(true);
         let q = Question::new(
             Algorithm::DepthLimited { max_depth: 9 },
             crate::question::Metric::Qtm,

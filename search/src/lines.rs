@@ -20,7 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cubefleet_proto::ResultStatus;
-use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat, MoveSeq, Tables};
+use cubefleet_tables::{
+    is_blank_or_comment, parse_position, CubieCube, InputFormat, MoveSeq, Tables,
+};
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
 use crate::metric::TurnCost;

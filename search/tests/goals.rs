@@ -198,27 +198,28 @@ fn has_dr(c: &Cube) -> bool {
 
 /// The cross state: where each D-layer edge piece is and where its D sticker faces.
 fn cross_state(c: &Cube) -> Vec<(V, V)> {
-    let mut state: Vec<(V, V, V)> = c
-        .0
-        .iter()
-        .filter(|s| s.2 == [0, -1, 0] && s.0.iter().filter(|&&x| x == 0).count() == 1)
-        .map(|s| {
-            // the piece's other colour names it
-            let other = c
-                .0
-                .iter()
-                .find(|t| t.0 == s.0 && t.1 != s.1)
-                .expect("an edge has two stickers");
-            (other.2, s.0, s.1)
-        })
-        .collect();
+    let mut state: Vec<(V, V, V)> =
+        c.0.iter()
+            .filter(|s| s.2 == [0, -1, 0] && s.0.iter().filter(|&&x| x == 0).count() == 1)
+            .map(|s| {
+                // the piece's other colour names it
+                let other =
+                    c.0.iter()
+                        .find(|t| t.0 == s.0 && t.1 != s.1)
+                        .expect("an edge has two stickers");
+                (other.2, s.0, s.1)
+            })
+            .collect();
     state.sort();
     state.into_iter().map(|(_, p, n)| (p, n)).collect()
 }
 
 /// The edge orientation state: each edge position's orientation.
 fn eo_state(c: &Cube) -> Vec<bool> {
-    positions(1).into_iter().map(|p| c.edge_oriented(p)).collect()
+    positions(1)
+        .into_iter()
+        .map(|p| c.edge_oriented(p))
+        .collect()
 }
 
 /// The turns of `faces`, each as (face, quarter turns, cost in `metric`).
@@ -290,13 +291,19 @@ fn solve_checked(
     let mut model = Cube::solved();
     model.apply(path);
     model.apply(&text);
-    assert!(reached(&model), "{text} does not reach the goal from {path}");
+    assert!(
+        reached(&model),
+        "{text} does not reach the goal from {path}"
+    );
     assert!(
         text.split_whitespace().all(|t| faces.contains(&t[..1])),
         "{text} turns outside {faces}"
     );
     assert!(out.optimal && out.status == Status::Solved);
-    Some(q.metric().length_of(sol.0.iter().map(|m| m.quarter_turns())))
+    Some(
+        q.metric()
+            .length_of(sol.0.iter().map(|m| m.quarter_turns())),
+    )
 }
 
 /// Every cross state's distance from the breadth-first search equals the goal search's length
@@ -336,7 +343,13 @@ fn cross_lengths_are_the_breadth_first_distances() {
             };
             let cube = CubieCube::from_moves(&MoveSeq::parse(path).expect("parses").0);
             if d > 0 {
-                let out = solver.solve(&cube, &dl(d as u32 - 1), 0, &Budget::unlimited(), &mut |_| {});
+                let out = solver.solve(
+                    &cube,
+                    &dl(d as u32 - 1),
+                    0,
+                    &Budget::unlimited(),
+                    &mut |_| {},
+                );
                 assert_eq!(out.status, Status::NoneWithin, "{path}");
                 assert_eq!(out.lower_bound, d as u32);
             }

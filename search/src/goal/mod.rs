@@ -246,7 +246,8 @@ impl GoalSearcher {
             // every alternative's table shows its coordinate never reaches the goal
             return self.end(Status::Unreachable, 0);
         }
-        self.path.resize(MAX_DEPTH as usize + 2, Move::from_index(0));
+        self.path
+            .resize(MAX_DEPTH as usize + 2, Move::from_index(0));
         let mut d = start_lower_bound.max(u32::from(least));
         loop {
             if max_depth.is_some_and(|max| d > max) {
@@ -329,7 +330,7 @@ impl GoalSearcher {
             return Pass::None;
         }
         self.nodes += 1;
-        if self.nodes % CHECK_EVERY == 0 && budget.exhausted() {
+        if self.nodes.is_multiple_of(CHECK_EVERY) && budget.exhausted() {
             return Pass::Stopped;
         }
         for m in moves_in(AFTER[last] & b.moves) {

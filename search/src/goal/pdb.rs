@@ -98,7 +98,9 @@ static SLICE: LazyLock<SliceRanks> = LazyLock::new(|| {
 
 /// The set of positions holding the slice edges (pieces 8 to 11).
 fn slice_set(c: &CubieCube) -> u16 {
-    (0..12).filter(|&p| (8..12).contains(&c.ep[p])).fold(0, |s, p| s | 1 << p)
+    (0..12)
+        .filter(|&p| (8..12).contains(&c.ep[p]))
+        .fold(0, |s, p| s | 1 << p)
 }
 
 /// Ranks the positions `pos` among `n` (distinct, each below `n`) as a partial permutation.
@@ -152,7 +154,11 @@ impl Spec {
                 oriented,
             } => {
                 let (e, c) = (edges.count_ones(), corners.count_ones());
-                let o = if oriented { (1 << e) * 3usize.pow(c) } else { 1 };
+                let o = if oriented {
+                    (1 << e) * 3usize.pow(c)
+                } else {
+                    1
+                };
                 arrangements(12, e as usize) * arrangements(8, c as usize) * o
             }
             Spec::EdgeOrient { slice, .. } => 2048 * if slice { N_SLICE } else { 1 },
