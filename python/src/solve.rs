@@ -325,7 +325,7 @@ fn solve_lines(
             ));
         }
     }
-    let tables = crate::tables::get(py, !req.mode.is_two_phase())?;
+    let tables = crate::tables::get(py, cubefleet_search::reads_bound_table(&req.mode))?;
     let cancel = Arc::new(AtomicBool::new(false));
     let req = Request {
         cancel: Some(cancel.clone()),
@@ -372,7 +372,7 @@ pub(crate) fn solve(
     if let Err(e) = parse_position(position, req.format) {
         return Err(crate::invalid_position(py, &e.to_string(), None, position));
     }
-    let tables = crate::tables::get(py, !req.mode.is_two_phase())?;
+    let tables = crate::tables::get(py, cubefleet_search::reads_bound_table(&req.mode))?;
     interruptible(py, &cancel, || {
         let mut solver = Solver::new(&tables);
         SolveResult(solve_line(&mut solver, &tables, &req, threads, 0, position))

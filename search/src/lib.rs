@@ -224,6 +224,13 @@ impl Plan {
     }
 }
 
+/// True when a search of `question` reads a huge, giant or colossal table when one is loaded:
+/// an optimal or depth-limited search of the whole cube (a goal search has tables of its own,
+/// [`goal`]; a two-phase search none).
+pub fn reads_bound_table(question: &Question) -> bool {
+    !question.is_two_phase() && question.goal().is_none()
+}
+
 /// The cube of the position a question asks for: its target's state (the solved cube when it
 /// has none). A target index is below the number of states (a [`Question`]'s invariant), so
 /// every question has one.

@@ -46,9 +46,9 @@ impl TablesArgs {
     }
 
     /// The tables a search of `mode` reads: the giant or huge table only for optimal and
-    /// depth-limited searches.
+    /// depth-limited searches of the whole cube (`cubefleet_search::reads_bound_table`).
     pub(crate) fn load_for(&self, mode: &Question) -> anyhow::Result<cubefleet_tables::Tables> {
-        let optimal_bound = !mode.is_two_phase();
+        let optimal_bound = cubefleet_search::reads_bound_table(mode);
         let tables = crate::progress::load_tables(&self.dir(), !self.no_build, optimal_bound)?;
         if optimal_bound && tables.optimal_bound.is_none() {
             eprintln!("{}", no_bound_table_note(&self.dir()));

@@ -195,6 +195,21 @@ impl Branch {
     fn bound(&self, c: &CubieCube) -> u8 {
         self.tables.iter().map(|t| t.bound(c)).max().unwrap_or(0)
     }
+
+    /// The node's bound when it is at most `left`, None as soon as one table's is above it
+    /// (most children are cut by the first table read, the one of the most pieces).
+    #[inline]
+    fn bound_within(&self, c: &CubieCube, left: u32) -> Option<u32> {
+        let mut h = 0;
+        for t in &self.tables {
+            let b = u32::from(t.bound(c));
+            if b > left {
+                return None;
+            }
+            h = h.max(b);
+        }
+        Some(h)
+    }
 }
 
 /// How a depth-first pass ended.
@@ -319,10 +334,10 @@ impl GoalSearcher {
         metric: crate::optimal::Metric,
         budget: &Budget,
     ) -> Pass {
-        let h = b.bound(c);
-        if h == UNREACHED || g + u32::from(h) > bound {
+        // UNREACHED is above every bound a pass is run with (at most MAX_DEPTH)
+        let Some(h) = b.bound_within(c, bound - g) else {
             return Pass::None;
-        }
+        };
         if h == 0 && b.alt.pieces.reached(c) {
             return Pass::Found(depth);
         }
