@@ -17,17 +17,19 @@
 //! in one order), which loses no shortest solution in either metric.
 //!
 //! Tables per alternative ([`specs`]): its placed pieces in groups of four tracked together
-//! (position and orientation; at most 266,112 values each), a second grouping shifted by two
-//! pieces when there are more than four (so pieces of different groups meet in one), the eight
+//! (position and orientation; at most 266,112 values each; groups of five, at most 5,322,240
+//! values, for a goal of more than eight placed pieces), a second grouping shifted by two
+//! pieces when there is more than one group (so pieces of different groups meet in one), the eight
 //! corners' places alone when five or more corners are placed, and the edge and corner
 //! orientations (with the E-slice edges' places for `dr`) when the goal orients pieces or
 //! places more than four. Memory and first-use build time on one core (cached per process,
 //! per move set and metric): `cross` one table of 190 KB, under 0.2 s; `xcross` 10 tables
-//! (four slots) of up to 266 KB, about 1 s; `eo` 2 KB; `dr` two of about 1 MB, about 1 s;
-//! `f2l`, `corners` and `edges` a few tables of up to 266 KB, about 1 s. The searches of
-//! `cross`, `xcross`, `eo` and `dr` take milliseconds; `corners` seconds; `f2l` and `edges`,
-//! whose optimal lengths are far above what their small tables bound, can take minutes or
-//! more for a scrambled cube (a time budget or a depth limit bounds them).
+//! (four slots) of up to 266 KB, about 1.5 s; `eo` 2 KB; `dr` two of about 1 MB, about 1 s;
+//! `corners` a few tables of up to 136 KB, under 1 s; `f2l` and `edges` six tables of 3 to
+//! 5.3 MB (about 20 MB), about 20 s. The searches of `cross`, `xcross`, `eo` and `dr` take
+//! milliseconds, `corners` and `edges` seconds; `f2l`, whose optimal lengths (up to about 16)
+//! are far above what its tables bound, from seconds to minutes for a scrambled cube (a time
+//! budget or a depth limit bounds it).
 
 pub(crate) mod pdb;
 
@@ -105,8 +107,12 @@ pub fn parse(text: &str) -> Result<Goal, String> {
 /// The budget is checked once every this many nodes (a power of two).
 const CHECK_EVERY: u64 = 4096;
 
-/// The most pieces a table tracks together.
+/// The most pieces a table tracks together: four (at most 266,112 values, built in a fraction
+/// of a second), or five for a goal of more than [`LARGE`] placed pieces (at most 5,322,240
+/// values, a few seconds each, for goals whose optimal lengths need the stronger bound).
 const GROUP: usize = 4;
+/// Placed pieces above which a goal's tables track [`GROUP`] + 1 pieces together.
+const LARGE: usize = 8;
 
 /// The tables that bound the distance to `p` (see the module's documentation).
 pub(crate) fn specs(p: &Pieces) -> Vec<Spec> {
@@ -131,11 +137,16 @@ pub(crate) fn specs(p: &Pieces) -> Vec<Spec> {
             .fold(0, |m, &(_, k)| m | 1 << k),
         oriented: true,
     };
-    let mut specs: Vec<Spec> = pieces.chunks(GROUP).map(group).collect();
-    if pieces.len() > GROUP {
+    let size = if pieces.len() > LARGE {
+        GROUP + 1
+    } else {
+        GROUP
+    };
+    let mut specs: Vec<Spec> = pieces.chunks(size).map(group).collect();
+    if pieces.len() > size {
         let mut shifted = pieces.clone();
         shifted.rotate_left(2);
-        specs.extend(shifted.chunks(GROUP).map(group));
+        specs.extend(shifted.chunks(size).map(group));
     }
     if p.place_corners.count_ones() >= 5 {
         specs.push(Spec::Tracked {

@@ -122,7 +122,10 @@ mod tests {
             }),
             ..default_mode()
         };
-        assert_ne!(batch_id(&all, &default_mode()), batch_id(&all, &goal(false)));
+        assert_ne!(
+            batch_id(&all, &default_mode()),
+            batch_id(&all, &goal(false))
+        );
         assert_ne!(batch_id(&all, &goal(true)), batch_id(&all, &goal(false)));
     }
 }
