@@ -440,6 +440,165 @@ fn submit_to_a_position_through_a_fleet() {
     assert_eq!(rows[0]["length"], 2);
 }
 
+/// True when the D-layer edges of `row`'s input are home and unflipped after its solution (the
+/// bottom cross, read from the cubie level here: DR DF DL DB are positions 4 to 7), and the
+/// row names the goal.
+fn reaches_cross(row: &serde_json::Value, goal: &str) -> u64 {
+    let input = row["input"].as_str().expect("an input");
+    let solution = row["solution"].as_str().expect("a solution");
+    let turns = cubefleet_tables::MoveSeq::parse(solution).expect("turns");
+    let c = cube_of(input).apply_moves(&turns.0);
+    assert_eq!(
+        (&c.ep[4..8], &c.eo[4..8]),
+        (&[4, 5, 6, 7][..], &[0; 4][..]),
+        "{row}"
+    );
+    assert_eq!(row["goal"], goal, "{row}");
+    assert_eq!(row["goal_reached"], "cross on D", "{row}");
+    row["length"].as_u64().expect("a length")
+}
+
+/// `solve --goal`: the shortest sequence to the goal, the row naming the goal and where it was
+/// reached (on any face: the first face whose cross is there); a facelet mask reads as its
+/// pieces. A goal that is no goal, one without an exact search, one with `--to`, and `--on`
+/// without a goal are refused naming the flag.
+#[test]
+fn solve_to_a_goal_names_it_and_reaches_it() {
+    let rows = common::json_rows(common::cubefleet().args([
+        "solve",
+        "--format",
+        "json",
+        "--optimal",
+        "--goal",
+        "cross",
+        "R F",
+        "R U",
+    ]));
+    assert_eq!(reaches_cross(&rows[0], "cross"), 2);
+    assert_eq!(reaches_cross(&rows[1], "cross"), 1);
+    assert_eq!(rows[0]["optimal"], true);
+    // D turns break the D cross only: on any face, the U cross is there already
+    let rows = common::json_rows(common::cubefleet().args([
+        "solve",
+        "--format",
+        "json",
+        "--max-depth",
+        "3",
+        "--goal",
+        "cross",
+        "--on",
+        "any-face",
+        "D",
+    ]));
+    assert_eq!(rows[0]["length"], 0, "{rows:?}");
+    assert_eq!(rows[0]["goal"], "cross on any face");
+    assert_eq!(rows[0]["goal_reached"], "cross on U");
+    // the cross as a facelet mask: the D face's edge stickers and those beside them
+    let mut mask = vec![b'.'; 54];
+    for i in [28, 30, 32, 34, 25, 16, 43, 52] {
+        mask[i] = b"UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB"[i];
+    }
+    let mask = String::from_utf8(mask).expect("ascii");
+    let rows = common::json_rows(common::cubefleet().args([
+        "solve",
+        "--format",
+        "json",
+        "--optimal",
+        "--goal",
+        &mask,
+        "R F",
+    ]));
+    assert_eq!(rows[0]["goal"], "place:DR,DF,DL,DB", "{rows:?}");
+    assert_eq!(rows[0]["length"], 2, "{rows:?}");
+    let text = common::cubefleet()
+        .args(["solve", "--optimal", "--goal", "cross", "R F"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("(2: cross on D)"), "{text}");
+    for before in [
+        vec!["solve", "R U"],
+        vec!["run", "missing.txt"],
+        vec!["submit", "missing.txt"],
+    ] {
+        for flags in [
+            vec!["--optimal", "--goal", "crosses"],
+            vec!["--optimal", "--goal", "place:XY"],
+            vec!["--goal", "cross"],
+            vec!["--optimal", "--goal", "cross", "--to", "R U"],
+            vec!["--optimal", "--on", "any-face"],
+        ] {
+            let stderr = refused(&before, &flags);
+            assert!(stderr.contains("--goal"), "{flags:?}: {stderr}");
+        }
+    }
+}
+
+/// `run --goal` through the job system (the coordinator checks each solution against the goal)
+/// and `submit --goal --on any-face` to a coordinator and a worker, each its own process:
+/// every row reaches the goal and names it, the lengths are the shortest.
+#[test]
+fn goals_through_the_job_system_and_a_fleet() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("goal.txt");
+    std::fs::write(&file, "R F\nR U\nU2\n").expect("write");
+    let rows = common::json_rows(
+        common::cubefleet()
+            .args(["run", "--optimal", "--goal", "cross", "--no-build"])
+            .args(["--threads", "2"])
+            .arg(&file)
+            .arg("--data")
+            .arg(dir.path().join("run")),
+    );
+    let lengths: Vec<u64> = rows.iter().map(|r| reaches_cross(r, "cross")).collect();
+    assert_eq!(lengths, [2, 1, 0], "{rows:?}");
+    let (_coordinator, url) = common::coordinator(&dir.path().join("data"));
+    let _worker = common::worker("w-goal", &url);
+    let file = file.to_str().expect("utf-8");
+    let out = common::client(
+        &url,
+        &[
+            "submit",
+            file,
+            "--goal",
+            "cross",
+            "--on",
+            "any-face",
+            "--optimal",
+            "--wait",
+        ],
+    );
+    let batch = out.trim().lines().last().expect("the batch id").to_string();
+    let rows: Vec<serde_json::Value> = common::client(&url, &["results", &batch])
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    // F' brings back the L cross (R leaves it alone); R' the D cross (U leaves it alone, and
+    // D comes before L); U2 leaves D's
+    for (row, (length, face)) in rows.iter().zip([(1, "L"), (1, "D"), (0, "D")]) {
+        assert_eq!(row["status"], "solved", "{row}");
+        assert_eq!(row["goal"], "cross on any face", "{row}");
+        assert_eq!(row["length"], length, "{row}");
+        assert_eq!(row["goal_reached"], format!("cross on {face}"), "{row}");
+        let c = cube_of(row["input"].as_str().expect("input")).apply_moves(
+            &cubefleet_tables::MoveSeq::parse(row["solution"].as_str().expect("solution"))
+                .expect("turns")
+                .0,
+        );
+        // the L cross: UL FL BL DL (positions 2, 9, 10, 6); the D cross: 4 to 7
+        let home = |p: &[usize]| p.iter().all(|&i| c.ep[i] == i as u8 && c.eo[i] == 0);
+        assert!(
+            home(if face == "L" {
+                &[2, 9, 10, 6]
+            } else {
+                &[4, 5, 6, 7]
+            }),
+            "{row}"
+        );
+    }
+}
+
 /// `--addr-file` where no file can be written (a missing directory, a directory itself): the
 /// process stops with an error naming the flag, exit code 2, instead of serving addresses
 /// nobody can read.

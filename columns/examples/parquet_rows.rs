@@ -50,6 +50,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             confirmed_by: &[],
             moves: None,
             to: None,
+            goal: None,
         })?;
     }
     let (rows, _) = w.finish()?;

@@ -25,6 +25,7 @@
 //! | `confirmed_by` | list of utf8 | never (empty: no confirmations) | 2 |
 //! | `moves` | utf8 | every turn was allowed (the search had no move set) | 3 |
 //! | `to` | utf8 | the position was solved (the search had no other target) | 4 |
+//! | `goal` | utf8 | the whole cube was solved (the search had no partial goal) | 5 |
 //!
 //! Columns are only ever added, at the end, each with a new [`SCHEMA_VERSION`], which the
 //! schema's metadata (and so every Parquet file's) carries under [`SCHEMA_VERSION_KEY`]; a
@@ -61,10 +62,10 @@ use parquet::file::reader::ChunkReader;
 pub const ROW_GROUP_ROWS: usize = 65_536;
 
 /// The version of [`schema`]: 1 the eleven columns from `index` to `error`; 2 adds `worker`,
-/// `claimed` and `confirmed_by`; 3 adds `moves`; 4 adds `to`. Raised by one with every
+/// `claimed` and `confirmed_by`; 3 adds `moves`; 4 adds `to`; 5 adds `goal`. Raised by one with every
 /// column added (columns are never renamed, retyped or removed), so a reader knows which
 /// columns a file must have.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The key of the schema version (decimal) in the schema's metadata and in a Parquet file's
 /// key-value metadata (for readers that do not decode the Arrow schema a file embeds).
@@ -130,6 +131,9 @@ pub struct Row<'a> {
     /// The facelet string of the position the solution reaches (`--to`); `None` when it is
     /// the solved cube.
     pub to: Option<&'a str>,
+    /// The partial goal the solution reaches (`--goal`: its name or piece list, and ` on any
+    /// face`); `None` when it solves the whole cube.
+    pub goal: Option<&'a str>,
 }
 
 /// The field of a `confirmed_by` list's items: worker names, never null.
@@ -143,6 +147,7 @@ fn since(name: &str) -> u32 {
         "worker" | "claimed" | "confirmed_by" => 2,
         "moves" => 3,
         "to" => 4,
+        "goal" => 5,
         _ => FIRST_VERSION,
     }
 }
@@ -173,6 +178,7 @@ pub fn schema() -> SchemaRef {
                     Field::new("confirmed_by", DataType::List(name_item()), false),
                     Field::new("moves", DataType::Utf8, true),
                     Field::new("to", DataType::Utf8, true),
+                    Field::new("goal", DataType::Utf8, true),
                 ],
                 metadata.into(),
             ))
@@ -195,7 +201,7 @@ pub fn schema_version(schema: &Schema) -> Result<u32, Error> {
 
 /// `batch`, of result columns of any schema version, as a batch of the current [`schema`]:
 /// each column taken by its name, those its version did not have yet made of their "none"
-/// (`worker`, `moves` and `to` null, `claimed` false, `confirmed_by` empty). Columns of a
+/// (`worker`, `moves`, `to` and `goal` null, `claimed` false, `confirmed_by` empty). Columns of a
 /// newer version than this build's are left out (columns are only ever added). An error when
 /// a column its version has is missing or of another type: then it is no results file.
 pub fn upgrade(batch: &RecordBatch) -> Result<RecordBatch, Error> {
@@ -228,7 +234,7 @@ pub fn upgrade(batch: &RecordBatch) -> Result<RecordBatch, Error> {
 /// `rows` values of a column added after version 1, for a batch whose version did not have it.
 fn absent(name: &str, rows: usize) -> Result<ArrayRef, Error> {
     Ok(match name {
-        "worker" | "moves" | "to" => arrow_array::new_null_array(&DataType::Utf8, rows),
+        "worker" | "moves" | "to" | "goal" => arrow_array::new_null_array(&DataType::Utf8, rows),
         "claimed" => Arc::new(BooleanArray::from(vec![false; rows])),
         "confirmed_by" => {
             let mut lists = ListBuilder::new(StringBuilder::new()).with_field(name_item());
@@ -259,6 +265,7 @@ pub struct Columns {
     confirmed_by: ListBuilder<StringBuilder>,
     moves: StringBuilder,
     to: StringBuilder,
+    goal: StringBuilder,
     /// Rows pushed since the last [`Columns::finish`].
     rows: usize,
 }
@@ -289,6 +296,7 @@ impl Columns {
             confirmed_by: ListBuilder::new(StringBuilder::new()).with_field(name_item()),
             moves: StringBuilder::new(),
             to: StringBuilder::new(),
+            goal: StringBuilder::new(),
             rows: 0,
         }
     }
@@ -315,6 +323,7 @@ impl Columns {
         self.confirmed_by.append(true);
         self.moves.append_option(row.moves);
         self.to.append_option(row.to);
+        self.goal.append_option(row.goal);
         self.rows += 1;
     }
 
@@ -347,6 +356,7 @@ impl Columns {
             Arc::new(self.confirmed_by.finish()),
             Arc::new(self.moves.finish()),
             Arc::new(self.to.finish()),
+            Arc::new(self.goal.finish()),
         ];
         self.rows = 0;
         Ok(RecordBatch::try_new(schema(), columns)?)
@@ -560,6 +570,7 @@ mod tests {
             confirmed_by: confirmers(i),
             moves: (i % 4 == 1).then_some("U,R"),
             to: (i % 5 == 2).then_some(TO),
+            goal: (i % 6 == 3).then_some("cross on any face"),
         }
     }
 
@@ -568,7 +579,7 @@ mod tests {
 
     /// The rows of a results file as the reader gives them, each as owned values of
     /// (`index`, `status`, `solution`, `error`, `worker`, `claimed`, `confirmed_by`, `moves`,
-    /// `to`).
+    /// `to`, `goal`).
     type Read = (
         u64,
         String,
@@ -577,6 +588,7 @@ mod tests {
         Option<String>,
         bool,
         Vec<String>,
+        Option<String>,
         Option<String>,
         Option<String>,
     );
@@ -590,6 +602,7 @@ mod tests {
             let (index, status, solution) = (col("index"), col("status"), col("solution"));
             let (error, worker, claimed) = (col("error"), col("worker"), col("claimed"));
             let (confirmed_by, moves, to) = (col("confirmed_by"), col("moves"), col("to"));
+            let goal = col("goal");
             let status = status.as_dictionary::<Int8Type>();
             let statuses = status.values().as_string::<i32>();
             let text = |a: &ArrayRef, k: usize| {
@@ -611,6 +624,7 @@ mod tests {
                         .collect(),
                     text(&moves, k),
                     text(&to, k),
+                    text(&goal, k),
                 ));
             }
         }
@@ -631,10 +645,11 @@ mod tests {
             if new { r.confirmed_by.to_vec() } else { vec![] },
             r.moves.filter(|_| version >= 3).map(str::to_string),
             r.to.filter(|_| version >= 4).map(str::to_string),
+            r.goal.filter(|_| version >= 5).map(str::to_string),
         )
     }
 
-    /// A file as the writer of schema `version` (1 to 3) made it: the columns of that version,
+    /// A file as the writer of schema `version` (1 to 4) made it: the columns of that version,
     /// and (version 1) no version in the schema or in the file's key-value metadata.
     fn old_file(rows: u64, version: u32) -> std::fs::File {
         let kept = schema()
@@ -649,7 +664,7 @@ mod tests {
             std::collections::HashMap::new()
         };
         let old = Arc::new(Schema::new_with_metadata(fields, metadata));
-        assert!(old.field_with_name("to").is_err());
+        assert!(old.field_with_name("goal").is_err());
         let mut columns = Columns::new();
         for i in 0..rows {
             columns.push(&row(i));
@@ -700,8 +715,9 @@ mod tests {
 
     /// A file of the current version reads back as written, the version in its metadata
     /// (Arrow's and Parquet's own); a file of version 1 (without `worker`, `claimed`,
-    /// `confirmed_by`, `moves` and `to`), 2 (without `moves` and `to`) or 3 (without `to`) reads
-    /// as the same rows with those columns' "none".
+    /// `confirmed_by`, `moves`, `to` and `goal`), 2 (without `moves`, `to` and `goal`), 3
+    /// (without `to` and `goal`) or 4 (without `goal`) reads as the same rows with those
+    /// columns' "none".
     #[test]
     fn files_of_either_schema_version_read_as_the_current_schema() {
         let n = 1000;
@@ -721,7 +737,7 @@ mod tests {
             .expect("key-values");
         assert!(kv
             .iter()
-            .any(|e| e.key == SCHEMA_VERSION_KEY && e.value.as_deref() == Some("4")));
+            .any(|e| e.key == SCHEMA_VERSION_KEY && e.value.as_deref() == Some("5")));
         let reader = ParquetReader::new(file).expect("reader");
         assert_eq!(reader.version(), SCHEMA_VERSION);
         let want: Vec<_> = (0..n).map(|i| expected(i, SCHEMA_VERSION)).collect();
@@ -730,8 +746,9 @@ mod tests {
         assert!(got.iter().any(|r| r.6.len() == 2) && got.iter().any(|r| r.4.is_none()));
         assert!(got.iter().any(|r| r.7.is_some()) && got.iter().any(|r| r.7.is_none()));
         assert!(got.iter().any(|r| r.8.is_some()) && got.iter().any(|r| r.8.is_none()));
+        assert!(got.iter().any(|r| r.9.is_some()) && got.iter().any(|r| r.9.is_none()));
 
-        for version in [1, 2, 3] {
+        for version in [1, 2, 3, 4] {
             let reader = ParquetReader::new(old_file(n, version)).expect("reader");
             assert_eq!(reader.version(), version);
             let want: Vec<_> = (0..n).map(|i| expected(i, version)).collect();
@@ -769,7 +786,7 @@ mod tests {
         assert!(upgrade(&without("nothing", Some("0"))).is_err());
         // a newer version's columns this build does not know are left out
         assert_eq!(
-            upgrade(&without("nothing", Some("5")))
+            upgrade(&without("nothing", Some("6")))
                 .expect("newer")
                 .num_columns(),
             schema().fields().len()

@@ -12,6 +12,7 @@
 //! | `Optimal.metric`, `DepthLimited.metric` | unspecified (HTM), HTM or QTM |
 //! | `Mode.moves` | 0 (every turn), or a mask of the 18 turns in which each face gives all its turns, its half turn or none; only with an optimal or depth-limited search |
 //! | `Mode.to_high`, `Mode.to_low` | a state index `to_high << 64 \| to_low` below `cubefleet_proto::question::N_STATES` (0: the solved cube), named `mode.to` |
+//! | `Mode.goal` | unset (the whole cube), or only with an optimal or depth-limited search to the solved cube (named `mode.goal`): `Goal.kind` a named goal or custom (named `mode.goal.kind`); a named goal's masks 0; a custom goal's `place_corners`, `orient_corners` within 8 bits and `place_edges`, `orient_edges` within 12, not all 0 (each named `mode.goal.<field>`) |
 //! | `BatchSpec.batch_id` | at most [`MAX_BATCH_ID`] bytes |
 //! | `BatchSpec.name` | at most [`MAX_BATCH_NAME`] bytes |
 //! | `BatchSpec.content_hash`, `SubmitEnd.content_hash` | at most [`MAX_CONTENT_HASH`] bytes |
@@ -352,6 +353,48 @@ mod tests {
                 },
                 "mode.to",
             ),
+            (
+                Mode {
+                    goal: Some(cubefleet_proto::Goal {
+                        kind: 77,
+                        ..Default::default()
+                    }),
+                    ..with(depth(5, 1), 0.0)
+                },
+                "mode.goal.kind",
+            ),
+            (
+                Mode {
+                    goal: Some(cubefleet_proto::Goal {
+                        kind: cubefleet_proto::GoalKind::Custom as i32,
+                        orient_edges: 1 << 12,
+                        ..Default::default()
+                    }),
+                    ..with(depth(5, 1), 0.0)
+                },
+                "mode.goal.orient_edges",
+            ),
+            (
+                Mode {
+                    goal: Some(cubefleet_proto::Goal {
+                        kind: cubefleet_proto::GoalKind::Cross as i32,
+                        ..Default::default()
+                    }),
+                    ..Mode::default()
+                },
+                "mode.goal",
+            ),
+            (
+                Mode {
+                    goal: Some(cubefleet_proto::Goal {
+                        kind: cubefleet_proto::GoalKind::Eo as i32,
+                        ..Default::default()
+                    }),
+                    to_low: 1,
+                    ..with(optimal(1), 0.0)
+                },
+                "mode.goal",
+            ),
         ] {
             let e = check_mode(&m).expect_err(field);
             assert!(e.to_string().contains(field), "{e}");
@@ -364,6 +407,16 @@ mod tests {
             Mode {
                 to_low: u64::MAX,
                 ..Mode::default()
+            },
+            Mode {
+                goal: Some(cubefleet_proto::Goal {
+                    kind: cubefleet_proto::GoalKind::Custom as i32,
+                    place_corners: 0xff,
+                    orient_edges: 0xfff,
+                    any_face: true,
+                    ..Default::default()
+                }),
+                ..with(depth(40, 2), 0.5)
             },
         ] {
             check_mode(&m).expect("in range");

@@ -34,10 +34,12 @@ pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
 /// restricted move set, which a symmetry maps to other turns (a copy's shortest solution in
 /// the set may be longer, or not exist), or a target other than the solved cube, which a
 /// symmetry or the inversion maps to another target (a copy's answer reaches that one, not
-/// the batch's). Such results are never indexed, so never reused.
+/// the batch's), or a partial goal, which a symmetry turns to another face and the inversion
+/// does not keep (a copy's goal distance is another). Such results are never indexed, so never
+/// reused.
 pub(crate) fn index_key(m: &Mode) -> Option<Vec<u8>> {
     let q = question_of(m);
-    (q.moves().is_all() && !q.has_target()).then(|| q.key())
+    (q.moves().is_all() && !q.has_target() && q.goal().is_none()).then(|| q.key())
 }
 
 #[cfg(test)]
@@ -70,7 +72,21 @@ mod tests {
             to_low,
             ..opt(1)
         };
+        let goal = |text: &str, any_face| Mode {
+            goal: Some(
+                cubefleet_proto::goal::Goal::parse(text)
+                    .expect("goal")
+                    .on_any_face(any_face)
+                    .to_wire(),
+            ),
+            ..opt(1)
+        };
         let keys = [
+            mode_key(&goal("cross", false)),
+            mode_key(&goal("cross", true)),
+            mode_key(&goal("eo", false)),
+            mode_key(&goal("place:DF", false)),
+            mode_key(&goal("place:DR", false)),
             mode_key(&tp(255)),
             mode_key(&tp(256)),
             mode_key(&tp(u32::MAX)),
@@ -100,6 +116,7 @@ mod tests {
         assert_eq!(mode_key(&to(0, 0)), mode_key(&opt(1)));
         // answers to a target or in a move set are never indexed for symmetric copies
         assert!(index_key(&to(0, 1)).is_none() && index_key(&restricted).is_none());
+        assert!(index_key(&goal("cross", false)).is_none());
         assert_eq!(index_key(&to(0, 0)), Some(mode_key(&opt(1))));
     }
 }

@@ -1,5 +1,6 @@
 //! Trust nothing: every reported solution is applied to the position before it is stored, and
-//! must reach the job's target (the solved cube, unless the question names another state).
+//! must reach the job's target (the solved cube, unless the question names another state), or
+//! its partial goal (`--goal`: on any of the goal's faces, told by the goal's own check).
 
 use std::cell::LazyCell;
 
@@ -13,7 +14,8 @@ use crate::mode::question_of;
 /// any worker: when the job's line `input` is a move sequence that makes `cube` and uses only
 /// turns of the question's move set, its inverse solves it. None when the line is not such a
 /// sequence (a facelet string, or turns outside the set), and for a question with a target
-/// (the inverse reaches the solved cube, not the target).
+/// (the inverse reaches the solved cube, not the target). With a goal, the inverse reaches
+/// it too (the solved cube reaches every goal), so its length bounds the goal's distance.
 pub(crate) fn known_length(cube: &CubieCube, input: &str, q: &Question) -> Option<u32> {
     if q.has_target() {
         return None;
@@ -142,6 +144,11 @@ pub(crate) fn verify(
             _ => Err("none_within is only an answer of a depth-limited search".into()),
         };
     }
+    if status == ResultStatus::Unreachable && q.goal().is_some() {
+        // the invariants tell whether the turns solve the whole cube, not whether they reach
+        // a goal: a claim the coordinator cannot check
+        return Err("unreachable is not an answer the coordinator can check for a goal".into());
+    }
     if status == ResultStatus::Unreachable {
         // checked in full: the coordinator finds the invariant itself, on the position whose
         // solutions reach the target (B⁻¹ · cube for the target B: cube · S = B exactly when
@@ -173,7 +180,13 @@ pub(crate) fn verify(
         };
     }
     let moves = solution_moves(c)?;
-    if q.has_target() {
+    if let Some(goal) = q.goal() {
+        if goal.reached_by(&cube.apply_moves(&moves.0)).is_none() {
+            return Err(format!(
+                "`{moves}` does not take the position to the batch's goal ({goal})"
+            ));
+        }
+    } else if q.has_target() {
         if cube.apply_moves(&moves.0) != target_of(&q) {
             return Err(format!(
                 "`{moves}` does not take the position to the batch's target"
@@ -404,6 +417,52 @@ mod tests {
             verify(&cube_of("R U"), 0, || None, &mode, &solved("")).map(|v| v.length),
             Ok(0)
         );
+    }
+
+    /// With a goal, a solution must reach it (on any of its faces when asked): one that does
+    /// not is refused naming the goal, a full solution is one, and an unreachable claim is
+    /// refused (the invariants do not tell a goal's reach).
+    #[test]
+    fn a_solution_must_reach_the_goal() {
+        use cubefleet_proto::goal::Goal;
+        let cube_of =
+            |moves: &str| CubieCube::from_moves(&MoveSeq::parse(moves).expect("parses").0);
+        let optimal = Question::new(
+            Algorithm::Optimal,
+            cubefleet_proto::question::Metric::Htm,
+            cubefleet_proto::question::MoveSet::ALL,
+            None,
+        )
+        .expect("q");
+        let cross = Goal::parse("cross").expect("goal");
+        // an optimal claim of a solution of `n` turns
+        let proven = |solution: &str, n: u32| Completion {
+            optimal: true,
+            lower_bound: n,
+            ..solved(solution)
+        };
+        let mode = optimal.with_goal(Some(cross)).expect("q").to_wire();
+        // R F: the cross is back after F' R' only; R U alone leaves DR out
+        let cube = cube_of("R F");
+        let checked = verify(&cube, 0, || None, &mode, &proven("F' R'", 2));
+        assert_eq!(checked.map(|v| v.length), Ok(2));
+        assert!(verify(&cube, 0, || None, &mode, &proven("F'", 1))
+            .is_err_and(|e| e.contains("does not take the position to the batch's goal (cross)")));
+        // D turns keep the D cross only as a whole: U leaves it, on every face but U's
+        let u = cube_of("U");
+        assert!(verify(&u, 0, || None, &mode, &proven("", 0)).is_ok());
+        let d = cube_of("D");
+        assert!(verify(&d, 0, || None, &mode, &proven("", 0)).is_err());
+        let any = optimal
+            .with_goal(Some(cross.on_any_face(true)))
+            .expect("q")
+            .to_wire();
+        assert!(verify(&d, 0, || None, &any, &proven("", 0)).is_ok());
+        let unreachable = Completion {
+            status: "unreachable".into(),
+            ..Completion::default()
+        };
+        assert!(verify(&d, 0, || None, &mode, &unreachable).is_err_and(|e| e.contains("goal")));
     }
 
     #[test]

@@ -446,6 +446,130 @@ async fn attack_02c_hostile_targets_and_workers_too_old_for_them() {
     server.stop().await;
 }
 
+/// 2d. A goal (`Mode.goal`, protocol revision 7) is checked like every mode field, over raw
+/// gRPC: an unknown or unspecified kind, masks on a named goal, masks out of range, an empty
+/// custom goal, a goal with a two-phase search or with a target are refused naming the field.
+/// A worker of an older revision (which would drop the field and solve the whole cube) is
+/// leased none of such a batch's jobs; a sequence that does not reach the goal is refused, and
+/// one that does is stored with its length.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_02d_hostile_goals_and_workers_too_old_for_them() {
+    use cubefleet_proto::{Goal, GoalKind};
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let with = |goal: Goal, base: Mode| Mode {
+        goal: Some(goal),
+        ..base
+    };
+    let custom = |place_corners, place_edges, orient_corners, orient_edges| Goal {
+        kind: GoalKind::Custom as i32,
+        place_corners,
+        place_edges,
+        orient_corners,
+        orient_edges,
+        any_face: false,
+    };
+    let named = |kind: GoalKind| Goal {
+        kind: kind as i32,
+        ..Goal::default()
+    };
+    for (i, (mode, field)) in [
+        (with(Goal::default(), optimal()), "mode.goal.kind"),
+        (
+            with(
+                Goal {
+                    kind: 1000,
+                    ..Goal::default()
+                },
+                optimal(),
+            ),
+            "mode.goal.kind",
+        ),
+        (
+            with(
+                Goal {
+                    place_edges: 1,
+                    ..named(GoalKind::Cross)
+                },
+                optimal(),
+            ),
+            "mode.goal.place_edges",
+        ),
+        (
+            with(custom(1 << 8, 0, 0, 0), optimal()),
+            "mode.goal.place_corners",
+        ),
+        (
+            with(custom(0, u32::MAX, 0, 0), optimal()),
+            "mode.goal.place_edges",
+        ),
+        (
+            with(custom(0, 1, 0x100, 0), optimal()),
+            "mode.goal.orient_corners",
+        ),
+        (
+            with(custom(0, 1, 0, 1 << 12), optimal()),
+            "mode.goal.orient_edges",
+        ),
+        (with(custom(0, 0, 0, 0), optimal()), "mode.goal"),
+        (with(named(GoalKind::Cross), two_phase(20)), "mode.goal"),
+        (
+            Mode {
+                to_low: 7,
+                ..with(named(GoalKind::Eo), optimal())
+            },
+            "mode.goal",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        refused(
+            submit(
+                &mut alice,
+                submission(&format!("g{i}"), mode, &[], &["R U"]),
+            )
+            .await,
+            Code::InvalidArgument,
+            field,
+        );
+    }
+    let cross = with(named(GoalKind::Cross), optimal());
+    let lines = submission("cross", cross, &[], &["R F"]);
+    assert_eq!(submit(&mut alice, lines).await.unwrap(), 1);
+    let mut farm = as_(&server, FARM).await;
+    let old = register_at(&mut farm, "old", 1, 6).await;
+    assert!(lease(&mut farm, &old, 10).await.is_empty());
+    let new = register(&mut farm, "new", 1).await;
+    let jobs = lease(&mut farm, &new, 10).await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0].mode.as_ref().and_then(|m| m.goal), cross.goal);
+    let id = jobs[0].job_id;
+    // F' alone leaves the DR edge out of place
+    assert_refused(
+        &mut farm,
+        &new,
+        solved(id, "F'", true, 1),
+        "goal",
+        "misses the goal",
+    )
+    .await;
+    let jobs = lease(&mut farm, &new, 10).await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(
+        complete(&mut farm, &new, vec![solved(id, "F' R'", true, 2)])
+            .await
+            .unwrap(),
+        (1, vec![])
+    );
+    let r = job(&mut alice, id).await;
+    assert_eq!(
+        (r.outcome(), r.solution.as_str(), r.length),
+        (ResultStatus::Solved, "F' R'", 2)
+    );
+    server.stop().await;
+}
+
 /// 3. A lying heartbeat no longer makes an honest worker lie: the bound another session
 /// reported is not where the next search starts, and does not count when it reports.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

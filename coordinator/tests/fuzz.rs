@@ -117,6 +117,14 @@ impl Gen {
             moves: self.u32(),
             to_high: self.u64(),
             to_low: self.u64(),
+            goal: self.0.random_bool(0.5).then(|| cubefleet_proto::Goal {
+                kind: self.i32(),
+                place_corners: self.u32(),
+                place_edges: self.u32(),
+                orient_corners: self.u32(),
+                orient_edges: self.u32(),
+                any_face: self.0.random_bool(0.5),
+            }),
         }
     }
     fn progress(&mut self) -> Vec<JobProgress> {

@@ -1,7 +1,8 @@
 //! The one mode type: a [`Question`] is everything a job asks of a search — the algorithm
 //! (two-phase to a length, optimal, depth-limited), the metric lengths are counted in, the
 //! turns the answer may use ([`MoveSet`]), the position the answer must reach (its target, by
-//! state index; the solved cube unless said) and the time budget per position. Its limits and
+//! state index; the solved cube unless said), or the partial goal it must reach instead
+//! ([`Goal`], `--goal`), and the time budget per position. Its limits and
 //! defaults are named here once ([`MAX_DEPTH`], [`MAX_SECONDS`],
 //! [`DEFAULT_MAX_LENGTH`](crate::DEFAULT_MAX_LENGTH)), every value is checked once, when a
 //! question is made ([`Question::new`] from a front end's arguments, [`Question::from_wire`]
@@ -15,6 +16,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::goal::Goal;
 use crate::{mode::Kind, DepthLimited, Mode, Optimal, TwoPhase, DEFAULT_MAX_LENGTH};
 
 /// The deepest depth-limited search, and the highest lower bound a job may resume from, in
@@ -36,6 +38,12 @@ const _: () = assert!(MOVES_PROTOCOL <= crate::PROTOCOL);
 /// `Mode.to_high` and `Mode.to_low`, and would solve to the solved cube.
 pub const TARGET_PROTOCOL: u32 = 6;
 const _: () = assert!(TARGET_PROTOCOL <= crate::PROTOCOL);
+
+/// The protocol revision a worker must speak to be leased a job whose question asks for a
+/// partial goal ([`Question::needs_protocol`]): older workers do not read `Mode.goal`, and
+/// would solve the whole cube.
+pub const GOAL_PROTOCOL: u32 = 7;
+const _: () = assert!(GOAL_PROTOCOL <= crate::PROTOCOL);
 
 /// The number of states of the cube, 43,252,003,274,489,856,000 (`8! * 3^7 * 12! / 2 * 2^11`):
 /// a target's state index is below it. The tables crate's `index::N_STATES`, which a test of
@@ -297,7 +305,7 @@ pub struct ModeError {
 }
 
 impl ModeError {
-    fn new(field: &'static str, flag: &'static str, reason: String) -> ModeError {
+    pub(crate) fn new(field: &'static str, flag: &'static str, reason: String) -> ModeError {
         ModeError {
             field,
             flag,
@@ -324,7 +332,8 @@ impl std::error::Error for ModeError {}
 /// Invariants (kept by every constructor): a two-phase question counts half turns and uses
 /// every turn; a depth-limited one's depth is at most [`MAX_DEPTH`]; a two-phase target is 1
 /// or more; the position to reach is a state index below [`N_STATES`] (0: the solved cube);
-/// the time budget, when there is one, is more than 0 and at most [`MAX_SECONDS`].
+/// the time budget, when there is one, is more than 0 and at most [`MAX_SECONDS`]; a goal
+/// goes only with an optimal or depth-limited search and the solved cube as the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Question {
     algorithm: Algorithm,
@@ -333,6 +342,9 @@ pub struct Question {
     /// The state index of the position a solution must reach, `0..N_STATES`; 0 is the solved
     /// cube.
     to: u128,
+    /// The partial goal a solution must reach instead of the solved cube (None: the whole
+    /// cube).
+    goal: Option<Goal>,
     timeout: Option<Duration>,
 }
 
@@ -358,6 +370,7 @@ impl Question {
             metric: Metric::Htm,
             moves: MoveSet::ALL,
             to: 0,
+            goal: None,
             timeout: None,
         }
     }
@@ -428,6 +441,7 @@ impl Question {
             metric,
             moves,
             to: 0,
+            goal: None,
             timeout,
         })
     }
@@ -443,7 +457,30 @@ impl Question {
                 format!("is state {to}: give a state index below {N_STATES} (0 is solved)"),
             ));
         }
+        if to != 0 && self.goal.is_some() {
+            return Err(goal_with_target());
+        }
         Ok(Question { to, ..self })
+    }
+
+    /// This question with a partial goal (None: the whole cube), refused for a two-phase
+    /// search (it solves the whole cube) and with a target other than the solved cube.
+    pub fn with_goal(self, goal: Option<Goal>) -> Result<Question, ModeError> {
+        if goal.is_some() {
+            if self.is_two_phase() {
+                return Err(ModeError::new(
+                    "mode.goal",
+                    "--goal",
+                    "goes with an optimal or depth-limited search (--optimal, --max-depth); a \
+                     two-phase search solves the whole cube"
+                        .into(),
+                ));
+            }
+            if self.has_target() {
+                return Err(goal_with_target());
+            }
+        }
+        Ok(Question { goal, ..self })
     }
 
     /// The question a protocol mode asks, every field checked (the one reading of a wire
@@ -492,8 +529,10 @@ impl Question {
             },
             a => a,
         };
+        let goal = m.goal.as_ref().map(Goal::from_wire).transpose()?;
         Question::new(algorithm, metric, moves, (seconds > 0.0).then_some(seconds))?
-            .with_target(u128::from(m.to_high) << 64 | u128::from(m.to_low))
+            .with_target(u128::from(m.to_high) << 64 | u128::from(m.to_low))?
+            .with_goal(goal)
     }
 
     /// The protocol form: what [`Question::from_wire`] reads back as this question (a target
@@ -520,6 +559,7 @@ impl Question {
             },
             to_high: (self.to >> 64) as u64,
             to_low: self.to as u64,
+            goal: self.goal.map(|g| g.to_wire()),
         }
     }
 
@@ -549,6 +589,11 @@ impl Question {
         self.to != 0
     }
 
+    /// The partial goal a solution must reach (None: the whole cube, or the target).
+    pub fn goal(&self) -> Option<Goal> {
+        self.goal
+    }
+
     /// The time budget per position (None: none).
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -560,11 +605,14 @@ impl Question {
     }
 
     /// The least protocol revision a worker must speak to answer this question:
-    /// [`TARGET_PROTOCOL`] when it has a target other than the solved cube, else
+    /// [`GOAL_PROTOCOL`] when it has a goal, [`TARGET_PROTOCOL`] when it has a target other
+    /// than the solved cube, else
     /// [`MOVES_PROTOCOL`] when it restricts the turns, else 0 (any). Never above this build's
     /// [`crate::PROTOCOL`] (a coordinator's lease relies on it).
     pub fn needs_protocol(&self) -> u32 {
-        if self.has_target() {
+        if self.goal.is_some() {
+            GOAL_PROTOCOL
+        } else if self.has_target() {
             TARGET_PROTOCOL
         } else if !self.moves.is_all() {
             MOVES_PROTOCOL
@@ -575,9 +623,9 @@ impl Question {
 
     /// A short key naming what a result answers (two results with equal keys are
     /// interchangeable): the algorithm, its whole target length or depth, the metric, the move
-    /// set when it restricts, and the position to reach when it is not the solved cube (so an
-    /// unrestricted question to the solved cube has the key earlier versions made). The time
-    /// budget is left out.
+    /// set when it restricts, the position to reach when it is not the solved cube, and the
+    /// goal when there is one (so an unrestricted question to the solved cube has the key
+    /// earlier versions made). The time budget is left out.
     pub fn key(&self) -> Vec<u8> {
         let (kind, n) = match self.algorithm {
             Algorithm::TwoPhase { max_length } => (1u8, max_length),
@@ -595,8 +643,21 @@ impl Question {
             key.push(b't');
             key.extend_from_slice(&self.to.to_le_bytes());
         }
+        if let Some(goal) = self.goal {
+            key.push(b'g');
+            key.extend_from_slice(&goal.key());
+        }
         key
     }
+}
+
+/// The refusal of a goal together with a target.
+fn goal_with_target() -> ModeError {
+    ModeError::new(
+        "mode.goal",
+        "--goal",
+        "goes with the solved cube as the target: give --goal or --to, not both".into(),
+    )
 }
 
 #[cfg(test)]
@@ -742,6 +803,35 @@ mod tests {
         let b = Question::two_phase(20).with_target(5 << 8).expect("q");
         assert_ne!(a.key(), b.key());
         assert_eq!(N_STATES, 43_252_003_274_489_856_000);
+    }
+
+    /// A goal goes through the wire, makes its own key and needs revision 7; it is refused with
+    /// a two-phase search and with a target, naming the field.
+    #[test]
+    fn goals_name_their_question() {
+        let ru = MoveSet::parse("R,U").expect("set");
+        let opt = Question::new(Algorithm::Optimal, Metric::Qtm, ru, None).expect("q");
+        let cross = crate::goal::Goal::parse("cross").expect("goal");
+        for g in [cross, cross.on_any_face(true)] {
+            let q = opt.with_goal(Some(g)).expect("a goal");
+            assert_eq!(Question::from_wire(&q.to_wire()), Ok(q));
+            assert_ne!(q.key(), opt.key());
+            assert_eq!(q.needs_protocol(), GOAL_PROTOCOL);
+            let e = q.with_target(5).expect_err("with a target");
+            assert_eq!(e.field, "mode.goal");
+            let e = opt.with_target(5).and_then(|t| t.with_goal(Some(g)));
+            assert!(e.is_err_and(|e| e.field == "mode.goal"));
+        }
+        let e = Question::two_phase(20)
+            .with_goal(Some(cross))
+            .expect_err("two-phase");
+        assert_eq!((e.field, e.flag), ("mode.goal", "--goal"));
+        let wire = Mode {
+            goal: Some(cross.to_wire()),
+            ..Mode::default()
+        };
+        assert!(Question::from_wire(&wire).is_err_and(|e| e.field == "mode.goal"));
+        assert_eq!(opt.with_goal(None), Ok(opt));
     }
 
     /// The keys of unrestricted questions are those earlier versions made; a move set makes

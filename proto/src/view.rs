@@ -176,7 +176,8 @@ impl BatchView {
 
 /// A search in words: `two-phase, at most 20 moves`, `optimal (QTM)`, `within 12 moves (HTM)`,
 /// with `, turns U,R` for a move set, `, to state 12` for a target other than solved (its state
-/// index, which `cubefleet position` shows) and `, 5.00 s each` for a time budget; read through the
+/// index, which `cubefleet position` shows), `, goal cross on any face` for a partial goal and
+/// `, 5.00 s each` for a time budget; read through the
 /// one mode type (a mode out of range, which no coordinator stores, reads as the default).
 pub fn mode_text(m: Option<&crate::Mode>) -> String {
     let q = m
@@ -193,6 +194,9 @@ pub fn mode_text(m: Option<&crate::Mode>) -> String {
     }
     if q.has_target() {
         s.push_str(&format!(", to state {}", q.target()));
+    }
+    if let Some(g) = q.goal() {
+        s.push_str(&format!(", goal {g}"));
     }
     if let Some(t) = q.timeout() {
         s.push_str(&format!(", {} s each", number(t.as_secs_f64())));
@@ -231,6 +235,21 @@ mod tests {
             "optimal (HTM), turns U,R, to state 12"
         );
         assert_eq!(mode_text(None), "two-phase, at most 20 moves");
+        let goal = crate::goal::Goal::parse("xcross")
+            .expect("goal")
+            .on_any_face(true);
+        let q = Question::new(
+            Algorithm::DepthLimited { max_depth: 9 },
+            crate::question::Metric::Qtm,
+            crate::question::MoveSet::ALL,
+            None,
+        )
+        .and_then(|q| q.with_goal(Some(goal)))
+        .expect("question");
+        assert_eq!(
+            mode_text(Some(&q.to_wire())),
+            "within 9 moves (QTM), goal xcross on any face"
+        );
     }
 
     /// A failed job is finished: a batch whose last job failed is finished, at 100 %.

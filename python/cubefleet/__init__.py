@@ -51,6 +51,8 @@ if TYPE_CHECKING:
         metric: Optional[Literal["htm", "qtm"]]
         moves: Optional[str]
         to: Optional[str]
+        goal: Optional[str]
+        on: Optional[Literal["any-face"]]
         input: _Input
         invalid: Literal["raise", "keep"]
 
@@ -125,6 +127,8 @@ def solve(
     timeout: Optional[float] = None,
     *,
     to: Optional[str] = None,
+    goal: Optional[str] = None,
+    on: Optional[Literal["any-face"]] = None,
     threads: int = 1,
     input: _Input = "auto",
 ) -> SolveResult:
@@ -136,6 +140,11 @@ def solve(
     ``to``: the position to reach instead of the solved cube (a move sequence or a facelet
     string, as ``cubefleet solve --to`` takes it): the solution applied to ``position`` gives
     it, and the result's ``to`` is its facelet string.
+    ``goal``: reach a partial goal instead, with the shortest sequence (the optimal search):
+    ``"cross"``, ``"xcross"``, ``"f2l"``, ``"eo"``, ``"dr"``, ``"corners"``, ``"edges"``, a
+    piece list (``"place:DF,DR,DFR;orient:UF"``) or a facelet mask (``.`` for ignored
+    stickers), as ``cubefleet solve --goal`` takes it; ``on="any-face"`` the shortest over
+    the faces (colour neutral). The result's ``goal`` names it and ``goal_reached`` where.
 
     Returns a :class:`SolveResult` (``solution``, ``length``, ``status``, ``optimal``,
     ``millis``, ``nodes``). Status ``solved``, or ``over_target`` when the search ended
@@ -143,7 +152,17 @@ def solve(
 
     Raises :class:`InvalidPosition` when the position is refused.
     """
-    return _native.solve(position, max_length, timeout, to=to, threads=threads, input=input)
+    return _native.solve(
+        position,
+        max_length,
+        timeout,
+        optimal=goal is not None,
+        to=to,
+        goal=goal,
+        on=on,
+        threads=threads,
+        input=input,
+    )
 
 
 def optimal(
@@ -153,6 +172,8 @@ def optimal(
     max_depth: Optional[int] = None,
     moves: Optional[str] = None,
     to: Optional[str] = None,
+    goal: Optional[str] = None,
+    on: Optional[Literal["any-face"]] = None,
     timeout: Optional[float] = None,
     threads: int = 1,
     input: _Input = "auto",
@@ -165,6 +186,7 @@ def optimal(
     ``unreachable`` (with the reason in ``error``) when an invariant of the set shows it.
     ``max_depth``: search only up to this length; status ``none_within`` proves there is none.
     ``to``: the shortest way to this position instead of the solved cube (as in :func:`solve`).
+    ``goal``, ``on``: the shortest way to a partial goal (as in :func:`solve`).
     Random states take seconds to minutes each (much faster with the huge, giant or colossal
     table: ``cubefleet tables build --giant``). ``lower_bound`` says no solution is shorter.
 
@@ -179,6 +201,8 @@ def optimal(
         metric=metric,
         moves=moves,
         to=to,
+        goal=goal,
+        on=on,
         threads=threads,
         input=input,
     )
@@ -205,6 +229,8 @@ def solve_many(
     metric: Optional[Literal["htm", "qtm"]] = None,
     moves: Optional[str] = None,
     to: Optional[str] = None,
+    goal: Optional[str] = None,
+    on: Optional[Literal["any-face"]] = None,
     input: _Input = "auto",
     invalid: Literal["raise", "keep"] = "raise",
     output: Literal["arrow", "list"] = "arrow",
@@ -218,8 +244,8 @@ def solve_many(
     ``millis`` (float64), ``nodes`` (uint64), ``state_index`` (null here), ``error``
     (the reason for a refused line), ``worker`` (null here: no worker searched),
     ``claimed`` (false here), ``confirmed_by`` (list of strings, empty here), ``moves``
-    (the ``moves`` set, null when every turn was allowed) and ``to`` (the facelets of the
-    ``to`` position, null without one).
+    (the ``moves`` set, null when every turn was allowed), ``to`` (the facelets of the
+    ``to`` position, null without one) and ``goal`` (the goal, null without one).
     ``output="list"`` gives :class:`SolveResult` objects.
 
     Blank lines and ``#`` comments are answered with status ``skipped``. A refused line raises
@@ -227,7 +253,8 @@ def solve_many(
     it is answered with status ``invalid`` and its reason in ``error`` instead, as the CLI
     does. ``optimal=True`` / ``max_depth=N`` (with ``metric``, and ``moves`` as for
     :func:`optimal`) ask for the optimal or depth-limited search instead of the two-phase one;
-    ``to`` solves every position to that one (as in :func:`solve`).
+    ``to`` solves every position to that one (as in :func:`solve`); ``goal`` and ``on`` (with
+    ``optimal=True`` or ``max_depth=N``) to a partial goal (as in :func:`solve`).
     Ctrl-C stops the searches.
     """
     return _native.solve_many(
@@ -240,6 +267,8 @@ def solve_many(
         metric=metric,
         moves=moves,
         to=to,
+        goal=goal,
+        on=on,
         input=input,
         invalid=invalid,
         output=output,

@@ -27,6 +27,8 @@ class SolveResult:
     error: Optional[str]
     move_set: Optional[str]
     to: Optional[str]
+    goal: Optional[str]
+    goal_reached: Optional[str]
     @property
     def moves(self) -> List[str]: ...
     def to_dict(self) -> Dict[str, object]: ...
@@ -52,6 +54,8 @@ class Client:
         metric: Optional[Literal["htm", "qtm"]] = None,
         moves: Optional[str] = None,
         to: Optional[str] = None,
+        goal: Optional[str] = None,
+        on: Optional[Literal["any-face"]] = None,
         timeout: Optional[float] = None,
         name: Optional[str] = None,
         priority: int = 0,

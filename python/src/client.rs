@@ -176,13 +176,14 @@ impl Client {
     /// states). The search: two-phase to `max_length` (default), `optimal=True`, or
     /// `max_depth=N` (with `metric`, "htm" or "qtm", and `moves`, a move set as `--moves`
     /// takes it: "R,U"); `to`, the position to reach instead of the solved cube (a move
-    /// sequence or a facelet string, as `--to` takes it); `timeout` seconds per position.
+    /// sequence or a facelet string, as `--to` takes it); `goal` and `on`, a partial goal
+    /// and where (as `--goal` and `--on` take them); `timeout` seconds per position.
     /// `keep="histogram"` (range and sample batches) stores only the length histogram.
     /// `batch_id` continues or names a batch; `priority` orders batches (higher first). The
     /// lines are named by their content hash (for a file, the one `cubefleet submit FILE`
     /// sends), so a resubmission under a batch id is refused when its lines are not the
     /// batch's.
-    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, moves=None, to=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
+    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, moves=None, to=None, goal=None, on=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -198,6 +199,8 @@ impl Client {
         metric: Option<&str>,
         moves: Option<&str>,
         to: Option<&str>,
+        goal: Option<&str>,
+        on: Option<&str>,
         timeout: Option<f64>,
         name: Option<String>,
         priority: i32,
@@ -216,8 +219,9 @@ impl Client {
                 "give exactly one of lines, path, range and sample",
             ));
         }
-        let mode =
-            crate::solve::question(max_length, optimal, max_depth, metric, moves, to, timeout)?;
+        let mode = crate::solve::question(
+            max_length, optimal, max_depth, metric, moves, to, goal, on, timeout,
+        )?;
         // the states checked here, with the CLI's reasons, before anything is sent
         let states = match (range, sample) {
             (Some((start, end)), _) => Some(States::range(start, end, step.max(1))),
@@ -343,8 +347,8 @@ impl Client {
     }
 
     /// The batch's results in line order, as an iterator of `pyarrow.RecordBatch`es (only
-    /// those of `status` when given); rows name the batch's move set (`moves`) and target
-    /// (`to`), as `cubefleet results` writes them.
+    /// those of `status` when given); rows name the batch's move set (`moves`), target (`to`)
+    /// and goal (`goal`), as `cubefleet results` writes them.
     #[pyo3(signature = (batch, status=None))]
     fn results(&self, py: Python<'_>, batch: String, status: Option<String>) -> PyResult<Results> {
         let mut batches = self.grpc.batches.clone();
@@ -376,6 +380,7 @@ impl Client {
             stream: Mutex::new(Some(stream)),
             moves: (!question.moves().is_all()).then(|| question.moves().to_string()),
             to: cubefleet_search::lines::target_facelets(&question),
+            goal: question.goal().map(|g| g.to_string()),
         })
     }
 
@@ -424,6 +429,8 @@ pub(crate) struct Results {
     moves: Option<String>,
     /// The batch's target as its rows name it (`to`, facelets), None for the solved cube.
     to: Option<String>,
+    /// The batch's goal as its rows name it (`goal`), None for the whole cube.
+    goal: Option<String>,
 }
 
 #[pymethods]
@@ -446,6 +453,7 @@ impl Results {
                             let mut line = ResultLine::from(r?);
                             line.moves.clone_from(&self.moves);
                             line.to.clone_from(&self.to);
+                            line.goal.clone_from(&self.goal);
                             columns.push(&line.row());
                         }
                         None => return Ok::<_, tonic::Status>(true),

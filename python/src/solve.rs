@@ -108,6 +108,20 @@ impl SolveResult {
         self.0.to.as_deref()
     }
 
+    /// The partial goal the solution reaches (`goal=`: its name or piece list, and ` on any
+    /// face`; the JSON line's `goal`); `None` when it solves the whole cube.
+    #[getter]
+    fn goal(&self) -> Option<&str> {
+        self.0.goal.as_deref()
+    }
+
+    /// Where the solution reached the goal (`cross on U`, `xcross on D, slot FR`; the JSON
+    /// line's `goal_reached`); `None` without a goal or a solution.
+    #[getter]
+    fn goal_reached(&self) -> Option<&str> {
+        self.0.goal_reached.as_deref()
+    }
+
     fn __repr__(&self) -> String {
         let r = &self.0;
         match (&r.error, r.length) {
@@ -133,14 +147,17 @@ impl SolveResult {
     }
 
     /// The fields as a dict: the JSON line's ([`ResultLine`]'s serde form), with
-    /// `lower_bound`, `nodes`, `moves` and `to` always present (`None` when the search gave
-    /// none, the question allows every turn or it has no target).
+    /// `lower_bound`, `nodes`, `moves`, `to`, `goal` and `goal_reached` always present (`None`
+    /// when the search gave none, the question allows every turn, it has no target or no
+    /// goal).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let d = pythonize::pythonize(py, &self.0)?.cast_into::<pyo3::types::PyDict>()?;
         d.set_item("lower_bound", self.0.lower_bound)?;
         d.set_item("nodes", self.0.nodes)?;
         d.set_item("moves", &self.0.moves)?;
         d.set_item("to", &self.0.to)?;
+        d.set_item("goal", &self.0.goal)?;
+        d.set_item("goal_reached", &self.0.goal_reached)?;
         Ok(d)
     }
 }
@@ -149,7 +166,9 @@ impl SolveResult {
 /// makes it from its flags (`Question::new`); a value out of range is a `ValueError` naming
 /// the argument. `moves` is a move set as `--moves` takes it (`"R,U"`, `"-B"`); `to` the
 /// position to reach as `--to` takes it (a move sequence or a facelet string), refused with
-/// the reason.
+/// the reason; `goal` a partial goal as `--goal` takes it (a name, a piece list or a facelet
+/// mask) and `on` where (`"any-face"`, as `--on`), each refused with the reason.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn question(
     max_length: u32,
     optimal: bool,
@@ -157,6 +176,8 @@ pub(crate) fn question(
     metric: Option<&str>,
     moves: Option<&str>,
     to: Option<&str>,
+    goal: Option<&str>,
+    on: Option<&str>,
     timeout: Option<f64>,
 ) -> PyResult<Question> {
     let metric = metric
@@ -180,8 +201,28 @@ pub(crate) fn question(
             .map(|cube| cubefleet_tables::index::index_of(&cube))
             .map_err(|e| PyValueError::new_err(format!("to {text:?} is not a position: {e}")))?,
     };
+    let any_face = match on {
+        None => false,
+        Some("any-face") => true,
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "on {other:?}: give \"any-face\" (or leave it out for the goal's own face)"
+            )))
+        }
+    };
+    if any_face && goal.is_none() {
+        return Err(PyValueError::new_err("on goes with a goal: give goal= too"));
+    }
+    let goal = goal
+        .map(|g| {
+            cubefleet_search::goal::parse(g)
+                .map(|g| g.on_any_face(any_face))
+                .map_err(|e| PyValueError::new_err(format!("goal {e}")))
+        })
+        .transpose()?;
     Question::new(algorithm, metric, moves, timeout)
         .and_then(|q| q.with_target(to))
+        .and_then(|q| q.with_goal(goal))
         .map_err(|e| {
             let argument = e.flag.trim_start_matches("--").replace('-', "_");
             PyValueError::new_err(format!("{argument} {}", e.reason))
@@ -284,7 +325,7 @@ fn solve_lines(
             ));
         }
     }
-    let tables = crate::tables::get(py, !req.mode.is_two_phase())?;
+    let tables = crate::tables::get(py, cubefleet_search::reads_bound_table(&req.mode))?;
     let cancel = Arc::new(AtomicBool::new(false));
     let req = Request {
         cancel: Some(cancel.clone()),
@@ -299,7 +340,7 @@ fn solve_lines(
 
 /// Solves one position (see `cubefleet.solve`).
 #[pyfunction]
-#[pyo3(signature = (position, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, timeout=None, *, optimal=false, max_depth=None, metric=None, moves=None, to=None, threads=1, input="auto"))]
+#[pyo3(signature = (position, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, timeout=None, *, optimal=false, max_depth=None, metric=None, moves=None, to=None, goal=None, on=None, threads=1, input="auto"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve(
     py: Python<'_>,
@@ -311,12 +352,16 @@ pub(crate) fn solve(
     metric: Option<&str>,
     moves: Option<&str>,
     to: Option<&str>,
+    goal: Option<&str>,
+    on: Option<&str>,
     threads: usize,
     input: &str,
 ) -> PyResult<SolveResult> {
     let cancel = Arc::new(AtomicBool::new(false));
     let req = Request {
-        mode: question(max_length, optimal, max_depth, metric, moves, to, timeout)?,
+        mode: question(
+            max_length, optimal, max_depth, metric, moves, to, goal, on, timeout,
+        )?,
         format: input_format(input)?,
         cancel: Some(cancel.clone()),
     };
@@ -327,7 +372,7 @@ pub(crate) fn solve(
     if let Err(e) = parse_position(position, req.format) {
         return Err(crate::invalid_position(py, &e.to_string(), None, position));
     }
-    let tables = crate::tables::get(py, !req.mode.is_two_phase())?;
+    let tables = crate::tables::get(py, cubefleet_search::reads_bound_table(&req.mode))?;
     interruptible(py, &cancel, || {
         let mut solver = Solver::new(&tables);
         SolveResult(solve_line(&mut solver, &tables, &req, threads, 0, position))
@@ -355,7 +400,7 @@ fn lines_of(source: &Bound<'_, PyAny>, from_file: bool) -> PyResult<Vec<String>>
 /// `cubefleet run` reads it ([`read_lines`]). A `pyarrow.Table` or a list of results (see
 /// `cubefleet.solve_many` and `cubefleet.solve_file`).
 #[pyfunction]
-#[pyo3(signature = (source, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, moves=None, to=None, input="auto", invalid="raise", output="arrow"))]
+#[pyo3(signature = (source, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, moves=None, to=None, goal=None, on=None, input="auto", invalid="raise", output="arrow"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_many(
     py: Python<'_>,
@@ -369,6 +414,8 @@ pub(crate) fn solve_many(
     metric: Option<&str>,
     moves: Option<&str>,
     to: Option<&str>,
+    goal: Option<&str>,
+    on: Option<&str>,
     input: &str,
     invalid: &str,
     output: &str,
@@ -389,7 +436,9 @@ pub(crate) fn solve_many(
         )));
     }
     let req = Request {
-        mode: question(max_length, optimal, max_depth, metric, moves, to, timeout)?,
+        mode: question(
+            max_length, optimal, max_depth, metric, moves, to, goal, on, timeout,
+        )?,
         format: input_format(input)?,
         cancel: None,
     };

@@ -80,3 +80,17 @@ def reaches(scramble: str, solution: str, target: str) -> bool:
     """True when `solution` takes the position `scramble` reaches to the one `target` reaches
     (all face turns): every sticker where the target has it."""
     return Cube().apply(scramble).apply(solution).stickers == Cube().apply(target).stickers
+
+
+def has_cross(scramble: str, solution: str, face: str = "D") -> bool:
+    """True when `solution` takes the position `scramble` reaches to one whose cross on `face`
+    is solved: each edge of that face (a position with `face`'s coordinate and one 0) shows its
+    own colours."""
+    cube = Cube().apply(scramble).apply(solution)
+    n = FACES[face]
+    axis = next(i for i in range(3) if n[i] != 0)
+    return all(
+        colour == normal
+        for (p, normal), colour in cube.stickers.items()
+        if p[axis] == n[axis] and sum(1 for x in p if x == 0) == 1
+    )

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 import cubefleet
-from cube import reaches, solves
+from cube import has_cross, reaches, solves
 
 
 def test_submit_wait_results_lookup_cancel(coordinator, cli, tmp_path):
@@ -76,6 +76,20 @@ def test_a_batch_to_a_target(coordinator, cli, tmp_path):
     assert pq.read_table(pfile).to_pylist() == rows
     with pytest.raises(ValueError, match="to"):
         c.submit(positions, to="R4")
+
+
+def test_a_batch_to_a_goal(coordinator):
+    c = cubefleet.Client(coordinator.url, token=coordinator.token)
+    positions = ["R F", "R U", "U2"]
+    batch = c.submit(positions, goal="cross", optimal=True)
+    assert c.wait(batch, timeout=300)["done"] == 3
+    rows = c.results(batch).read_all().to_pylist()
+    assert [r["length"] for r in rows] == [2, 1, 0]
+    for r in rows:
+        assert r["status"] == "solved" and r["goal"] == "cross"
+        assert has_cross(r["input"], r["solution"])
+    with pytest.raises(ValueError, match="goal"):
+        c.submit(positions, goal="cross")
 
 
 def test_a_wrong_token_or_address_is_an_error(coordinator):

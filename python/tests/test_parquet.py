@@ -22,14 +22,15 @@ def parquet_rows(path):
     assert pa.types.is_dictionary(status) and status.value_type == pa.string()
     assert table.schema.field("length").type == pa.uint32()
     assert table.schema.field("confirmed_by").type == pa.list_(pa.field("item", pa.string(), False))
-    assert table.schema.metadata[b"cubefleet.schema_version"] == b"4"
+    assert table.schema.metadata[b"cubefleet.schema_version"] == b"5"
     rows = table.to_pylist()
     # the JSON line leaves out the optional fields it does not know, `claimed` when false,
-    # `confirmed_by` when empty, `moves` when every turn was allowed and `to` without a target
+    # `confirmed_by` when empty, `moves` when every turn was allowed, `to` without a target and
+    # `goal` without a goal
     for r in rows:
         for optional, none in (("lower_bound", None), ("nodes", None), ("state_index", None),
                                ("worker", None), ("claimed", False), ("confirmed_by", []),
-                               ("moves", None), ("to", None)):
+                               ("moves", None), ("to", None), ("goal", None)):
             if r[optional] == none:
                 del r[optional]
     return rows
@@ -100,6 +101,21 @@ def test_a_target_is_a_column(cli, tmp_path):
     target = cubefleet.position(cubefleet.index("R U"))
     assert [r["to"] for r in got] == [target, target]
     assert all(reaches(r["input"], r["solution"], "R U") for r in got)
+
+
+def test_a_goal_is_a_column(cli, tmp_path):
+    args = ("solve", "--optimal", "--goal", "cross", "--on", "any-face", "R F", "R U")
+    path = tmp_path / "g.parquet"
+    path.write_bytes(cli(*args, "--format", "parquet").stdout)
+    got = parquet_rows(path)
+    want = json_rows(cli(*args, "--format", "json").stdout)
+    for g, w in zip(got, want):
+        g.pop("millis"), w.pop("millis")
+        g.pop("nodes", None), w.pop("nodes", None)
+        # where the goal was reached is the JSON line's alone
+        assert w.pop("goal_reached").startswith("cross on ")
+        assert g == w
+    assert [r["goal"] for r in got] == ["cross on any face"] * 2
 
 
 def test_a_histogram_batch_writes_its_histogram(cli, tmp_path):

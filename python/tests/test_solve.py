@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import cubefleet
-from cube import reaches, solves
+from cube import has_cross, reaches, solves
 
 FACES = "URFDLB"
 
@@ -223,6 +223,28 @@ def test_a_move_set_keeps_the_optimal_search_to_its_turns():
         cubefleet.optimal("R U", moves="R'")
     with pytest.raises(ValueError, match="moves"):
         cubefleet.solve_many(["R U"], moves="R,U")
+
+
+def test_goal_gives_the_shortest_way_to_a_partial_goal():
+    r = cubefleet.solve("R F", goal="cross")
+    assert (r.length, r.optimal, r.goal, r.goal_reached) == (2, True, "cross", "cross on D")
+    assert has_cross("R F", r.solution) and not has_cross("R F", "")
+    assert r.to_dict()["goal_reached"] == "cross on D"
+    # on any face: D breaks only the D cross (and R the D and U ones): the U cross is there
+    anywhere = cubefleet.optimal("D", goal="cross", on="any-face")
+    assert (anywhere.length, anywhere.goal_reached) == (0, "cross on U")
+    assert cubefleet.solve("R U").goal is None
+    table = cubefleet.solve_many(["R F", "U2", "R U R' F2"], goal="cross", max_depth=8)
+    assert table.column("goal").to_pylist() == ["cross"] * 3
+    for position, solution in zip(table.column("input").to_pylist(), table.column("solution").to_pylist()):
+        assert has_cross(position, solution)
+    assert table.column("length").to_pylist()[1] == 0
+    with pytest.raises(ValueError, match="goal"):
+        cubefleet.optimal("R", goal="crosses")
+    with pytest.raises(ValueError, match="on"):
+        cubefleet.optimal("R", goal="cross", on="every-face")
+    with pytest.raises(ValueError, match="goal"):
+        cubefleet.solve_many(["R"], goal="cross")
 
 
 def test_to_solves_to_another_position_in_every_mode():

@@ -3,7 +3,8 @@
 //! crate, so a position gets the same answer from each.
 //!
 //! - [`twophase`] (near-optimal, to a target length), [`optimal`] (proven shortest, and
-//!   depth-limited in HTM or QTM, over every turn or a [`MoveSet`]), and [`Solver`], which runs
+//!   depth-limited in HTM or QTM, over every turn or a [`MoveSet`]), [`goal`] (the same to a
+//!   partial goal, `--goal`), and [`Solver`], which runs
 //!   whichever a [`Question`] (the one mode type, `cubefleet_proto::question`) asks for; their
 //!   [`Budget`] and [`Outcome`];
 //! - [`lines`]: lines of input read, searched and their answers checked, many at once on a pool
@@ -27,6 +28,7 @@ use std::time::Instant;
 use cubefleet_tables::{CubieCube, MoveSeq, Tables};
 
 pub mod coset;
+pub mod goal;
 pub mod lines;
 pub mod metric;
 pub mod optimal;
@@ -143,6 +145,7 @@ pub use cubefleet_proto::question::{Algorithm, MoveSet, Question};
 pub struct Solver<'t> {
     twophase: twophase::TwoPhaseSearcher<'t>,
     optimal: optimal::OptimalSearcher<'t>,
+    goal: goal::GoalSearcher,
 }
 
 impl<'t> Solver<'t> {
@@ -153,13 +156,14 @@ impl<'t> Solver<'t> {
             optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::with_loaded_bound(
                 tables,
             )),
+            goal: goal::GoalSearcher::new(),
         }
     }
 
     /// Runs the search `question` asks for (its time budget is the caller's to put in
-    /// `budget`): a solution takes `cube` to the question's target ([`relative`]).
-    /// `start_lower_bound` resumes an optimal search (lengths below it are known to have no
-    /// solution); `progress` hears of each proven bound.
+    /// `budget`): a solution takes `cube` to the question's target ([`relative`]), or to its
+    /// goal ([`goal`]). `start_lower_bound` resumes an optimal search (lengths below it are
+    /// known to have no solution); `progress` hears of each proven bound.
     pub fn solve(
         &mut self,
         cube: &CubieCube,
@@ -168,6 +172,12 @@ impl<'t> Solver<'t> {
         budget: &Budget,
         progress: &mut dyn FnMut(Progress),
     ) -> Outcome {
+        if let Some(g) = question.goal() {
+            // a goal question has the solved cube as its target (a question's invariant)
+            return self
+                .goal
+                .solve(cube, question, &g, start_lower_bound, budget, progress);
+        }
         let relative = relative(cube, question);
         let cube = &relative;
         if let Some(out) = out_of_reach(cube, question) {
@@ -214,6 +224,13 @@ impl Plan {
     }
 }
 
+/// True when a search of `question` reads a huge, giant or colossal table when one is loaded:
+/// an optimal or depth-limited search of the whole cube (a goal search has tables of its own,
+/// [`goal`]; a two-phase search none).
+pub fn reads_bound_table(question: &Question) -> bool {
+    !question.is_two_phase() && question.goal().is_none()
+}
+
 /// The cube of the position a question asks for: its target's state (the solved cube when it
 /// has none). A target index is below the number of states (a [`Question`]'s invariant), so
 /// every question has one.
@@ -236,9 +253,14 @@ pub fn relative(cube: &CubieCube, question: &Question) -> CubieCube {
 }
 
 /// True when `solution` takes `cube` to the target of `question` (the solved cube when it has
-/// none): the check of every answer a front end hands out ([`lines::solve_line`]).
+/// none), or to its goal when it has one: the check of every answer a front end hands out
+/// ([`lines::solve_line`]).
 pub fn reaches_target(cube: &CubieCube, question: &Question, solution: &MoveSeq) -> bool {
-    cube.apply_moves(&solution.0) == target_cube(question)
+    let reached = cube.apply_moves(&solution.0);
+    match question.goal() {
+        Some(g) => g.reached_by(&reached).is_some(),
+        None => reached == target_cube(question),
+    }
 }
 
 /// The answer [`Status::Unreachable`] when `question` restricts the turns and an invariant of
@@ -263,8 +285,9 @@ fn out_of_reach(cube: &CubieCube, question: &Question) -> Option<Outcome> {
 /// Solves one position with `threads` threads, for the single hard position a user waits
 /// for: a two-phase search shares the six directions out ([`twophase::solve_parallel`]), an
 /// optimal or depth-limited one the first levels of its tree ([`optimal::solve_parallel`],
-/// with the huge table when it is loaded). Same answers and guarantees as [`Solver::solve`]
-/// (a solution takes `cube` to the question's target).
+/// with the huge table when it is loaded); a goal search runs on this thread alone. Same
+/// answers and guarantees as [`Solver::solve`] (a solution takes `cube` to the question's
+/// target or goal).
 pub fn solve_parallel(
     tables: &Tables,
     cube: &CubieCube,
@@ -272,6 +295,9 @@ pub fn solve_parallel(
     budget: &Budget,
     threads: usize,
 ) -> Outcome {
+    if let Some(g) = question.goal() {
+        return goal::GoalSearcher::new().solve(cube, question, &g, 0, budget, &mut |_| {});
+    }
     let relative = relative(cube, question);
     let cube = &relative;
     if let Some(out) = out_of_reach(cube, question) {

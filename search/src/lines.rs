@@ -6,8 +6,9 @@
 //!
 //! Invariants:
 //! - a row's `solution` always takes its position to the question's target (solves it, without
-//!   one) with turns of the question's move set: an answer that does not (which would be a bug
-//!   of a search) is never written; the row says `error` instead;
+//!   one), or to its goal (`goal_reached` naming where), with turns of the question's move set:
+//!   an answer that does not (which would be a bug of a search) is never written; the row says
+//!   `error` instead;
 //! - a row's `index` is the line's position in the input, whatever thread answered it;
 //! - every line is answered exactly once, blank and `#` lines too (`skipped`, except in the net
 //!   format, whose blank lines separate nets), refused lines with the reason (`invalid`);
@@ -19,7 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cubefleet_proto::ResultStatus;
-use cubefleet_tables::{is_blank_or_comment, parse_position, CubieCube, InputFormat, Tables};
+use cubefleet_tables::{
+    is_blank_or_comment, parse_position, CubieCube, InputFormat, MoveSeq, Tables,
+};
 use rayon::iter::{ParallelBridge, ParallelIterator};
 
 use crate::metric::TurnCost;
@@ -97,7 +100,9 @@ pub fn solve_line(
                     line.status = LineStatus::Error;
                     line.error = Some(format!(
                         "internal error: {s} does not {}",
-                        if req.mode.has_target() {
+                        if req.mode.goal().is_some() {
+                            "reach the goal"
+                        } else if req.mode.has_target() {
                             "reach the target"
                         } else {
                             "solve it"
@@ -112,6 +117,7 @@ pub fn solve_line(
                 } else {
                     line.solution = s.to_string();
                     line.length = Some(req.mode.metric().length(&s.0));
+                    line.goal_reached = goal_reached(&req.mode, &cube, s);
                 }
             }
             line.optimal = out.optimal;
@@ -120,17 +126,49 @@ pub fn solve_line(
                 line.lower_bound = Some(out.lower_bound);
             }
             if out.status == crate::Status::Unreachable {
-                line.error = cubefleet_tables::reach::unreachable(
-                    &relative(&cube, &req.mode),
-                    req.mode.moves().mask(),
-                );
+                line.error = match req.mode.goal() {
+                    Some(_) => Some(UNREACHED_GOAL.into()),
+                    None => cubefleet_tables::reach::unreachable(
+                        &relative(&cube, &req.mode),
+                        req.mode.moves().mask(),
+                    ),
+                };
             }
             line.moves = (!req.mode.moves().is_all()).then(|| req.mode.moves().to_string());
             line.to = target_facelets(&req.mode);
+            line.goal = req.mode.goal().map(|g| g.to_string());
         }
     }
     line.millis = start.elapsed().as_secs_f64() * 1000.0;
     line
+}
+
+/// Why a goal search answers `unreachable`: its tables show that the turns never bring the
+/// goal's pieces there (or no solution exists within the deepest search).
+pub const UNREACHED_GOAL: &str = "the turns of the move set never reach the goal from here";
+
+/// Where a stored row's solution reached the question's goal ([`goal_reached`]), its
+/// position read from the row's `input` (as a batch reads a line) or `state_index`: what
+/// `results` and the Python client write as `goal_reached`. None without a goal or a
+/// solution, or when the row's position or solution does not read.
+pub fn row_goal_reached(question: &Question, row: &ResultLine) -> Option<String> {
+    question.goal()?;
+    let solution = MoveSeq::parse(&row.solution).ok()?;
+    let cube = match &row.state_index {
+        Some(index) => cubefleet_tables::index::state_at(index.parse().ok()?).ok()?,
+        None => parse_position(&row.input, InputFormat::Auto).ok()?,
+    };
+    row.length?;
+    goal_reached(question, &cube, &solution)
+}
+
+/// Where `solution` takes `cube` to the question's goal: the label of the first alternative
+/// it reaches (`cross on U`, [`Goal::reached_by`](cubefleet_proto::goal::Goal::reached_by)),
+/// as a row's `goal_reached` writes it; None without a goal or when it reaches none.
+pub fn goal_reached(question: &Question, cube: &CubieCube, solution: &MoveSeq) -> Option<String> {
+    let goal = question.goal()?;
+    goal.reached_by(&cube.apply_moves(&solution.0))
+        .map(|a| a.label)
 }
 
 /// The facelet string of the question's target, as a row's `to` writes it; None without a

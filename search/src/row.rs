@@ -93,6 +93,14 @@ pub struct ResultLine {
     /// solved cube.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
+    /// The partial goal the solution reaches (`--goal`: its name or piece list, and ` on any
+    /// face`); absent when it solves the whole cube.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
+    /// Where the solution reached the goal (`cross on U`, `xcross on D, slot FR`, `eo on
+    /// R/L`), told by the answer check; absent without a goal or a solution.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal_reached: Option<String>,
 }
 
 impl ResultLine {
@@ -116,10 +124,13 @@ impl ResultLine {
             confirmed_by: Vec::new(),
             moves: None,
             to: None,
+            goal: None,
+            goal_reached: None,
         }
     }
 
-    /// The text form: `R U2 F' ... (19)`, or the status and reason.
+    /// The text form: `R U2 F' ... (19)` (`(4: cross on D)` naming where a goal was reached),
+    /// or the status and reason.
     pub fn text(&self) -> String {
         match (&self.error, self.length) {
             (Some(e), _) if self.status == LineStatus::Result(ResultStatus::Unreachable) => {
@@ -127,7 +138,10 @@ impl ResultLine {
             }
             (Some(e), _) => format!("invalid: {e}"),
             (None, Some(n)) if self.status == LineStatus::Result(ResultStatus::Solved) => {
-                format!("{} ({n})", self.solution)
+                match &self.goal_reached {
+                    Some(g) => format!("{} ({n}: {g})", self.solution),
+                    None => format!("{} ({n})", self.solution),
+                }
             }
             (None, Some(n)) => format!("{} ({n}) [{}]", self.solution, self.status.name()),
             (None, None) => self.status.name().to_string(),
@@ -155,6 +169,7 @@ impl ResultLine {
             confirmed_by: &self.confirmed_by,
             moves: self.moves.as_deref(),
             to: self.to.as_deref(),
+            goal: self.goal.as_deref(),
         }
     }
 }
@@ -187,6 +202,8 @@ impl From<JobResult> for ResultLine {
             confirmed_by: r.confirmed_by,
             moves: None,
             to: None,
+            goal: None,
+            goal_reached: None,
         }
     }
 }

@@ -17,6 +17,7 @@ pub(crate) mod solve;
 pub(crate) mod tables;
 pub(crate) mod worker;
 
+use cubefleet_proto::goal::Goal;
 use cubefleet_proto::question::{Algorithm, Metric, MoveSet, Question};
 
 use std::path::PathBuf;
@@ -45,9 +46,9 @@ impl TablesArgs {
     }
 
     /// The tables a search of `mode` reads: the giant or huge table only for optimal and
-    /// depth-limited searches.
+    /// depth-limited searches of the whole cube (`cubefleet_search::reads_bound_table`).
     pub(crate) fn load_for(&self, mode: &Question) -> anyhow::Result<cubefleet_tables::Tables> {
-        let optimal_bound = !mode.is_two_phase();
+        let optimal_bound = cubefleet_search::reads_bound_table(mode);
         let tables = crate::progress::load_tables(&self.dir(), !self.no_build, optimal_bound)?;
         if optimal_bound && tables.optimal_bound.is_none() {
             eprintln!("{}", no_bound_table_note(&self.dir()));
@@ -90,8 +91,9 @@ impl From<MetricArg> for Metric {
 }
 
 /// What to search for: two-phase to a length (default), optimal, or depth-limited; with
-/// `--moves`, over a set of turns; with `--to`, to another position than solved. The flags
-/// make one [`Question`], the mode type every side shares ([`ModeArgs::question`]).
+/// `--moves`, over a set of turns; with `--to`, to another position than solved; with
+/// `--goal`, to a partial goal. The flags make one [`Question`], the mode type every side
+/// shares ([`ModeArgs::question`]).
 #[derive(clap::Args, Clone, Debug)]
 #[command(group(clap::ArgGroup::new("exact_search").args(["optimal", "max_depth"]).multiple(true)))]
 pub(crate) struct ModeArgs {
@@ -136,6 +138,33 @@ pub(crate) struct ModeArgs {
     /// position gives this one.
     #[arg(long, value_name = "POSITION", value_parser = target_index)]
     pub(crate) to: Option<u128>,
+    /// Reach a partial goal instead of the solved cube (with `--optimal` or `--max-depth`):
+    /// `cross` (the four D edges, the bottom cross), `xcross` (the cross and any one F2L pair),
+    /// `f2l` (the D layer and the E-slice edges), `eo` (every edge oriented, F/B axis), `dr`
+    /// (corners and edges oriented, E-slice edges in the slice: <U,D,R2,L2,F2,B2>), `corners`,
+    /// `edges`; or pieces, `place:DF,DR,DFR;orient:UF,UB` (placed: home and untwisted;
+    /// oriented: whichever piece is there, oriented); or a facelet string whose ignored
+    /// stickers are `.`. Results name the goal and where it was reached.
+    #[arg(
+        long,
+        value_name = "GOAL",
+        value_parser = cubefleet_search::goal::parse,
+        requires = "exact_search",
+        conflicts_with = "to"
+    )]
+    pub(crate) goal: Option<Goal>,
+    /// With `--goal`: `any-face` for the shortest over the whole-cube rotations that move the
+    /// goal to each face (the six faces for cross, xcross and f2l; the three axes for eo and
+    /// dr; the 24 rotations for pieces): the colour-neutral goal.
+    #[arg(long, value_enum, value_name = "WHERE", requires = "goal")]
+    pub(crate) on: Option<OnArg>,
+}
+
+/// Where a goal may be reached (`--on`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OnArg {
+    /// On any face (the shortest over the rotations of the whole cube).
+    AnyFace,
 }
 
 /// The state index of the position `text` writes (`--to`): a move sequence or a facelet
@@ -166,6 +195,10 @@ impl ModeArgs {
             timeout,
         )
         .and_then(|q| q.with_target(self.to.unwrap_or(0)))
+        .and_then(|q| {
+            let any_face = self.on == Some(OnArg::AnyFace);
+            q.with_goal(self.goal.map(|g| g.on_any_face(any_face)))
+        })
         .map_err(|e| anyhow::anyhow!(e.for_flags()))
     }
 }
@@ -184,6 +217,8 @@ mod tests {
             metric,
             moves: moves.map(|m| MoveSet::parse(m).expect("set")),
             to: None,
+            goal: None,
+            on: None,
         };
         for args in [
             flags(20, false, None, None, None),

@@ -229,7 +229,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             timeout_note(
                 &empty_timeouts,
                 args.timeout,
-                tables.optimal_bound.is_some()
+                // a goal search reads no bound table: building one would not help it
+                tables.optimal_bound.is_some() || mode.goal().is_some()
             )
         );
     }

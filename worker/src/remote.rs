@@ -348,6 +348,21 @@ mod tests {
         assert_eq!(job.mode.target(), 2 << 64 | 3);
         let e = leased_job(1, CubieCube::default(), &to(u64::MAX, 0), 0).map(|_| ());
         assert!(e.is_err_and(|e| e.starts_with("mode.to")));
+        // a goal is read with its question, a hostile one refused naming its field
+        let goal = |kind| cubefleet_proto::Mode {
+            kind: Some(cubefleet_proto::mode::Kind::Optimal(
+                cubefleet_proto::Optimal::default(),
+            )),
+            goal: Some(cubefleet_proto::Goal {
+                kind,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let job = leased_job(1, CubieCube::default(), &goal(1), 0).expect("a goal");
+        assert_eq!(job.mode.goal().map(|g| g.to_string()), Some("cross".into()));
+        let e = leased_job(1, CubieCube::default(), &goal(99), 0).map(|_| ());
+        assert!(e.is_err_and(|e| e.starts_with("mode.goal.kind")));
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub(crate) struct ResultsWriter<W: Write> {
     moves: Option<String>,
     /// The batch's target as its rows name it (`to`, facelets), None for the solved cube.
     to: Option<String>,
+    /// The batch's question (its goal names the rows' `goal`, and its check their
+    /// `goal_reached`).
+    question: Question,
 }
 
 /// Where a [`ResultsWriter`]'s lines go, by format.
@@ -114,16 +117,19 @@ impl<W: Write> ResultsWriter<W> {
             written: 0,
             moves: None,
             to: None,
+            question: Question::default(),
         })
     }
 
     /// Rows that name the batch's move set (their `moves`) when `question` restricts the
-    /// turns, and its target (their `to`) when it has one.
+    /// turns, its target (their `to`) when it has one, and its goal (`goal`, and where each
+    /// solution reached it, `goal_reached`) when it has one.
     pub(crate) fn for_question(self, question: &Question) -> Self {
         let set = question.moves();
         ResultsWriter {
             moves: (!set.is_all()).then(|| set.to_string()),
             to: cubefleet_search::lines::target_facelets(question),
+            question: *question,
             ..self
         }
     }
@@ -133,6 +139,8 @@ impl<W: Write> ResultsWriter<W> {
         let mut line = result_line(r);
         line.moves.clone_from(&self.moves);
         line.to.clone_from(&self.to);
+        line.goal = self.question.goal().map(|g| g.to_string());
+        line.goal_reached = cubefleet_search::lines::row_goal_reached(&self.question, &line);
         match &mut self.sink {
             Sink::Jsonl { out, line: buf } => {
                 buf.clear();

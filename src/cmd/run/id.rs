@@ -114,5 +114,18 @@ mod tests {
             ..default_mode()
         };
         assert_ne!(batch_id(&all, &default_mode()), batch_id(&all, &to));
+        let goal = |any_face| Mode {
+            goal: Some(cubefleet_proto::Goal {
+                kind: cubefleet_proto::GoalKind::Cross as i32,
+                any_face,
+                ..Default::default()
+            }),
+            ..default_mode()
+        };
+        assert_ne!(
+            batch_id(&all, &default_mode()),
+            batch_id(&all, &goal(false))
+        );
+        assert_ne!(batch_id(&all, &goal(true)), batch_id(&all, &goal(false)));
     }
 }
