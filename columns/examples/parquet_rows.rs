@@ -50,6 +50,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             confirmed_by: &[],
             moves: None,
             to: None,
+            solutions: None,
+            count: None,
         })?;
     }
     let (rows, _) = w.finish()?;

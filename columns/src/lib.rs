@@ -25,6 +25,8 @@
 //! | `confirmed_by` | list of utf8 | never (empty: no confirmations) | 2 |
 //! | `moves` | utf8 | every turn was allowed (the search had no move set) | 3 |
 //! | `to` | utf8 | the position was solved (the search had no other target) | 4 |
+//! | `solutions` | list of utf8 | the question asked for one solution, or for a count alone | 5 |
+//! | `count` | uint64 | the question asked for one solution | 5 |
 //!
 //! Columns are only ever added, at the end, each with a new [`SCHEMA_VERSION`], which the
 //! schema's metadata (and so every Parquet file's) carries under [`SCHEMA_VERSION_KEY`]; a
@@ -61,10 +63,11 @@ use parquet::file::reader::ChunkReader;
 pub const ROW_GROUP_ROWS: usize = 65_536;
 
 /// The version of [`schema`]: 1 the eleven columns from `index` to `error`; 2 adds `worker`,
-/// `claimed` and `confirmed_by`; 3 adds `moves`; 4 adds `to`. Raised by one with every
+/// `claimed` and `confirmed_by`; 3 adds `moves`; 4 adds `to`; 5 adds `solutions` and
+/// `count`. Raised by one with every
 /// column added (columns are never renamed, retyped or removed), so a reader knows which
 /// columns a file must have.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The key of the schema version (decimal) in the schema's metadata and in a Parquet file's
 /// key-value metadata (for readers that do not decode the Arrow schema a file embeds).
@@ -130,10 +133,20 @@ pub struct Row<'a> {
     /// The facelet string of the position the solution reaches (`--to`); `None` when it is
     /// the solved cube.
     pub to: Option<&'a str>,
+    /// The solutions of a question for several (`--solutions N`, `--all-optimal`), in the
+    /// canonical order; `None` for other questions and for a count alone.
+    pub solutions: Option<&'a [String]>,
+    /// How many solutions there are, of a question for several; `None` otherwise.
+    pub count: Option<u64>,
 }
 
 /// The field of a `confirmed_by` list's items: worker names, never null.
 fn name_item() -> FieldRef {
+    Arc::new(Field::new_list_field(DataType::Utf8, false))
+}
+
+/// The field of a `solutions` list's items: solutions, never null.
+fn solution_item() -> FieldRef {
     Arc::new(Field::new_list_field(DataType::Utf8, false))
 }
 
@@ -143,6 +156,7 @@ fn since(name: &str) -> u32 {
         "worker" | "claimed" | "confirmed_by" => 2,
         "moves" => 3,
         "to" => 4,
+        "solutions" | "count" => 5,
         _ => FIRST_VERSION,
     }
 }
@@ -173,6 +187,8 @@ pub fn schema() -> SchemaRef {
                     Field::new("confirmed_by", DataType::List(name_item()), false),
                     Field::new("moves", DataType::Utf8, true),
                     Field::new("to", DataType::Utf8, true),
+                    Field::new("solutions", DataType::List(solution_item()), true),
+                    Field::new("count", DataType::UInt64, true),
                 ],
                 metadata.into(),
             ))
@@ -195,7 +211,8 @@ pub fn schema_version(schema: &Schema) -> Result<u32, Error> {
 
 /// `batch`, of result columns of any schema version, as a batch of the current [`schema`]:
 /// each column taken by its name, those its version did not have yet made of their "none"
-/// (`worker`, `moves` and `to` null, `claimed` false, `confirmed_by` empty). Columns of a
+/// (`worker`, `moves`, `to`, `solutions` and `count` null, `claimed` false, `confirmed_by`
+/// empty). Columns of a
 /// newer version than this build's are left out (columns are only ever added). An error when
 /// a column its version has is missing or of another type: then it is no results file.
 pub fn upgrade(batch: &RecordBatch) -> Result<RecordBatch, Error> {
@@ -229,6 +246,8 @@ pub fn upgrade(batch: &RecordBatch) -> Result<RecordBatch, Error> {
 fn absent(name: &str, rows: usize) -> Result<ArrayRef, Error> {
     Ok(match name {
         "worker" | "moves" | "to" => arrow_array::new_null_array(&DataType::Utf8, rows),
+        "solutions" => arrow_array::new_null_array(&DataType::List(solution_item()), rows),
+        "count" => arrow_array::new_null_array(&DataType::UInt64, rows),
         "claimed" => Arc::new(BooleanArray::from(vec![false; rows])),
         "confirmed_by" => {
             let mut lists = ListBuilder::new(StringBuilder::new()).with_field(name_item());
@@ -259,6 +278,8 @@ pub struct Columns {
     confirmed_by: ListBuilder<StringBuilder>,
     moves: StringBuilder,
     to: StringBuilder,
+    solutions: ListBuilder<StringBuilder>,
+    count: UInt64Builder,
     /// Rows pushed since the last [`Columns::finish`].
     rows: usize,
 }
@@ -289,6 +310,8 @@ impl Columns {
             confirmed_by: ListBuilder::new(StringBuilder::new()).with_field(name_item()),
             moves: StringBuilder::new(),
             to: StringBuilder::new(),
+            solutions: ListBuilder::new(StringBuilder::new()).with_field(solution_item()),
+            count: UInt64Builder::new(),
             rows: 0,
         }
     }
@@ -315,6 +338,16 @@ impl Columns {
         self.confirmed_by.append(true);
         self.moves.append_option(row.moves);
         self.to.append_option(row.to);
+        match row.solutions {
+            Some(list) => {
+                for s in list {
+                    self.solutions.values().append_value(s);
+                }
+                self.solutions.append(true);
+            }
+            None => self.solutions.append(false),
+        }
+        self.count.append_option(row.count);
         self.rows += 1;
     }
 
@@ -347,6 +380,8 @@ impl Columns {
             Arc::new(self.confirmed_by.finish()),
             Arc::new(self.moves.finish()),
             Arc::new(self.to.finish()),
+            Arc::new(self.solutions.finish()),
+            Arc::new(self.count.finish()),
         ];
         self.rows = 0;
         Ok(RecordBatch::try_new(schema(), columns)?)
@@ -560,15 +595,21 @@ mod tests {
             confirmed_by: confirmers(i),
             moves: (i % 4 == 1).then_some("U,R"),
             to: (i % 5 == 2).then_some(TO),
+            solutions: (i % 6 == 1).then_some(SOLUTIONS.as_slice()),
+            count: (i % 6 == 1 || i % 6 == 5).then_some(i),
         }
     }
+
+    /// A `solutions` list (of `R U`: the optimal one and two longer).
+    static SOLUTIONS: std::sync::LazyLock<Vec<String>> =
+        std::sync::LazyLock::new(|| vec!["U' R'".into(), "U' R' U2 D2".into(), "U' R2 R'".into()]);
 
     /// A target's facelet string (the cube after `R U`).
     const TO: &str = "UUBUUBLLLURRURRURRFFUFFRFFRDDDDDDFFFRRDLLDLLDULLBBBBBB";
 
     /// The rows of a results file as the reader gives them, each as owned values of
     /// (`index`, `status`, `solution`, `error`, `worker`, `claimed`, `confirmed_by`, `moves`,
-    /// `to`).
+    /// `to`, `solutions`, `count`).
     type Read = (
         u64,
         String,
@@ -579,6 +620,8 @@ mod tests {
         Vec<String>,
         Option<String>,
         Option<String>,
+        Option<Vec<String>>,
+        Option<u64>,
     );
 
     fn read_all(reader: ParquetReader) -> Vec<Read> {
@@ -590,6 +633,7 @@ mod tests {
             let (index, status, solution) = (col("index"), col("status"), col("solution"));
             let (error, worker, claimed) = (col("error"), col("worker"), col("claimed"));
             let (confirmed_by, moves, to) = (col("confirmed_by"), col("moves"), col("to"));
+            let (solutions, count) = (col("solutions"), col("count"));
             let status = status.as_dictionary::<Int8Type>();
             let statuses = status.values().as_string::<i32>();
             let text = |a: &ArrayRef, k: usize| {
@@ -611,6 +655,12 @@ mod tests {
                         .collect(),
                     text(&moves, k),
                     text(&to, k),
+                    (!solutions.is_null(k)).then(|| {
+                        let list = solutions.as_list::<i32>().value(k);
+                        let list = list.as_string::<i32>();
+                        (0..list.len()).map(|n| list.value(n).to_string()).collect()
+                    }),
+                    (!count.is_null(k)).then(|| count.as_primitive::<UInt64Type>().value(k)),
                 ));
             }
         }
@@ -631,10 +681,12 @@ mod tests {
             if new { r.confirmed_by.to_vec() } else { vec![] },
             r.moves.filter(|_| version >= 3).map(str::to_string),
             r.to.filter(|_| version >= 4).map(str::to_string),
+            r.solutions.filter(|_| version >= 5).map(<[String]>::to_vec),
+            r.count.filter(|_| version >= 5),
         )
     }
 
-    /// A file as the writer of schema `version` (1 to 3) made it: the columns of that version,
+    /// A file as the writer of schema `version` (1 to 4) made it: the columns of that version,
     /// and (version 1) no version in the schema or in the file's key-value metadata.
     fn old_file(rows: u64, version: u32) -> std::fs::File {
         let kept = schema()
@@ -649,7 +701,7 @@ mod tests {
             std::collections::HashMap::new()
         };
         let old = Arc::new(Schema::new_with_metadata(fields, metadata));
-        assert!(old.field_with_name("to").is_err());
+        assert!(old.field_with_name("solutions").is_err());
         let mut columns = Columns::new();
         for i in 0..rows {
             columns.push(&row(i));
@@ -700,8 +752,9 @@ mod tests {
 
     /// A file of the current version reads back as written, the version in its metadata
     /// (Arrow's and Parquet's own); a file of version 1 (without `worker`, `claimed`,
-    /// `confirmed_by`, `moves` and `to`), 2 (without `moves` and `to`) or 3 (without `to`) reads
-    /// as the same rows with those columns' "none".
+    /// `confirmed_by`, `moves`, `to`, `solutions` and `count`), 2 (without `moves` and the
+    /// later ones), 3 (without `to`, ...) or 4 (without `solutions` and `count`) reads as the
+    /// same rows with those columns' "none".
     #[test]
     fn files_of_either_schema_version_read_as_the_current_schema() {
         let n = 1000;
@@ -721,7 +774,7 @@ mod tests {
             .expect("key-values");
         assert!(kv
             .iter()
-            .any(|e| e.key == SCHEMA_VERSION_KEY && e.value.as_deref() == Some("4")));
+            .any(|e| e.key == SCHEMA_VERSION_KEY && e.value.as_deref() == Some("5")));
         let reader = ParquetReader::new(file).expect("reader");
         assert_eq!(reader.version(), SCHEMA_VERSION);
         let want: Vec<_> = (0..n).map(|i| expected(i, SCHEMA_VERSION)).collect();
@@ -730,8 +783,10 @@ mod tests {
         assert!(got.iter().any(|r| r.6.len() == 2) && got.iter().any(|r| r.4.is_none()));
         assert!(got.iter().any(|r| r.7.is_some()) && got.iter().any(|r| r.7.is_none()));
         assert!(got.iter().any(|r| r.8.is_some()) && got.iter().any(|r| r.8.is_none()));
+        assert!(got.iter().any(|r| r.9.is_some()) && got.iter().any(|r| r.9.is_none()));
+        assert!(got.iter().any(|r| r.9.is_none() && r.10.is_some()));
 
-        for version in [1, 2, 3] {
+        for version in [1, 2, 3, 4] {
             let reader = ParquetReader::new(old_file(n, version)).expect("reader");
             assert_eq!(reader.version(), version);
             let want: Vec<_> = (0..n).map(|i| expected(i, version)).collect();

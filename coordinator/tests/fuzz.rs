@@ -117,6 +117,8 @@ impl Gen {
             moves: self.u32(),
             to_high: self.u64(),
             to_low: self.u64(),
+            solutions: self.u32(),
+            all_solutions: self.i32(),
         }
     }
     fn progress(&mut self) -> Vec<JobProgress> {
@@ -167,6 +169,13 @@ impl Gen {
             } else {
                 self.0.random_range(-1..10)
             },
+            solutions: (0..self.0.random_range(0..4))
+                .map(|_| self.bytes())
+                .collect(),
+            count: self.u64(),
+            spot_solutions: (0..self.0.random_range(0..4))
+                .map(|_| self.bytes())
+                .collect(),
         }
     }
 }

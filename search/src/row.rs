@@ -93,6 +93,17 @@ pub struct ResultLine {
     /// solved cube.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
+    /// Of a question for several solutions (`--solutions N`, `--all-optimal`): the solutions,
+    /// distinct canonical sequences in the canonical order (shortest first, then by turn
+    /// numbers), each verified; `solution` is the first. Absent for other questions and for a
+    /// count alone (`--count-only`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub solutions: Option<Vec<String>>,
+    /// Of a question for several solutions: how many (every optimal one's count for
+    /// `--all-optimal` and `--count-only`, which may be more than `solutions` lists); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
 }
 
 impl ResultLine {
@@ -116,6 +127,8 @@ impl ResultLine {
             confirmed_by: Vec::new(),
             moves: None,
             to: None,
+            solutions: None,
+            count: None,
         }
     }
 
@@ -155,6 +168,8 @@ impl ResultLine {
             confirmed_by: &self.confirmed_by,
             moves: self.moves.as_deref(),
             to: self.to.as_deref(),
+            solutions: self.solutions.as_deref(),
+            count: self.count,
         }
     }
 }
@@ -187,6 +202,8 @@ impl From<JobResult> for ResultLine {
             confirmed_by: r.confirmed_by,
             moves: None,
             to: None,
+            solutions: None,
+            count: None,
         }
     }
 }

@@ -245,7 +245,11 @@ fn checked(out: &Outcome, start: &State, set: &[usize], metric: Metric) -> Vec<V
     let model = &*MODEL;
     let lists: Vec<Vec<usize>> = out.solutions.iter().map(|s| turns_of(&s.0)).collect();
     for s in &lists {
-        assert_eq!(model.apply(start, s), model.solved(), "{s:?} does not solve");
+        assert_eq!(
+            model.apply(start, s),
+            model.solved(),
+            "{s:?} does not solve"
+        );
         assert!(s.iter().all(|t| set.contains(t)), "{s:?} outside the set");
         assert!(
             s.windows(2).all(|w| may_follow(Some(w[0]), w[1])),
@@ -340,7 +344,10 @@ fn all_optimal_solutions_are_the_brute_force_ones() {
             many += usize::from(want.len() > 1);
         }
     }
-    assert!(many >= 4, "only {many} positions had several optimal solutions");
+    assert!(
+        many >= 4,
+        "only {many} positions had several optimal solutions"
+    );
 }
 
 /// `--solutions N`: the first N of the canonical order over every length, shortest first:

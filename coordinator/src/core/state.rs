@@ -33,6 +33,11 @@ pub(super) struct Lease {
     /// of one batch, and neither is ever replaced), so a completion verifies against this
     /// instead of making it again from the record's canonical form.
     pub(super) cube: Option<CubieCube>,
+    /// Of a job whose answer counts solutions it may not list (all optimal ones, or their
+    /// count alone): the seed of this lease's spot check, drawn when it was made, which names
+    /// the ranks of the solutions the answer must include
+    /// ([`cubefleet_proto::question::spot_ranks`]); 0 for other jobs.
+    pub(super) spot_seed: u64,
 }
 
 /// Per-batch counters.
