@@ -170,6 +170,11 @@ pub(super) struct Claim {
     pub(super) status: ResultStatus,
     /// Its solution's length (0 without one).
     pub(super) length: u32,
+    /// Of a question for several solutions: the solutions listed and their count (empty and
+    /// 0 otherwise), which a confirming claim must repeat.
+    pub(super) solutions: Vec<String>,
+    /// See `solutions`.
+    pub(super) count: u64,
 }
 
 impl State {
