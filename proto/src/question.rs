@@ -370,6 +370,32 @@ impl Count {
         }
     }
 
+    /// The count the front ends' options ask for (the CLI's `--solutions N`, `--all-optimal`,
+    /// `--count-only`; Python's `solutions=`, `all_optimal=`, `count_only=`): N, all optimal
+    /// solutions or their count; refused, naming the flag, when a count alone is asked
+    /// without all of them, or N with them.
+    pub fn from_options(
+        solutions: Option<u32>,
+        all_optimal: bool,
+        count_only: bool,
+    ) -> Result<Count, ModeError> {
+        match (solutions, all_optimal, count_only) {
+            (Some(n), true, _) => Err(ModeError::new(
+                "mode.solutions",
+                "--solutions",
+                format!("is {n} with --all-optimal: give one of the two"),
+            )),
+            (_, false, true) => Err(ModeError::new(
+                "mode.all_solutions",
+                "--count-only",
+                "goes with --all-optimal (the count of all optimal solutions)".into(),
+            )),
+            (_, true, true) => Ok(Count::CountOnly),
+            (_, true, false) => Ok(Count::AllOptimal),
+            (n, false, false) => Count::shortest(n.unwrap_or(1)),
+        }
+    }
+
     /// True for every count but one solution.
     pub fn is_many(self) -> bool {
         self != Count::One
@@ -884,6 +910,84 @@ mod tests {
         };
         assert!(Question::from_wire(&last).is_ok_and(|q| q.target() == N_STATES - 1));
         assert!(Question::default().with_target(N_STATES).is_err());
+    }
+
+    /// How many solutions: through the wire unchanged, in the key, needing revision 7; out of
+    /// range, both given, an unknown value or a two-phase question refused naming the field.
+    #[test]
+    fn counts_go_through_the_wire_and_are_refused_out_of_range() {
+        let opt = Question::new(Algorithm::Optimal, Metric::Htm, MoveSet::ALL, None).expect("q");
+        for count in [
+            Count::Shortest(2),
+            Count::Shortest(MAX_SOLUTIONS),
+            Count::AllOptimal,
+            Count::CountOnly,
+        ] {
+            let q = opt.with_count(count).expect("optimal");
+            assert_eq!(Question::from_wire(&q.to_wire()), Ok(q));
+            assert_ne!(q.key(), opt.key());
+            assert_eq!(q.needs_protocol(), SOLUTIONS_PROTOCOL);
+            let e = Question::two_phase(20)
+                .with_count(count)
+                .expect_err("two-phase");
+            assert!(e.field.starts_with("mode."), "{e}");
+        }
+        assert_eq!(opt.with_count(Count::One).map(|q| q.key()), Ok(opt.key()));
+        assert_eq!(Count::shortest(1), Ok(Count::One));
+        let mode = |solutions, all_solutions| Mode {
+            kind: Some(Kind::Optimal(Optimal { metric: 1 })),
+            solutions,
+            all_solutions,
+            ..Mode::default()
+        };
+        assert_eq!(
+            Question::from_wire(&mode(1, 0)).map(|q| q.count()),
+            Ok(Count::One)
+        );
+        for (m, field) in [
+            (mode(MAX_SOLUTIONS + 1, 0), "mode.solutions"),
+            (mode(u32::MAX, 0), "mode.solutions"),
+            (mode(2, 1), "mode.solutions"),
+            (mode(0, 3), "mode.all_solutions"),
+            (mode(0, -1), "mode.all_solutions"),
+            (
+                Mode {
+                    kind: Some(Kind::TwoPhase(TwoPhase { max_length: 20 })),
+                    ..mode(0, 2)
+                },
+                "mode.all_solutions",
+            ),
+            (
+                Mode {
+                    kind: None,
+                    ..mode(3, 0)
+                },
+                "mode.solutions",
+            ),
+        ] {
+            let e = Question::from_wire(&m).expect_err(field);
+            assert_eq!(e.field, field, "{m:?}");
+            assert!(e.to_string().starts_with(field), "{e}");
+        }
+    }
+
+    /// The spot check's ranks: past the list, below the count, distinct and increasing, the
+    /// last one always among them; none when the list is whole; the same for the same seed.
+    #[test]
+    fn spot_ranks_fall_past_the_list() {
+        assert!(spot_ranks(5, 10, 10).is_empty());
+        assert_eq!(spot_ranks(5, 0, 1), [0]);
+        for seed in [1, 2, 99, u64::MAX] {
+            for (listed, count) in [(0, 2), (0, 1_000_000), (1000, 1001), (1000, 5000)] {
+                let r = spot_ranks(seed, listed, count);
+                assert_eq!(r, spot_ranks(seed, listed, count));
+                assert!(!r.is_empty() && r.len() <= SPOT_CHECKS);
+                assert!(r.windows(2).all(|w| w[0] < w[1]));
+                assert!(r.iter().all(|&k| (listed..count).contains(&k)));
+                assert_eq!(r.last(), Some(&(count - 1)));
+            }
+        }
+        assert_eq!(spot_ranks(3, 0, 1_000_000).len(), SPOT_CHECKS);
     }
 
     /// A target goes through the wire whole (both halves), in every algorithm; the solved cube

@@ -51,6 +51,9 @@ if TYPE_CHECKING:
         metric: Optional[Literal["htm", "qtm"]]
         moves: Optional[str]
         to: Optional[str]
+        solutions: Optional[int]
+        all_optimal: bool
+        count_only: bool
         input: _Input
         invalid: Literal["raise", "keep"]
 
@@ -156,6 +159,9 @@ def optimal(
     timeout: Optional[float] = None,
     threads: int = 1,
     input: _Input = "auto",
+    solutions: Optional[int] = None,
+    all_optimal: bool = False,
+    count_only: bool = False,
 ) -> SolveResult:
     """Find a proven shortest solution of one position (IDA*).
 
@@ -167,6 +173,12 @@ def optimal(
     ``to``: the shortest way to this position instead of the solved cube (as in :func:`solve`).
     Random states take seconds to minutes each (much faster with the huge, giant or colossal
     table: ``cubefleet tables build --giant``). ``lower_bound`` says no solution is shorter.
+    ``solutions``: the N shortest distinct solutions (1 to 1000; every optimal one, then
+    longer ones), ``all_optimal``: every optimal solution, ``count_only`` (with
+    ``all_optimal``): their count alone, as ``--solutions``, ``--all-optimal`` and
+    ``--count-only`` (canonical sequences: no face twice in a row, of two opposite faces U
+    before D, R before L, F before B); the result's ``solutions`` lists them in order
+    (``solution`` the first) and ``count`` says how many.
 
     Raises :class:`InvalidPosition` when the position is refused.
     """
@@ -181,6 +193,9 @@ def optimal(
         to=to,
         threads=threads,
         input=input,
+        solutions=solutions,
+        all_optimal=all_optimal,
+        count_only=count_only,
     )
 
 
@@ -208,6 +223,9 @@ def solve_many(
     input: _Input = "auto",
     invalid: Literal["raise", "keep"] = "raise",
     output: Literal["arrow", "list"] = "arrow",
+    solutions: Optional[int] = None,
+    all_optimal: bool = False,
+    count_only: bool = False,
 ) -> Union[pyarrow.Table, List[SolveResult]]:
     """Solve many positions on every core (``threads``), the GIL released; input order.
 
@@ -218,8 +236,9 @@ def solve_many(
     ``millis`` (float64), ``nodes`` (uint64), ``state_index`` (null here), ``error``
     (the reason for a refused line), ``worker`` (null here: no worker searched),
     ``claimed`` (false here), ``confirmed_by`` (list of strings, empty here), ``moves``
-    (the ``moves`` set, null when every turn was allowed) and ``to`` (the facelets of the
-    ``to`` position, null without one).
+    (the ``moves`` set, null when every turn was allowed), ``to`` (the facelets of the
+    ``to`` position, null without one), ``solutions`` (list of strings, null unless several
+    were asked for) and ``count`` (uint64, likewise).
     ``output="list"`` gives :class:`SolveResult` objects.
 
     Blank lines and ``#`` comments are answered with status ``skipped``. A refused line raises
@@ -227,7 +246,8 @@ def solve_many(
     it is answered with status ``invalid`` and its reason in ``error`` instead, as the CLI
     does. ``optimal=True`` / ``max_depth=N`` (with ``metric``, and ``moves`` as for
     :func:`optimal`) ask for the optimal or depth-limited search instead of the two-phase one;
-    ``to`` solves every position to that one (as in :func:`solve`).
+    ``to`` solves every position to that one (as in :func:`solve`); ``solutions``,
+    ``all_optimal`` and ``count_only`` ask for several solutions (as in :func:`optimal`).
     Ctrl-C stops the searches.
     """
     return _native.solve_many(
@@ -243,6 +263,9 @@ def solve_many(
         input=input,
         invalid=invalid,
         output=output,
+        solutions=solutions,
+        all_optimal=all_optimal,
+        count_only=count_only,
     )
 
 

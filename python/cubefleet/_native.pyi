@@ -27,6 +27,8 @@ class SolveResult:
     error: Optional[str]
     move_set: Optional[str]
     to: Optional[str]
+    solutions: Optional[List[str]]
+    count: Optional[int]
     @property
     def moves(self) -> List[str]: ...
     def to_dict(self) -> Dict[str, object]: ...
@@ -57,6 +59,9 @@ class Client:
         priority: int = 0,
         batch_id: Optional[str] = None,
         keep: Literal["all", "histogram"] = "all",
+        solutions: Optional[int] = None,
+        all_optimal: bool = False,
+        count_only: bool = False,
     ) -> str: ...
     @overload
     def status(self, batch: str) -> Dict[str, object]: ...

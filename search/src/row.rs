@@ -140,7 +140,16 @@ impl ResultLine {
             }
             (Some(e), _) => format!("invalid: {e}"),
             (None, Some(n)) if self.status == LineStatus::Result(ResultStatus::Solved) => {
-                format!("{} ({n})", self.solution)
+                match (&self.solutions, self.count) {
+                    // several: each solution, then how many there are
+                    (Some(list), Some(count)) => {
+                        format!("{} ({n}; {count} in all)", list.join(" | "))
+                    }
+                    (None, Some(count)) => {
+                        format!("{} ({n}; {count} optimal solutions)", self.solution)
+                    }
+                    _ => format!("{} ({n})", self.solution),
+                }
             }
             (None, Some(n)) => format!("{} ({n}) [{}]", self.solution, self.status.name()),
             (None, None) => self.status.name().to_string(),

@@ -186,17 +186,14 @@ impl ModeArgs {
             timeout,
         )
         .and_then(|q| q.with_target(self.to.unwrap_or(0)))
-        .and_then(|q| q.with_count(self.count()?))
+        .and_then(|q| {
+            q.with_count(Count::from_options(
+                self.solutions,
+                self.all_optimal,
+                self.count_only,
+            )?)
+        })
         .map_err(|e| anyhow::anyhow!(e.for_flags()))
-    }
-
-    /// How many solutions the flags ask for (`--solutions`, `--all-optimal`, `--count-only`).
-    fn count(&self) -> Result<Count, cubefleet_proto::question::ModeError> {
-        match (self.all_optimal, self.count_only) {
-            (true, true) => Ok(Count::CountOnly),
-            (true, false) => Ok(Count::AllOptimal),
-            _ => Count::shortest(self.solutions.unwrap_or(1)),
-        }
     }
 }
 
