@@ -534,6 +534,92 @@ fn solve_to_a_goal_names_it_and_reaches_it() {
     }
 }
 
+/// Checks a row of a question for several solutions: each of `solutions` solves the input
+/// (applied by the tables crate's cube), they are distinct, the first is `solution`; returns
+/// them.
+fn several(row: &serde_json::Value) -> Vec<String> {
+    let input = row["input"].as_str().expect("an input");
+    let list: Vec<String> = row["solutions"]
+        .as_array()
+        .expect("a solutions list")
+        .iter()
+        .map(|s| s.as_str().expect("a solution").to_string())
+        .collect();
+    for s in &list {
+        let turns = cubefleet_tables::MoveSeq::parse(s).expect("turns");
+        assert!(
+            cube_of(input).apply_moves(&turns.0).is_solved(),
+            "{s}: {row}"
+        );
+    }
+    let distinct: std::collections::HashSet<&String> = list.iter().collect();
+    assert_eq!(distinct.len(), list.len(), "{row}");
+    assert_eq!(row["solution"], list[0].as_str(), "{row}");
+    list
+}
+
+/// `solve --all-optimal`, `--count-only` and `--solutions N`: every optimal solution of the
+/// checkerboard (its three axes in any order: 6) with the count, the count alone, and N
+/// solutions shortest first; the flags refused where they do not belong, naming them.
+#[test]
+fn solve_lists_and_counts_several_solutions() {
+    let checkerboard = "R2 L2 U2 D2 F2 B2";
+    let solve = |flags: &[&str]| {
+        let mut cmd = common::cubefleet();
+        cmd.args(["solve", "--format", "json"])
+            .args(flags)
+            .arg(checkerboard);
+        let rows = common::json_rows(&mut cmd);
+        assert_eq!(rows.len(), 1, "{flags:?}: {rows:?}");
+        rows[0].clone()
+    };
+    let all = solve(&["--optimal", "--all-optimal"]);
+    assert_eq!(
+        (&all["status"], &all["count"]),
+        (&"solved".into(), &6.into()),
+        "{all}"
+    );
+    let list = several(&all);
+    assert_eq!(list.len(), 6);
+    assert!(list.iter().all(|s| s.split(' ').count() == 6), "{list:?}");
+    let only = solve(&[
+        "--optimal",
+        "--all-optimal",
+        "--count-only",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(only["count"], 6, "{only}");
+    assert!(only.get("solutions").is_none(), "{only}");
+    let ten = solve(&["--max-depth", "8", "--solutions", "10"]);
+    let ten_list = several(&ten);
+    assert_eq!(ten_list[..6], list[..], "{ten}");
+    assert_eq!(ten["count"], ten_list.len());
+    assert!(ten_list.len() <= 10 && ten_list[6..].iter().all(|s| s.split(' ').count() > 6));
+    // one solution, as before: no solutions, no count
+    let one = solve(&["--optimal"]);
+    assert!(
+        one.get("solutions").is_none() && one.get("count").is_none(),
+        "{one}"
+    );
+    for (flags, names) in [
+        (vec!["--all-optimal"], "--optimal"),
+        (vec!["--solutions", "3"], "--optimal"),
+        (vec!["--optimal", "--count-only"], "--all-optimal"),
+        (vec!["--optimal", "--solutions", "1001"], "--solutions"),
+        (vec!["--optimal", "--solutions", "0"], "--solutions"),
+        (
+            vec!["--optimal", "--solutions", "3", "--all-optimal"],
+            "--all-optimal",
+        ),
+    ] {
+        for before in [vec!["solve", "R U"], vec!["submit", "missing.txt"]] {
+            let stderr = refused(&before, &flags);
+            assert!(stderr.contains(names), "{flags:?}: {stderr}");
+        }
+    }
+}
+
 /// `run --goal` through the job system (the coordinator checks each solution against the goal)
 /// and `submit --goal --on any-face` to a coordinator and a worker, each its own process:
 /// every row reaches the goal and names it, the lengths are the shortest.
@@ -596,6 +682,44 @@ fn goals_through_the_job_system_and_a_fleet() {
             }),
             "{row}"
         );
+    }
+}
+
+/// `submit --all-optimal` and `--count-only` to a coordinator and a worker, each its own
+/// process: the worker lists (or counts, answering the lease's spot check) every optimal
+/// solution, the coordinator verifies each, and `results` gives them with the count.
+#[test]
+#[ignore = "open: through the job system (run, submit) the rows come back without solutions and count; see the report"]
+fn submit_all_optimal_through_a_fleet() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("many.txt");
+    std::fs::write(&file, "R2 L2 U2 D2 F2 B2\nR U\nR2 U2 R2 U2 R2 U2\n").expect("write");
+    let (_coordinator, url) = common::coordinator(&dir.path().join("data"));
+    let _worker = common::worker("w-many", &url);
+    let file = file.to_str().expect("utf-8");
+    for (flags, counts) in [
+        (vec!["--all-optimal"], [6, 1, 2]),
+        (vec!["--all-optimal", "--count-only"], [6, 1, 2]),
+    ] {
+        let out = common::client(
+            &url,
+            &[&["submit", file, "--optimal", "--wait"][..], &flags].concat(),
+        );
+        let batch = out.trim().lines().last().expect("the batch id").to_string();
+        let rows: Vec<serde_json::Value> = common::client(&url, &["results", &batch])
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        for (row, count) in rows.iter().zip(counts) {
+            assert_eq!(row["status"], "solved", "{row}");
+            assert_eq!(row["count"], count, "{row}");
+            if flags.len() == 1 {
+                assert_eq!(several(row).len(), count, "{row}");
+            } else {
+                assert!(row.get("solutions").is_none(), "{row}");
+            }
+        }
     }
 }
 

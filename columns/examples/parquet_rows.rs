@@ -51,6 +51,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             moves: None,
             to: None,
             goal: None,
+            solutions: None,
+            count: None,
         })?;
     }
     let (rows, _) = w.finish()?;

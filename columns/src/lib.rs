@@ -26,6 +26,8 @@
 //! | `moves` | utf8 | every turn was allowed (the search had no move set) | 3 |
 //! | `to` | utf8 | the position was solved (the search had no other target) | 4 |
 //! | `goal` | utf8 | the whole cube was solved (the search had no partial goal) | 5 |
+//! | `solutions` | list of utf8 | the question asked for one solution, or for a count alone | 5 |
+//! | `count` | uint64 | the question asked for one solution | 5 |
 //!
 //! Columns are only ever added, at the end, each with a new [`SCHEMA_VERSION`], which the
 //! schema's metadata (and so every Parquet file's) carries under [`SCHEMA_VERSION_KEY`]; a
@@ -62,7 +64,8 @@ use parquet::file::reader::ChunkReader;
 pub const ROW_GROUP_ROWS: usize = 65_536;
 
 /// The version of [`schema`]: 1 the eleven columns from `index` to `error`; 2 adds `worker`,
-/// `claimed` and `confirmed_by`; 3 adds `moves`; 4 adds `to`; 5 adds `goal`. Raised by one with every
+/// `claimed` and `confirmed_by`; 3 adds `moves`; 4 adds `to`; 5 adds `goal`,
+/// `solutions` and `count`. Raised by one with every
 /// column added (columns are never renamed, retyped or removed), so a reader knows which
 /// columns a file must have.
 pub const SCHEMA_VERSION: u32 = 5;
@@ -134,10 +137,20 @@ pub struct Row<'a> {
     /// The partial goal the solution reaches (`--goal`: its name or piece list, and ` on any
     /// face`); `None` when it solves the whole cube.
     pub goal: Option<&'a str>,
+    /// The solutions of a question for several (`--solutions N`, `--all-optimal`), in the
+    /// canonical order; `None` for other questions and for a count alone.
+    pub solutions: Option<&'a [String]>,
+    /// How many solutions there are, of a question for several; `None` otherwise.
+    pub count: Option<u64>,
 }
 
 /// The field of a `confirmed_by` list's items: worker names, never null.
 fn name_item() -> FieldRef {
+    Arc::new(Field::new_list_field(DataType::Utf8, false))
+}
+
+/// The field of a `solutions` list's items: solutions, never null.
+fn solution_item() -> FieldRef {
     Arc::new(Field::new_list_field(DataType::Utf8, false))
 }
 
@@ -148,6 +161,7 @@ fn since(name: &str) -> u32 {
         "moves" => 3,
         "to" => 4,
         "goal" => 5,
+        "solutions" | "count" => 5,
         _ => FIRST_VERSION,
     }
 }
@@ -179,6 +193,8 @@ pub fn schema() -> SchemaRef {
                     Field::new("moves", DataType::Utf8, true),
                     Field::new("to", DataType::Utf8, true),
                     Field::new("goal", DataType::Utf8, true),
+                    Field::new("solutions", DataType::List(solution_item()), true),
+                    Field::new("count", DataType::UInt64, true),
                 ],
                 metadata.into(),
             ))
@@ -201,7 +217,8 @@ pub fn schema_version(schema: &Schema) -> Result<u32, Error> {
 
 /// `batch`, of result columns of any schema version, as a batch of the current [`schema`]:
 /// each column taken by its name, those its version did not have yet made of their "none"
-/// (`worker`, `moves`, `to` and `goal` null, `claimed` false, `confirmed_by` empty). Columns of a
+/// (`worker`, `moves`, `to`, `goal`, `solutions` and `count` null, `claimed` false,
+/// `confirmed_by` empty). Columns of a
 /// newer version than this build's are left out (columns are only ever added). An error when
 /// a column its version has is missing or of another type: then it is no results file.
 pub fn upgrade(batch: &RecordBatch) -> Result<RecordBatch, Error> {
@@ -235,6 +252,8 @@ pub fn upgrade(batch: &RecordBatch) -> Result<RecordBatch, Error> {
 fn absent(name: &str, rows: usize) -> Result<ArrayRef, Error> {
     Ok(match name {
         "worker" | "moves" | "to" | "goal" => arrow_array::new_null_array(&DataType::Utf8, rows),
+        "solutions" => arrow_array::new_null_array(&DataType::List(solution_item()), rows),
+        "count" => arrow_array::new_null_array(&DataType::UInt64, rows),
         "claimed" => Arc::new(BooleanArray::from(vec![false; rows])),
         "confirmed_by" => {
             let mut lists = ListBuilder::new(StringBuilder::new()).with_field(name_item());
@@ -266,6 +285,8 @@ pub struct Columns {
     moves: StringBuilder,
     to: StringBuilder,
     goal: StringBuilder,
+    solutions: ListBuilder<StringBuilder>,
+    count: UInt64Builder,
     /// Rows pushed since the last [`Columns::finish`].
     rows: usize,
 }
@@ -297,6 +318,8 @@ impl Columns {
             moves: StringBuilder::new(),
             to: StringBuilder::new(),
             goal: StringBuilder::new(),
+            solutions: ListBuilder::new(StringBuilder::new()).with_field(solution_item()),
+            count: UInt64Builder::new(),
             rows: 0,
         }
     }
@@ -324,6 +347,16 @@ impl Columns {
         self.moves.append_option(row.moves);
         self.to.append_option(row.to);
         self.goal.append_option(row.goal);
+        match row.solutions {
+            Some(list) => {
+                for s in list {
+                    self.solutions.values().append_value(s);
+                }
+                self.solutions.append(true);
+            }
+            None => self.solutions.append(false),
+        }
+        self.count.append_option(row.count);
         self.rows += 1;
     }
 
@@ -357,6 +390,8 @@ impl Columns {
             Arc::new(self.moves.finish()),
             Arc::new(self.to.finish()),
             Arc::new(self.goal.finish()),
+            Arc::new(self.solutions.finish()),
+            Arc::new(self.count.finish()),
         ];
         self.rows = 0;
         Ok(RecordBatch::try_new(schema(), columns)?)
@@ -571,15 +606,21 @@ mod tests {
             moves: (i % 4 == 1).then_some("U,R"),
             to: (i % 5 == 2).then_some(TO),
             goal: (i % 6 == 3).then_some("cross on any face"),
+            solutions: (i % 6 == 1).then_some(SOLUTIONS.as_slice()),
+            count: (i % 6 == 1 || i % 6 == 5).then_some(i),
         }
     }
+
+    /// A `solutions` list (of `R U`: the optimal one and two longer).
+    static SOLUTIONS: std::sync::LazyLock<Vec<String>> =
+        std::sync::LazyLock::new(|| vec!["U' R'".into(), "U' R' U2 D2".into(), "U' R2 R'".into()]);
 
     /// A target's facelet string (the cube after `R U`).
     const TO: &str = "UUBUUBLLLURRURRURRFFUFFRFFRDDDDDDFFFRRDLLDLLDULLBBBBBB";
 
     /// The rows of a results file as the reader gives them, each as owned values of
     /// (`index`, `status`, `solution`, `error`, `worker`, `claimed`, `confirmed_by`, `moves`,
-    /// `to`, `goal`).
+    /// `to`, `goal`, `solutions`, `count`).
     type Read = (
         u64,
         String,
@@ -591,6 +632,8 @@ mod tests {
         Option<String>,
         Option<String>,
         Option<String>,
+        Option<Vec<String>>,
+        Option<u64>,
     );
 
     fn read_all(reader: ParquetReader) -> Vec<Read> {
@@ -603,6 +646,7 @@ mod tests {
             let (error, worker, claimed) = (col("error"), col("worker"), col("claimed"));
             let (confirmed_by, moves, to) = (col("confirmed_by"), col("moves"), col("to"));
             let goal = col("goal");
+            let (solutions, count) = (col("solutions"), col("count"));
             let status = status.as_dictionary::<Int8Type>();
             let statuses = status.values().as_string::<i32>();
             let text = |a: &ArrayRef, k: usize| {
@@ -625,6 +669,12 @@ mod tests {
                     text(&moves, k),
                     text(&to, k),
                     text(&goal, k),
+                    (!solutions.is_null(k)).then(|| {
+                        let list = solutions.as_list::<i32>().value(k);
+                        let list = list.as_string::<i32>();
+                        (0..list.len()).map(|n| list.value(n).to_string()).collect()
+                    }),
+                    (!count.is_null(k)).then(|| count.as_primitive::<UInt64Type>().value(k)),
                 ));
             }
         }
@@ -646,6 +696,8 @@ mod tests {
             r.moves.filter(|_| version >= 3).map(str::to_string),
             r.to.filter(|_| version >= 4).map(str::to_string),
             r.goal.filter(|_| version >= 5).map(str::to_string),
+            r.solutions.filter(|_| version >= 5).map(<[String]>::to_vec),
+            r.count.filter(|_| version >= 5),
         )
     }
 
@@ -665,6 +717,7 @@ mod tests {
         };
         let old = Arc::new(Schema::new_with_metadata(fields, metadata));
         assert!(old.field_with_name("goal").is_err());
+        assert!(old.field_with_name("solutions").is_err());
         let mut columns = Columns::new();
         for i in 0..rows {
             columns.push(&row(i));
@@ -715,9 +768,9 @@ mod tests {
 
     /// A file of the current version reads back as written, the version in its metadata
     /// (Arrow's and Parquet's own); a file of version 1 (without `worker`, `claimed`,
-    /// `confirmed_by`, `moves`, `to` and `goal`), 2 (without `moves`, `to` and `goal`), 3
-    /// (without `to` and `goal`) or 4 (without `goal`) reads as the same rows with those
-    /// columns' "none".
+    /// `confirmed_by`, `moves`, `to`, `goal`, `solutions` and `count`), 2 (without `moves` and
+    /// the later ones), 3 (without `to` and the later ones) or 4 (without `goal`, `solutions`
+    /// and `count`) reads as the same rows with those columns' "none".
     #[test]
     fn files_of_either_schema_version_read_as_the_current_schema() {
         let n = 1000;
@@ -747,6 +800,8 @@ mod tests {
         assert!(got.iter().any(|r| r.7.is_some()) && got.iter().any(|r| r.7.is_none()));
         assert!(got.iter().any(|r| r.8.is_some()) && got.iter().any(|r| r.8.is_none()));
         assert!(got.iter().any(|r| r.9.is_some()) && got.iter().any(|r| r.9.is_none()));
+        assert!(got.iter().any(|r| r.10.is_some()) && got.iter().any(|r| r.10.is_none()));
+        assert!(got.iter().any(|r| r.10.is_none() && r.11.is_some()));
 
         for version in [1, 2, 3, 4] {
             let reader = ParquetReader::new(old_file(n, version)).expect("reader");

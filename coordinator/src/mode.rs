@@ -34,12 +34,14 @@ pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
 /// restricted move set, which a symmetry maps to other turns (a copy's shortest solution in
 /// the set may be longer, or not exist), or a target other than the solved cube, which a
 /// symmetry or the inversion maps to another target (a copy's answer reaches that one, not
-/// the batch's), or a partial goal, which a symmetry turns to another face and the inversion
-/// does not keep (a copy's goal distance is another). Such results are never indexed, so never
-/// reused.
+/// the batch's); a partial goal, which a symmetry turns to another face and the inversion
+/// does not keep (a copy's goal distance is another); or a question for several solutions,
+/// whose lists a symmetry would have to map and put in order again (and whose count-only
+/// claims rest on one lease's spot check). Such results are never indexed, so never reused.
 pub(crate) fn index_key(m: &Mode) -> Option<Vec<u8>> {
     let q = question_of(m);
-    (q.moves().is_all() && !q.has_target() && q.goal().is_none()).then(|| q.key())
+    (q.moves().is_all() && !q.has_target() && q.goal().is_none() && !q.count().is_many())
+        .then(|| q.key())
 }
 
 #[cfg(test)]

@@ -159,6 +159,7 @@ fn solved(job_id: u64, solution: &str, optimal: bool, lower_bound: u32) -> Compl
         moves: Vec::new(),
         // as a worker before the status enum (protocol revision 3) sends it: the text only
         result_status: 0,
+        ..Completion::default()
     }
 }
 
@@ -567,6 +568,139 @@ async fn attack_02d_hostile_goals_and_workers_too_old_for_them() {
         (r.outcome(), r.solution.as_str(), r.length),
         (ResultStatus::Solved, "F' R'", 2)
     );
+    server.stop().await;
+}
+
+/// 2e. How many solutions (`Mode.solutions`, `Mode.all_solutions`, protocol revision 7) is
+/// checked like every mode field: N above the limit, both fields, an unknown value or a
+/// two-phase question refused naming the field. A worker of revision 6 is leased none of such
+/// a batch's jobs. A count-only job is leased with a spot seed; a list with a repeat, a
+/// non-canonical or a wrong-length solution, or a count whose spot check fails is refused;
+/// the honest answer is stored with its count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_02e_hostile_solution_counts_and_lists() {
+    use cubefleet_proto::question::{spot_ranks, MAX_SOLUTIONS};
+    use cubefleet_tables::MoveSeq;
+    let (_dir, server) = start(Duration::from_secs(30)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let many = |solutions, all_solutions| Mode {
+        solutions,
+        all_solutions,
+        ..optimal()
+    };
+    for (i, (mode, field)) in [
+        (many(MAX_SOLUTIONS + 1, 0), "mode.solutions"),
+        (many(u32::MAX, 0), "mode.solutions"),
+        (many(5, 2), "mode.solutions"),
+        (many(0, 3), "mode.all_solutions"),
+        (many(0, -7), "mode.all_solutions"),
+        (
+            Mode {
+                solutions: 5,
+                ..two_phase(20)
+            },
+            "mode.solutions",
+        ),
+        (
+            Mode {
+                all_solutions: 1,
+                ..two_phase(20)
+            },
+            "mode.all_solutions",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        refused(
+            submit(
+                &mut alice,
+                submission(&format!("n{i}"), mode, &[], &["R U"]),
+            )
+            .await,
+            Code::InvalidArgument,
+            field,
+        );
+    }
+    let turns = |moves: &str| MoveSeq::parse(moves).unwrap().indices();
+    // U D is also solved by U' D' then (R2 U2)^6, the identity: canonical, 12 turns longer
+    const LONGER: &str = "U' D' R2 U2 R2 U2 R2 U2 R2 U2 R2 U2 R2 U2";
+    // all optimal solutions of U D (one: U' D') and the count of R's (one: R')
+    let lines = submission("all", many(0, 1), &[], &["U D"]);
+    assert_eq!(submit(&mut alice, lines).await.unwrap(), 1);
+    let mut farm = as_(&server, FARM).await;
+    let old = register_at(&mut farm, "old", 1, 6).await;
+    assert!(lease(&mut farm, &old, 10).await.is_empty());
+    let new = register(&mut farm, "new", 1).await;
+    let jobs = lease(&mut farm, &new, 10).await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let id = jobs[0].job_id;
+    let answer = |first: &str, list: &[&str], count: u64, spots: Vec<Vec<u8>>| Completion {
+        moves: turns(first),
+        solutions: list.iter().map(|s| turns(s)).collect(),
+        count,
+        spot_solutions: spots,
+        ..solved(id, "", true, 2)
+    };
+    for (c, says) in [
+        (answer("U' D'", &["U' D'", "U' D'"], 2, vec![]), "after"),
+        (answer("D' U'", &["D' U'"], 1, vec![]), "canonical"),
+        (
+            answer("U' D'", &["U' D'", LONGER], 2, vec![]),
+            "not the optimal 2",
+        ),
+        (answer("U' D'", &["U' D'", "U D'"], 2, vec![]), "target"),
+    ] {
+        // four refusals: a fifth of this credential would fail the job (a wrong count is
+        // held to the list in the coordinator's unit tests)
+        assert_refused(&mut farm, &new, c, says, says).await;
+        assert_eq!(lease(&mut farm, &new, 10).await.len(), 1);
+    }
+    let honest = answer("U' D'", &["U' D'"], 1, vec![]);
+    assert_eq!(
+        complete(&mut farm, &new, vec![honest]).await.unwrap(),
+        (1, vec![])
+    );
+    let r = job(&mut alice, id).await;
+    assert_eq!(
+        (r.solutions.clone(), r.count),
+        (vec!["U' D'".to_string()], 1)
+    );
+    let lines = submission("count", many(0, 2), &[], &["R"]);
+    assert_eq!(submit(&mut alice, lines).await.unwrap(), 1);
+    let jobs = lease(&mut farm, &new, 10).await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let (id, seed) = (jobs[0].job_id, jobs[0].spot_seed);
+    assert_ne!(seed, 0);
+    let count = |count: u64, spots: Vec<Vec<u8>>| Completion {
+        moves: turns("R'"),
+        count,
+        spot_solutions: spots,
+        ..solved(id, "", true, 1)
+    };
+    // four solutions claimed: the spot check names ranks up to 3, which R' alone cannot fill
+    let ranks = spot_ranks(seed, 0, 4);
+    let lie = count(4, vec![turns("R'"); ranks.len()]);
+    assert_refused(
+        &mut farm,
+        &new,
+        lie,
+        "cannot be solution",
+        "a count too large",
+    )
+    .await;
+    let jobs = lease(&mut farm, &new, 10).await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let seed = jobs[0].spot_seed;
+    assert_eq!(spot_ranks(seed, 0, 1), [0]);
+    assert_eq!(
+        complete(&mut farm, &new, vec![count(1, vec![turns("R'")])])
+            .await
+            .unwrap(),
+        (1, vec![])
+    );
+    let r = job(&mut alice, id).await;
+    assert_eq!((r.count, r.solutions.len(), r.claimed), (1, 0, true));
     server.stop().await;
 }
 

@@ -125,6 +125,8 @@ impl Gen {
                 orient_edges: self.u32(),
                 any_face: self.0.random_bool(0.5),
             }),
+            solutions: self.u32(),
+            all_solutions: self.i32(),
         }
     }
     fn progress(&mut self) -> Vec<JobProgress> {
@@ -175,6 +177,13 @@ impl Gen {
             } else {
                 self.0.random_range(-1..10)
             },
+            solutions: (0..self.0.random_range(0..4))
+                .map(|_| self.bytes())
+                .collect(),
+            count: self.u64(),
+            spot_solutions: (0..self.0.random_range(0..4))
+                .map(|_| self.bytes())
+                .collect(),
         }
     }
 }

@@ -2,8 +2,8 @@
 //! (two-phase to a length, optimal, depth-limited), the metric lengths are counted in, the
 //! turns the answer may use ([`MoveSet`]), the position the answer must reach (its target, by
 //! state index; the solved cube unless said), or the partial goal it must reach instead
-//! ([`Goal`], `--goal`), and the time budget per position. Its limits and
-//! defaults are named here once ([`MAX_DEPTH`], [`MAX_SECONDS`],
+//! ([`Goal`], `--goal`), how many solutions ([`Count`]) and the time budget per position. Its
+//! limits and defaults are named here once ([`MAX_DEPTH`], [`MAX_SECONDS`], [`MAX_SOLUTIONS`],
 //! [`DEFAULT_MAX_LENGTH`](crate::DEFAULT_MAX_LENGTH)), every value is checked once, when a
 //! question is made ([`Question::new`] from a front end's arguments, [`Question::from_wire`]
 //! from the protocol's [`Mode`]), and refused with a [`ModeError`] naming the field, and the
@@ -44,6 +44,56 @@ const _: () = assert!(TARGET_PROTOCOL <= crate::PROTOCOL);
 /// would solve the whole cube.
 pub const GOAL_PROTOCOL: u32 = 7;
 const _: () = assert!(GOAL_PROTOCOL <= crate::PROTOCOL);
+/// The protocol revision a worker must speak to be leased a job whose question asks for more
+/// than one solution ([`Question::needs_protocol`]): older workers do not read
+/// `Mode.solutions` and `Mode.all_solutions`, and would answer with one.
+pub const SOLUTIONS_PROTOCOL: u32 = 7;
+const _: () = assert!(SOLUTIONS_PROTOCOL <= crate::PROTOCOL);
+
+/// The most solutions a question may ask for (`--solutions N`: N at most this), and the most
+/// an answer lists: an all-optimal answer with more optimal solutions lists the first this
+/// many (in the canonical order) with the count of all, which is then spot-checked like a
+/// count-only answer ([`spot_ranks`]). A job's record holds at most this many solutions
+/// (about 60 KB).
+pub const MAX_SOLUTIONS: u32 = 1000;
+
+/// The solutions a count the answer does not list is spot-checked with: the lease's seed
+/// names this many ranks ([`spot_ranks`]), whose solutions the answer must include.
+pub const SPOT_CHECKS: usize = 3;
+
+/// The ranks, in the canonical order of a question's solutions (shortest first, then by turn
+/// numbers; 0 the first), that an answer claiming `count` solutions, of which it lists the
+/// first `listed`, must include beyond its list: up to [`SPOT_CHECKS`] distinct ranks in
+/// `listed..count`, increasing, drawn from `seed` (a lease's `spot_seed`, unknown to the
+/// worker before the lease). The last rank, `count - 1`, is always among them when any is
+/// (so a count larger than the solutions is caught unless the worker finds that many). Empty
+/// when the answer lists every solution. The one rule of the worker and the coordinator.
+pub fn spot_ranks(seed: u64, listed: u64, count: u64) -> Vec<u64> {
+    if count <= listed {
+        return Vec::new();
+    }
+    let span = count - listed;
+    let want = span.min(SPOT_CHECKS as u64) as usize;
+    let mut ranks = vec![count - 1];
+    let mut state = seed;
+    // splitmix64: a fixed rule both sides compute alike; more draws than ranks, for repeats
+    for _ in 0..4 * SPOT_CHECKS {
+        if ranks.len() == want {
+            break;
+        }
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let rank = listed + z % span;
+        if !ranks.contains(&rank) {
+            ranks.push(rank);
+        }
+    }
+    ranks.sort_unstable();
+    ranks
+}
 
 /// The number of states of the cube, 43,252,003,274,489,856,000 (`8! * 3^7 * 12! / 2 * 2^11`):
 /// a target's state index is below it. The tables crate's `index::N_STATES`, which a test of
@@ -292,6 +342,119 @@ pub enum Algorithm {
     },
 }
 
+/// How many solutions a question asks for. Solutions are distinct *canonical* sequences (no
+/// face turned twice in a row; of two opposite faces, which commute, only the order U before
+/// D, R before L, F before B), in the canonical order: shortest first (in the question's
+/// metric), then by their turn numbers (`3 * face + quarter turns - 1`) compared in turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Count {
+    /// One solution (every question of before).
+    #[default]
+    One,
+    /// The first N solutions in the canonical order, `2..=MAX_SOLUTIONS`: every one of the
+    /// optimal length, then longer ones, until N (fewer when a depth limit leaves fewer).
+    Shortest(u32),
+    /// Every optimal solution, listed (the first [`MAX_SOLUTIONS`] when there are more), with
+    /// their count.
+    AllOptimal,
+    /// The count of the optimal solutions, without the list.
+    CountOnly,
+}
+
+impl Count {
+    /// `n` solutions (`--solutions N`): 0 and 1 are one; more than [`MAX_SOLUTIONS`] is
+    /// refused naming `mode.solutions`.
+    pub fn shortest(n: u32) -> Result<Count, ModeError> {
+        match n {
+            0 | 1 => Ok(Count::One),
+            n if n <= MAX_SOLUTIONS => Ok(Count::Shortest(n)),
+            n => Err(ModeError::new(
+                "mode.solutions",
+                "--solutions",
+                format!("is {n}: give 1 to {MAX_SOLUTIONS}"),
+            )),
+        }
+    }
+
+    /// The count the front ends' options ask for (the CLI's `--solutions N`, `--all-optimal`,
+    /// `--count-only`; Python's `solutions=`, `all_optimal=`, `count_only=`): N, all optimal
+    /// solutions or their count; refused, naming the flag, when a count alone is asked
+    /// without all of them, or N with them.
+    pub fn from_options(
+        solutions: Option<u32>,
+        all_optimal: bool,
+        count_only: bool,
+    ) -> Result<Count, ModeError> {
+        match (solutions, all_optimal, count_only) {
+            (Some(n), true, _) => Err(ModeError::new(
+                "mode.solutions",
+                "--solutions",
+                format!("is {n} with --all-optimal: give one of the two"),
+            )),
+            (_, false, true) => Err(ModeError::new(
+                "mode.all_solutions",
+                "--count-only",
+                "goes with --all-optimal (the count of all optimal solutions)".into(),
+            )),
+            (_, true, true) => Ok(Count::CountOnly),
+            (_, true, false) => Ok(Count::AllOptimal),
+            (n, false, false) => Count::shortest(n.unwrap_or(1)),
+        }
+    }
+
+    /// True for every count but one solution.
+    pub fn is_many(self) -> bool {
+        self != Count::One
+    }
+
+    /// True when the answer is every optimal solution or their count.
+    pub fn is_all(self) -> bool {
+        matches!(self, Count::AllOptimal | Count::CountOnly)
+    }
+
+    /// The most solutions an answer lists: N, [`MAX_SOLUTIONS`] of all optimal ones, none
+    /// for a count alone, one for one.
+    pub fn listed(self) -> usize {
+        match self {
+            Count::One => 1,
+            Count::Shortest(n) => n as usize,
+            Count::AllOptimal => MAX_SOLUTIONS as usize,
+            Count::CountOnly => 0,
+        }
+    }
+
+    /// The count as the protocol's `Mode.solutions` and `Mode.all_solutions` write it.
+    fn to_wire(self) -> (u32, i32) {
+        match self {
+            Count::One => (0, crate::AllSolutions::Unspecified as i32),
+            Count::Shortest(n) => (n, crate::AllSolutions::Unspecified as i32),
+            Count::AllOptimal => (0, crate::AllSolutions::List as i32),
+            Count::CountOnly => (0, crate::AllSolutions::Count as i32),
+        }
+    }
+
+    /// The count a protocol mode's fields ask for, each checked.
+    fn from_wire(solutions: u32, all: i32) -> Result<Count, ModeError> {
+        let all = crate::AllSolutions::try_from(all).map_err(|_| {
+            ModeError::new(
+                "mode.all_solutions",
+                "--all-optimal",
+                format!("is {all}: give LIST (1), COUNT (2) or leave it unset (0)"),
+            )
+        })?;
+        match all {
+            crate::AllSolutions::Unspecified => Count::shortest(solutions),
+            _ if solutions > 1 => Err(ModeError::new(
+                "mode.solutions",
+                "--solutions",
+                format!("is {solutions} with all_solutions set: give one of the two"),
+            )),
+            crate::AllSolutions::List => Ok(Count::AllOptimal),
+            crate::AllSolutions::Count => Ok(Count::CountOnly),
+        }
+    }
+}
+
 /// A value of a question out of its range: the field (as the protocol names it, and as the
 /// CLI's flag) and what to give instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -345,6 +508,8 @@ pub struct Question {
     /// The partial goal a solution must reach instead of the solved cube (None: the whole
     /// cube).
     goal: Option<Goal>,
+    /// How many solutions: one unless an optimal or depth-limited question asks for more.
+    count: Count,
     timeout: Option<Duration>,
 }
 
@@ -371,6 +536,7 @@ impl Question {
             moves: MoveSet::ALL,
             to: 0,
             goal: None,
+            count: Count::One,
             timeout: None,
         }
     }
@@ -442,8 +608,30 @@ impl Question {
             moves,
             to: 0,
             goal: None,
+            count: Count::One,
             timeout,
         })
+    }
+
+    /// This question asking for `count` solutions; refused, naming `mode.solutions` (or
+    /// `mode.all_solutions`), for a two-phase question, whose first solution is all it finds,
+    /// and for a partial goal, whose search finds one.
+    pub fn with_count(self, count: Count) -> Result<Question, ModeError> {
+        if count.is_many() && (self.is_two_phase() || self.goal.is_some()) {
+            let (field, flag) = match count {
+                Count::Shortest(_) => ("mode.solutions", "--solutions"),
+                _ => ("mode.all_solutions", "--all-optimal"),
+            };
+            let reason = if self.is_two_phase() {
+                "goes with an optimal or depth-limited search (--optimal, --max-depth); a \
+                 two-phase search finds one solution"
+            } else {
+                "goes with the whole cube: a goal search finds one solution (give --goal or \
+                 several solutions, not both)"
+            };
+            return Err(ModeError::new(field, flag, reason.into()));
+        }
+        Ok(Question { count, ..self })
     }
 
     /// This question with the position to reach given by its state index `to` (0: the solved
@@ -464,7 +652,8 @@ impl Question {
     }
 
     /// This question with a partial goal (None: the whole cube), refused for a two-phase
-    /// search (it solves the whole cube) and with a target other than the solved cube.
+    /// search (it solves the whole cube), with a target other than the solved cube and with
+    /// several solutions.
     pub fn with_goal(self, goal: Option<Goal>) -> Result<Question, ModeError> {
         if goal.is_some() {
             if self.is_two_phase() {
@@ -478,6 +667,15 @@ impl Question {
             }
             if self.has_target() {
                 return Err(goal_with_target());
+            }
+            if self.count.is_many() {
+                return Err(ModeError::new(
+                    "mode.goal",
+                    "--goal",
+                    "goes with one solution: a goal search finds one (give --goal or several \
+                     solutions, not both)"
+                        .into(),
+                ));
             }
         }
         Ok(Question { goal, ..self })
@@ -532,7 +730,8 @@ impl Question {
         let goal = m.goal.as_ref().map(Goal::from_wire).transpose()?;
         Question::new(algorithm, metric, moves, (seconds > 0.0).then_some(seconds))?
             .with_target(u128::from(m.to_high) << 64 | u128::from(m.to_low))?
-            .with_goal(goal)
+            .with_goal(goal)?
+            .with_count(Count::from_wire(m.solutions, m.all_solutions)?)
     }
 
     /// The protocol form: what [`Question::from_wire`] reads back as this question (a target
@@ -549,8 +748,11 @@ impl Question {
                 metric: self.metric.to_wire(),
             }),
         };
+        let (solutions, all_solutions) = self.count.to_wire();
         Mode {
             kind: Some(kind),
+            solutions,
+            all_solutions,
             timeout_seconds: self.timeout.map_or(0.0, |t| t.as_secs_f64()),
             moves: if self.moves.is_all() {
                 0
@@ -594,6 +796,11 @@ impl Question {
         self.goal
     }
 
+    /// How many solutions it asks for.
+    pub fn count(&self) -> Count {
+        self.count
+    }
+
     /// The time budget per position (None: none).
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
@@ -605,13 +812,15 @@ impl Question {
     }
 
     /// The least protocol revision a worker must speak to answer this question:
-    /// [`GOAL_PROTOCOL`] when it has a goal, [`TARGET_PROTOCOL`] when it has a target other
-    /// than the solved cube, else
-    /// [`MOVES_PROTOCOL`] when it restricts the turns, else 0 (any). Never above this build's
-    /// [`crate::PROTOCOL`] (a coordinator's lease relies on it).
+    /// [`GOAL_PROTOCOL`] when it has a goal, else [`SOLUTIONS_PROTOCOL`] when it asks for
+    /// more than one solution, else [`TARGET_PROTOCOL`] when it has a target other than the
+    /// solved cube, else [`MOVES_PROTOCOL`] when it restricts the turns, else 0 (any). Never
+    /// above this build's [`crate::PROTOCOL`] (a coordinator's lease relies on it).
     pub fn needs_protocol(&self) -> u32 {
         if self.goal.is_some() {
             GOAL_PROTOCOL
+        } else if self.count.is_many() {
+            SOLUTIONS_PROTOCOL
         } else if self.has_target() {
             TARGET_PROTOCOL
         } else if !self.moves.is_all() {
@@ -623,9 +832,10 @@ impl Question {
 
     /// A short key naming what a result answers (two results with equal keys are
     /// interchangeable): the algorithm, its whole target length or depth, the metric, the move
-    /// set when it restricts, the position to reach when it is not the solved cube, and the
-    /// goal when there is one (so an unrestricted question to the solved cube has the key
-    /// earlier versions made). The time budget is left out.
+    /// set when it restricts, the position to reach when it is not the solved cube, the goal
+    /// when there is one, and how many solutions when more than one (so an unrestricted
+    /// question to the solved cube for one solution has the key earlier versions made). The
+    /// time budget is left out.
     pub fn key(&self) -> Vec<u8> {
         let (kind, n) = match self.algorithm {
             Algorithm::TwoPhase { max_length } => (1u8, max_length),
@@ -639,13 +849,19 @@ impl Question {
             key.extend_from_slice(&self.moves.mask().to_le_bytes());
         }
         if self.has_target() {
-            // a tag, so the key's length alone tells which parts it has (6, 10, 23 or 27)
+            // a tag, so the parts a key has are told apart (a count's tag follows)
             key.push(b't');
             key.extend_from_slice(&self.to.to_le_bytes());
         }
         if let Some(goal) = self.goal {
             key.push(b'g');
             key.extend_from_slice(&goal.key());
+        }
+        if self.count.is_many() {
+            let (solutions, all) = self.count.to_wire();
+            key.push(b'n');
+            key.push(all as u8);
+            key.extend_from_slice(&solutions.to_le_bytes());
         }
         key
     }
@@ -765,6 +981,84 @@ mod tests {
         };
         assert!(Question::from_wire(&last).is_ok_and(|q| q.target() == N_STATES - 1));
         assert!(Question::default().with_target(N_STATES).is_err());
+    }
+
+    /// How many solutions: through the wire unchanged, in the key, needing revision 7; out of
+    /// range, both given, an unknown value or a two-phase question refused naming the field.
+    #[test]
+    fn counts_go_through_the_wire_and_are_refused_out_of_range() {
+        let opt = Question::new(Algorithm::Optimal, Metric::Htm, MoveSet::ALL, None).expect("q");
+        for count in [
+            Count::Shortest(2),
+            Count::Shortest(MAX_SOLUTIONS),
+            Count::AllOptimal,
+            Count::CountOnly,
+        ] {
+            let q = opt.with_count(count).expect("optimal");
+            assert_eq!(Question::from_wire(&q.to_wire()), Ok(q));
+            assert_ne!(q.key(), opt.key());
+            assert_eq!(q.needs_protocol(), SOLUTIONS_PROTOCOL);
+            let e = Question::two_phase(20)
+                .with_count(count)
+                .expect_err("two-phase");
+            assert!(e.field.starts_with("mode."), "{e}");
+        }
+        assert_eq!(opt.with_count(Count::One).map(|q| q.key()), Ok(opt.key()));
+        assert_eq!(Count::shortest(1), Ok(Count::One));
+        let mode = |solutions, all_solutions| Mode {
+            kind: Some(Kind::Optimal(Optimal { metric: 1 })),
+            solutions,
+            all_solutions,
+            ..Mode::default()
+        };
+        assert_eq!(
+            Question::from_wire(&mode(1, 0)).map(|q| q.count()),
+            Ok(Count::One)
+        );
+        for (m, field) in [
+            (mode(MAX_SOLUTIONS + 1, 0), "mode.solutions"),
+            (mode(u32::MAX, 0), "mode.solutions"),
+            (mode(2, 1), "mode.solutions"),
+            (mode(0, 3), "mode.all_solutions"),
+            (mode(0, -1), "mode.all_solutions"),
+            (
+                Mode {
+                    kind: Some(Kind::TwoPhase(TwoPhase { max_length: 20 })),
+                    ..mode(0, 2)
+                },
+                "mode.all_solutions",
+            ),
+            (
+                Mode {
+                    kind: None,
+                    ..mode(3, 0)
+                },
+                "mode.solutions",
+            ),
+        ] {
+            let e = Question::from_wire(&m).expect_err(field);
+            assert_eq!(e.field, field, "{m:?}");
+            assert!(e.to_string().starts_with(field), "{e}");
+        }
+    }
+
+    /// The spot check's ranks: past the list, below the count, distinct and increasing, the
+    /// last one always among them; none when the list is whole; the same for the same seed.
+    #[test]
+    fn spot_ranks_fall_past_the_list() {
+        assert!(spot_ranks(5, 10, 10).is_empty());
+        assert_eq!(spot_ranks(5, 0, 1), [0]);
+        for seed in [1, 2, 99, u64::MAX] {
+            for (listed, count) in [(0, 2), (0, 1_000_000), (1000, 1001), (1000, 5000)] {
+                let r = spot_ranks(seed, listed, count);
+                assert_eq!(r, spot_ranks(seed, listed, count));
+                assert!(!r.is_empty() && r.len() <= SPOT_CHECKS);
+                assert!(r.windows(2).all(|w| w[0] < w[1]));
+                assert!(r.iter().all(|&k| (listed..count).contains(&k)));
+                assert_eq!(r.last(), Some(&(count - 1)));
+            }
+        }
+        assert_eq!(spot_ranks(3, 0, 1_000_000).len(), SPOT_CHECKS);
     }
 
     /// A target goes through the wire whole (both halves), in every algorithm; the solved cube

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::question::{Algorithm, Question};
+use crate::question::{Algorithm, Count, Question};
 use crate::{BatchStatus, Keep};
 
 impl BatchStatus {
@@ -176,8 +176,9 @@ impl BatchView {
 
 /// A search in words: `two-phase, at most 20 moves`, `optimal (QTM)`, `within 12 moves (HTM)`,
 /// with `, turns U,R` for a move set, `, to state 12` for a target other than solved (its state
-/// index, which `cubefleet position` shows), `, goal cross on any face` for a partial goal and
-/// `, 5.00 s each` for a time budget; read through the
+/// index, which `cubefleet position` shows), `, goal cross on any face` for a partial goal,
+/// `, 5 solutions`, `, all optimal solutions` or `, count of optimal solutions` for a question
+/// for several, and `, 5.00 s each` for a time budget; read through the
 /// one mode type (a mode out of range, which no coordinator stores, reads as the default).
 pub fn mode_text(m: Option<&crate::Mode>) -> String {
     let q = m
@@ -197,6 +198,12 @@ pub fn mode_text(m: Option<&crate::Mode>) -> String {
     }
     if let Some(g) = q.goal() {
         s.push_str(&format!(", goal {g}"));
+    }
+    match q.count() {
+        Count::One => {}
+        Count::Shortest(n) => s.push_str(&format!(", {n} solutions")),
+        Count::AllOptimal => s.push_str(", all optimal solutions"),
+        Count::CountOnly => s.push_str(", count of optimal solutions"),
     }
     if let Some(t) = q.timeout() {
         s.push_str(&format!(", {} s each", number(t.as_secs_f64())));
@@ -234,6 +241,17 @@ mod tests {
             mode_text(Some(&q.to_wire())),
             "optimal (HTM), turns U,R, to state 12"
         );
+        for (count, told) in [
+            (Count::Shortest(5), ", 5 solutions"),
+            (Count::AllOptimal, ", all optimal solutions"),
+            (Count::CountOnly, ", count of optimal solutions"),
+        ] {
+            let many = q.with_count(count).expect("optimal");
+            assert_eq!(
+                mode_text(Some(&many.to_wire())),
+                format!("optimal (HTM), turns U,R, to state 12{told}")
+            );
+        }
         assert_eq!(mode_text(None), "two-phase, at most 20 moves");
         let goal = crate::goal::Goal::parse("xcross")
             .expect("goal")

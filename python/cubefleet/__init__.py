@@ -53,6 +53,9 @@ if TYPE_CHECKING:
         to: Optional[str]
         goal: Optional[str]
         on: Optional[Literal["any-face"]]
+        solutions: Optional[int]
+        all_optimal: bool
+        count_only: bool
         input: _Input
         invalid: Literal["raise", "keep"]
 
@@ -177,6 +180,9 @@ def optimal(
     timeout: Optional[float] = None,
     threads: int = 1,
     input: _Input = "auto",
+    solutions: Optional[int] = None,
+    all_optimal: bool = False,
+    count_only: bool = False,
 ) -> SolveResult:
     """Find a proven shortest solution of one position (IDA*).
 
@@ -189,6 +195,12 @@ def optimal(
     ``goal``, ``on``: the shortest way to a partial goal (as in :func:`solve`).
     Random states take seconds to minutes each (much faster with the huge, giant or colossal
     table: ``cubefleet tables build --giant``). ``lower_bound`` says no solution is shorter.
+    ``solutions``: the N shortest distinct solutions (1 to 1000; every optimal one, then
+    longer ones), ``all_optimal``: every optimal solution, ``count_only`` (with
+    ``all_optimal``): their count alone, as ``--solutions``, ``--all-optimal`` and
+    ``--count-only`` (canonical sequences: no face twice in a row, of two opposite faces U
+    before D, R before L, F before B); the result's ``solutions`` lists them in order
+    (``solution`` the first) and ``count`` says how many.
 
     Raises :class:`InvalidPosition` when the position is refused.
     """
@@ -205,6 +217,9 @@ def optimal(
         on=on,
         threads=threads,
         input=input,
+        solutions=solutions,
+        all_optimal=all_optimal,
+        count_only=count_only,
     )
 
 
@@ -234,6 +249,9 @@ def solve_many(
     input: _Input = "auto",
     invalid: Literal["raise", "keep"] = "raise",
     output: Literal["arrow", "list"] = "arrow",
+    solutions: Optional[int] = None,
+    all_optimal: bool = False,
+    count_only: bool = False,
 ) -> Union[pyarrow.Table, List[SolveResult]]:
     """Solve many positions on every core (``threads``), the GIL released; input order.
 
@@ -245,7 +263,8 @@ def solve_many(
     (the reason for a refused line), ``worker`` (null here: no worker searched),
     ``claimed`` (false here), ``confirmed_by`` (list of strings, empty here), ``moves``
     (the ``moves`` set, null when every turn was allowed), ``to`` (the facelets of the
-    ``to`` position, null without one) and ``goal`` (the goal, null without one).
+    ``to`` position, null without one), ``goal`` (the goal, null without one), ``solutions``
+    (list of strings, null unless several were asked for) and ``count`` (uint64, likewise).
     ``output="list"`` gives :class:`SolveResult` objects.
 
     Blank lines and ``#`` comments are answered with status ``skipped``. A refused line raises
@@ -254,7 +273,8 @@ def solve_many(
     does. ``optimal=True`` / ``max_depth=N`` (with ``metric``, and ``moves`` as for
     :func:`optimal`) ask for the optimal or depth-limited search instead of the two-phase one;
     ``to`` solves every position to that one (as in :func:`solve`); ``goal`` and ``on`` (with
-    ``optimal=True`` or ``max_depth=N``) to a partial goal (as in :func:`solve`).
+    ``optimal=True`` or ``max_depth=N``) to a partial goal (as in :func:`solve`); ``solutions``,
+    ``all_optimal`` and ``count_only`` ask for several solutions (as in :func:`optimal`).
     Ctrl-C stops the searches.
     """
     return _native.solve_many(
@@ -272,6 +292,9 @@ def solve_many(
         input=input,
         invalid=invalid,
         output=output,
+        solutions=solutions,
+        all_optimal=all_optimal,
+        count_only=count_only,
     )
 
 

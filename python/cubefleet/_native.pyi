@@ -29,6 +29,8 @@ class SolveResult:
     to: Optional[str]
     goal: Optional[str]
     goal_reached: Optional[str]
+    solutions: Optional[List[str]]
+    count: Optional[int]
     @property
     def moves(self) -> List[str]: ...
     def to_dict(self) -> Dict[str, object]: ...
@@ -61,6 +63,9 @@ class Client:
         priority: int = 0,
         batch_id: Optional[str] = None,
         keep: Literal["all", "histogram"] = "all",
+        solutions: Optional[int] = None,
+        all_optimal: bool = False,
+        count_only: bool = False,
     ) -> str: ...
     @overload
     def status(self, batch: str) -> Dict[str, object]: ...

@@ -183,7 +183,7 @@ impl Client {
     /// lines are named by their content hash (for a file, the one `cubefleet submit FILE`
     /// sends), so a resubmission under a batch id is refused when its lines are not the
     /// batch's.
-    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, moves=None, to=None, goal=None, on=None, timeout=None, name=None, priority=0, batch_id=None, keep="all"))]
+    #[pyo3(signature = (lines=None, *, path=None, range=None, step=1, sample=None, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, optimal=false, max_depth=None, metric=None, moves=None, to=None, goal=None, on=None, timeout=None, name=None, priority=0, batch_id=None, keep="all", solutions=None, all_optimal=false, count_only=false))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -206,6 +206,9 @@ impl Client {
         priority: i32,
         batch_id: Option<String>,
         keep: &str,
+        solutions: Option<u32>,
+        all_optimal: bool,
+        count_only: bool,
     ) -> PyResult<String> {
         let (lines, path) = lines_or_path(lines, path)?;
         let given = [
@@ -219,8 +222,13 @@ impl Client {
                 "give exactly one of lines, path, range and sample",
             ));
         }
+        let many = crate::solve::HowMany {
+            solutions,
+            all_optimal,
+            count_only,
+        };
         let mode = crate::solve::question(
-            max_length, optimal, max_depth, metric, moves, to, goal, on, timeout,
+            max_length, optimal, max_depth, metric, moves, to, goal, on, timeout, many,
         )?;
         // the states checked here, with the CLI's reasons, before anything is sent
         let states = match (range, sample) {

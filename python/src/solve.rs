@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cubefleet_columns::Columns;
-use cubefleet_proto::question::{Algorithm, Metric, MoveSet, Question};
+use cubefleet_proto::question::{Algorithm, Count, Metric, MoveSet, Question};
 use cubefleet_search::{
     read_line, solve_all, solve_line, Line, Request, ResultLine, Solver, Threads,
 };
@@ -136,6 +136,21 @@ impl SolveResult {
         }
     }
 
+    /// The solutions of a question for several (`solutions=N`, `all_optimal=True`), distinct
+    /// canonical sequences in order, `solution` the first (the JSON line's `solutions`);
+    /// `None` for one solution or a count alone.
+    #[getter]
+    fn solutions(&self) -> Option<Vec<String>> {
+        self.0.solutions.clone()
+    }
+
+    /// How many solutions there are, of a question for several (the JSON line's `count`;
+    /// every optimal one's for `all_optimal=True`); `None` otherwise.
+    #[getter]
+    fn count(&self) -> Option<u64> {
+        self.0.count
+    }
+
     /// The turns of `solution` as a list (`[]` for none).
     #[getter]
     fn moves(&self) -> Vec<String> {
@@ -158,8 +173,19 @@ impl SolveResult {
         d.set_item("to", &self.0.to)?;
         d.set_item("goal", &self.0.goal)?;
         d.set_item("goal_reached", &self.0.goal_reached)?;
+        d.set_item("solutions", &self.0.solutions)?;
+        d.set_item("count", self.0.count)?;
         Ok(d)
     }
+}
+
+/// How many solutions the keyword arguments ask for (`solutions=N`, `all_optimal=`,
+/// `count_only=`), as the CLI's `--solutions`, `--all-optimal` and `--count-only`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct HowMany {
+    pub(crate) solutions: Option<u32>,
+    pub(crate) all_optimal: bool,
+    pub(crate) count_only: bool,
 }
 
 /// The question the keyword arguments ask: the one mode type, made and checked as the CLI
@@ -179,6 +205,7 @@ pub(crate) fn question(
     goal: Option<&str>,
     on: Option<&str>,
     timeout: Option<f64>,
+    many: HowMany,
 ) -> PyResult<Question> {
     let metric = metric
         .map(Metric::parse)
@@ -223,6 +250,13 @@ pub(crate) fn question(
     Question::new(algorithm, metric, moves, timeout)
         .and_then(|q| q.with_target(to))
         .and_then(|q| q.with_goal(goal))
+        .and_then(|q| {
+            q.with_count(Count::from_options(
+                many.solutions,
+                many.all_optimal,
+                many.count_only,
+            )?)
+        })
         .map_err(|e| {
             let argument = e.flag.trim_start_matches("--").replace('-', "_");
             PyValueError::new_err(format!("{argument} {}", e.reason))
@@ -340,7 +374,7 @@ fn solve_lines(
 
 /// Solves one position (see `cubefleet.solve`).
 #[pyfunction]
-#[pyo3(signature = (position, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, timeout=None, *, optimal=false, max_depth=None, metric=None, moves=None, to=None, goal=None, on=None, threads=1, input="auto"))]
+#[pyo3(signature = (position, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, timeout=None, *, optimal=false, max_depth=None, metric=None, moves=None, to=None, goal=None, on=None, threads=1, input="auto", solutions=None, all_optimal=false, count_only=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve(
     py: Python<'_>,
@@ -356,11 +390,19 @@ pub(crate) fn solve(
     on: Option<&str>,
     threads: usize,
     input: &str,
+    solutions: Option<u32>,
+    all_optimal: bool,
+    count_only: bool,
 ) -> PyResult<SolveResult> {
     let cancel = Arc::new(AtomicBool::new(false));
+    let many = HowMany {
+        solutions,
+        all_optimal,
+        count_only,
+    };
     let req = Request {
         mode: question(
-            max_length, optimal, max_depth, metric, moves, to, goal, on, timeout,
+            max_length, optimal, max_depth, metric, moves, to, goal, on, timeout, many,
         )?,
         format: input_format(input)?,
         cancel: Some(cancel.clone()),
@@ -400,7 +442,7 @@ fn lines_of(source: &Bound<'_, PyAny>, from_file: bool) -> PyResult<Vec<String>>
 /// `cubefleet run` reads it ([`read_lines`]). A `pyarrow.Table` or a list of results (see
 /// `cubefleet.solve_many` and `cubefleet.solve_file`).
 #[pyfunction]
-#[pyo3(signature = (source, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, moves=None, to=None, goal=None, on=None, input="auto", invalid="raise", output="arrow"))]
+#[pyo3(signature = (source, max_length=cubefleet_proto::DEFAULT_MAX_LENGTH, threads=None, *, from_file=false, timeout=None, optimal=false, max_depth=None, metric=None, moves=None, to=None, goal=None, on=None, input="auto", invalid="raise", output="arrow", solutions=None, all_optimal=false, count_only=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_many(
     py: Python<'_>,
@@ -419,7 +461,15 @@ pub(crate) fn solve_many(
     input: &str,
     invalid: &str,
     output: &str,
+    solutions: Option<u32>,
+    all_optimal: bool,
+    count_only: bool,
 ) -> PyResult<Py<PyAny>> {
+    let many = HowMany {
+        solutions,
+        all_optimal,
+        count_only,
+    };
     let lines = lines_of(source, from_file)?;
     let keep_invalid = match invalid {
         "raise" => false,
@@ -437,7 +487,7 @@ pub(crate) fn solve_many(
     }
     let req = Request {
         mode: question(
-            max_length, optimal, max_depth, metric, moves, to, goal, on, timeout,
+            max_length, optimal, max_depth, metric, moves, to, goal, on, timeout, many,
         )?,
         format: input_format(input)?,
         cancel: None,

@@ -92,6 +92,24 @@ def test_a_batch_to_a_goal(coordinator):
         c.submit(positions, goal="cross")
 
 
+def test_a_batch_of_every_optimal_solution(coordinator):
+    c = cubefleet.Client(coordinator.url, token=coordinator.token)
+    positions = ["R2 L2 U2 D2 F2 B2", "R U"]
+    listed = c.submit(positions, optimal=True, all_optimal=True)
+    counted = c.submit(positions, optimal=True, all_optimal=True, count_only=True)
+    for batch in (listed, counted):
+        assert c.wait(batch, timeout=300)["done"] == 2
+    rows = c.results(listed).read_all().to_pylist()
+    assert [r["count"] for r in rows] == [6, 1]
+    for r in rows:
+        assert r["solution"] == r["solutions"][0]
+        assert all(solves(r["input"], s) for s in r["solutions"])
+    counts = c.results(counted).read_all().to_pylist()
+    assert [(r["count"], r["solutions"]) for r in counts] == [(6, None), (1, None)]
+    with pytest.raises(ValueError, match="count_only"):
+        c.submit(positions, optimal=True, count_only=True)
+
+
 def test_a_wrong_token_or_address_is_an_error(coordinator):
     with pytest.raises(Exception):
         cubefleet.Client(coordinator.url, token="wrong").status()

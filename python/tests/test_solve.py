@@ -262,3 +262,28 @@ def test_to_solves_to_another_position_in_every_mode():
     assert table.column("length").to_pylist()[2] == 0
     with pytest.raises(ValueError, match="to"):
         cubefleet.solve("R", to="R4")
+
+
+def test_several_solutions_all_optimal_and_their_count():
+    checkerboard = "R2 L2 U2 D2 F2 B2"
+    every = cubefleet.optimal(checkerboard, all_optimal=True)
+    assert (every.status, every.count, every.optimal) == ("solved", 6, True)
+    assert every.solution == every.solutions[0] and len(set(every.solutions)) == 6
+    assert all(solves(checkerboard, s) and len(s.split()) == 6 for s in every.solutions)
+    assert every.to_dict()["count"] == 6
+    only = cubefleet.optimal(checkerboard, all_optimal=True, count_only=True, threads=2)
+    assert (only.count, only.solutions) == (6, None)
+    ten = cubefleet.optimal(checkerboard, max_depth=8, solutions=10)
+    assert ten.solutions[:6] == every.solutions and ten.count == len(ten.solutions) <= 10
+    assert all(solves(checkerboard, s) for s in ten.solutions)
+    one = cubefleet.optimal(checkerboard)
+    assert (one.solutions, one.count, one.to_dict()["solutions"]) == (None, None, None)
+    table = cubefleet.solve_many(["R U", checkerboard], optimal=True, all_optimal=True)
+    assert table.column("count").to_pylist() == [1, 6]
+    assert table.column("solutions").to_pylist()[1] == every.solutions
+    with pytest.raises(ValueError, match="count_only"):
+        cubefleet.optimal("R U", count_only=True)
+    with pytest.raises(ValueError, match="solutions"):
+        cubefleet.optimal("R U", solutions=1001)
+    with pytest.raises(ValueError, match="solutions"):
+        cubefleet.solve_many(["R U"], solutions=3)

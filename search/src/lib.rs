@@ -90,6 +90,11 @@ pub struct Outcome {
     /// The best solution found; verified before it is returned to take the position to the
     /// question's target (to solve it, without one).
     pub solution: Option<MoveSeq>,
+    /// Of a question for several solutions ([`Count`] other than one): every solution it
+    /// asks for, in the canonical order (`solution` is the first), distinct canonical
+    /// sequences each verified; all optimal ones for an all-optimal or count-only question
+    /// (their count is the length). Empty for other questions.
+    pub solutions: Vec<MoveSeq>,
     /// True only when every shorter solution has been ruled out.
     pub optimal: bool,
     /// No solution shorter than this exists (in the search's metric); 0 when nothing is known.
@@ -139,10 +144,11 @@ pub struct Progress {
     pub nodes: u64,
 }
 
-pub use cubefleet_proto::question::{Algorithm, MoveSet, Question};
+pub use cubefleet_proto::question::{Algorithm, Count, MoveSet, Question};
 
 /// One searcher of every kind, reused across jobs by one thread.
 pub struct Solver<'t> {
+    tables: &'t Tables,
     twophase: twophase::TwoPhaseSearcher<'t>,
     optimal: optimal::OptimalSearcher<'t>,
     goal: goal::GoalSearcher,
@@ -152,6 +158,7 @@ impl<'t> Solver<'t> {
     /// Searchers over `tables` (and the huge table for optimal searches, when given).
     pub fn new(tables: &'t Tables) -> Self {
         Solver {
+            tables,
             twophase: twophase::TwoPhaseSearcher::new(tables),
             optimal: optimal::OptimalSearcher::new(optimal::OptimalTables::with_loaded_bound(
                 tables,
@@ -191,14 +198,30 @@ impl<'t> Solver<'t> {
                     nodes: p.nodes,
                 })
             }),
+            Plan::Many(opts, count) => optimal::solve_many(
+                optimal::OptimalTables::with_loaded_bound(self.tables),
+                cube,
+                &opts,
+                count,
+                budget,
+                1,
+                &mut |p| {
+                    progress(Progress {
+                        lower_bound: p.lower_bound,
+                        nodes: p.nodes,
+                    })
+                },
+            ),
         }
     }
 }
 
-/// The options of the search a [`Question`] asks for.
+/// The options of the search a [`Question`] asks for: several solutions
+/// ([`optimal::solve_many`]) when it asks for more than one.
 enum Plan {
     TwoPhase(twophase::TwoPhaseOptions),
     Optimal(optimal::OptimalOptions),
+    Many(optimal::OptimalOptions, Count),
 }
 
 impl Plan {
@@ -214,13 +237,17 @@ impl Plan {
             Algorithm::Optimal => None,
             Algorithm::DepthLimited { max_depth } => Some(max_depth),
         };
-        Plan::Optimal(optimal::OptimalOptions {
+        let opts = optimal::OptimalOptions {
             metric: question.metric(),
             max_depth,
             start_lower_bound,
             moves: question.moves(),
             ..Default::default()
-        })
+        };
+        match question.count() {
+            Count::One => Plan::Optimal(opts),
+            count => Plan::Many(opts, count),
+        }
     }
 }
 
@@ -276,6 +303,7 @@ fn out_of_reach(cube: &CubieCube, question: &Question) -> Option<Outcome> {
     Some(Outcome {
         status: Status::Unreachable,
         solution: None,
+        solutions: Vec::new(),
         optimal: false,
         lower_bound: 0,
         nodes: 0,
@@ -309,6 +337,15 @@ pub fn solve_parallel(
             optimal::OptimalTables::with_loaded_bound(tables),
             cube,
             &opts,
+            budget,
+            threads,
+            &mut |_| {},
+        ),
+        Plan::Many(opts, count) => optimal::solve_many(
+            optimal::OptimalTables::with_loaded_bound(tables),
+            cube,
+            &opts,
+            count,
             budget,
             threads,
             &mut |_| {},

@@ -93,31 +93,29 @@ pub fn solve_line(
                 solver.solve(&cube, &req.mode, 0, &budget, &mut |_| {})
             };
             line.status = LineStatus::Result(out.status.into());
-            if let Some(s) = &out.solution {
-                // the searcher verified it; checked again here, where it is handed out
-                let set = req.mode.moves();
-                if !reaches_target(&cube, &req.mode, s) {
+            let checks = out.solution.iter().chain(&out.solutions);
+            match checks
+                .map(|s| check_answer(&cube, &req.mode, s))
+                .find_map(Result::err)
+            {
+                Some(e) => {
                     line.status = LineStatus::Error;
-                    line.error = Some(format!(
-                        "internal error: {s} does not {}",
-                        if req.mode.goal().is_some() {
-                            "reach the goal"
-                        } else if req.mode.has_target() {
-                            "reach the target"
-                        } else {
-                            "solve it"
-                        }
-                    ));
-                } else if let Some(m) = set.first_outside(s.0.iter().map(|m| m.index())) {
-                    line.status = LineStatus::Error;
-                    line.error = Some(format!(
-                        "internal error: {s} turns {}, outside the move set {set}",
-                        cubefleet_tables::Move::from_index(m).notation()
-                    ));
-                } else {
-                    line.solution = s.to_string();
-                    line.length = Some(req.mode.metric().length(&s.0));
-                    line.goal_reached = goal_reached(&req.mode, &cube, s);
+                    line.error = Some(e);
+                }
+                None => {
+                    if let Some(s) = &out.solution {
+                        line.solution = s.to_string();
+                        line.length = Some(req.mode.metric().length(&s.0));
+                        line.goal_reached = goal_reached(&req.mode, &cube, s);
+                    }
+                    let count = req.mode.count();
+                    if count.is_many() && out.status == crate::Status::Solved {
+                        line.count = Some(out.solutions.len() as u64);
+                        line.solutions = (count.listed() > 0).then(|| {
+                            let listed = out.solutions.iter().take(count.listed());
+                            listed.map(ToString::to_string).collect()
+                        });
+                    }
                 }
             }
             line.optimal = out.optimal;
@@ -169,6 +167,36 @@ pub fn goal_reached(question: &Question, cube: &CubieCube, solution: &MoveSeq) -
     let goal = question.goal()?;
     goal.reached_by(&cube.apply_moves(&solution.0))
         .map(|a| a.label)
+}
+
+/// Checks an answer where it is handed out (the searcher verified it already): it must take
+/// `cube` to the question's target with turns of its move set; the reason when it does not
+/// (a bug of a search, never written as an answer).
+fn check_answer(
+    cube: &CubieCube,
+    question: &Question,
+    s: &cubefleet_tables::MoveSeq,
+) -> Result<(), String> {
+    let set = question.moves();
+    if !reaches_target(cube, question, s) {
+        return Err(format!(
+            "internal error: {s} does not {}",
+            if question.goal().is_some() {
+                "reach the goal"
+            } else if question.has_target() {
+                "reach the target"
+            } else {
+                "solve it"
+            }
+        ));
+    }
+    if let Some(m) = set.first_outside(s.0.iter().map(|m| m.index())) {
+        return Err(format!(
+            "internal error: {s} turns {}, outside the move set {set}",
+            cubefleet_tables::Move::from_index(m).notation()
+        ));
+    }
+    Ok(())
 }
 
 /// The facelet string of the question's target, as a row's `to` writes it; None without a

@@ -101,6 +101,17 @@ pub struct ResultLine {
     /// R/L`), told by the answer check; absent without a goal or a solution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub goal_reached: Option<String>,
+    /// Of a question for several solutions (`--solutions N`, `--all-optimal`): the solutions,
+    /// distinct canonical sequences in the canonical order (shortest first, then by turn
+    /// numbers), each verified; `solution` is the first. Absent for other questions and for a
+    /// count alone (`--count-only`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub solutions: Option<Vec<String>>,
+    /// Of a question for several solutions: how many (every optimal one's count for
+    /// `--all-optimal` and `--count-only`, which may be more than `solutions` lists); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
 }
 
 impl ResultLine {
@@ -126,6 +137,8 @@ impl ResultLine {
             to: None,
             goal: None,
             goal_reached: None,
+            solutions: None,
+            count: None,
         }
     }
 
@@ -138,9 +151,16 @@ impl ResultLine {
             }
             (Some(e), _) => format!("invalid: {e}"),
             (None, Some(n)) if self.status == LineStatus::Result(ResultStatus::Solved) => {
-                match &self.goal_reached {
-                    Some(g) => format!("{} ({n}: {g})", self.solution),
-                    None => format!("{} ({n})", self.solution),
+                match (&self.solutions, self.count, &self.goal_reached) {
+                    // several: each solution, then how many there are
+                    (Some(list), Some(count), _) => {
+                        format!("{} ({n}; {count} in all)", list.join(" | "))
+                    }
+                    (None, Some(count), _) => {
+                        format!("{} ({n}; {count} optimal solutions)", self.solution)
+                    }
+                    (_, _, Some(g)) => format!("{} ({n}: {g})", self.solution),
+                    _ => format!("{} ({n})", self.solution),
                 }
             }
             (None, Some(n)) => format!("{} ({n}) [{}]", self.solution, self.status.name()),
@@ -170,6 +190,8 @@ impl ResultLine {
             moves: self.moves.as_deref(),
             to: self.to.as_deref(),
             goal: self.goal.as_deref(),
+            solutions: self.solutions.as_deref(),
+            count: self.count,
         }
     }
 }
@@ -204,6 +226,8 @@ impl From<JobResult> for ResultLine {
             to: None,
             goal: None,
             goal_reached: None,
+            solutions: None,
+            count: None,
         }
     }
 }

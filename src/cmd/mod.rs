@@ -18,7 +18,7 @@ pub(crate) mod tables;
 pub(crate) mod worker;
 
 use cubefleet_proto::goal::Goal;
-use cubefleet_proto::question::{Algorithm, Metric, MoveSet, Question};
+use cubefleet_proto::question::{Algorithm, Count, Metric, MoveSet, Question};
 
 use std::path::PathBuf;
 
@@ -138,6 +138,26 @@ pub(crate) struct ModeArgs {
     /// position gives this one.
     #[arg(long, value_name = "POSITION", value_parser = target_index)]
     pub(crate) to: Option<u128>,
+    /// The N shortest distinct solutions (with `--optimal` or `--max-depth`; 1 to 1000):
+    /// every one of the optimal length, then longer ones, until N; canonical sequences (no
+    /// face twice in a row, of two opposite faces U before D, R before L, F before B), in
+    /// order (shortest first, then by turns), in `solutions` with their `count`.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "exact_search",
+        conflicts_with = "all_optimal",
+        value_parser = clap::value_parser!(u32)
+            .range(1..=i64::from(cubefleet_proto::question::MAX_SOLUTIONS))
+    )]
+    pub(crate) solutions: Option<u32>,
+    /// Every optimal solution (with `--optimal` or `--max-depth`), canonical, in order, in
+    /// `solutions` (the first 1000 when there are more) with their `count`.
+    #[arg(long, requires = "exact_search")]
+    pub(crate) all_optimal: bool,
+    /// With `--all-optimal`: the count of optimal solutions alone, without the list.
+    #[arg(long, requires = "all_optimal")]
+    pub(crate) count_only: bool,
     /// Reach a partial goal instead of the solved cube (with `--optimal` or `--max-depth`):
     /// `cross` (the four D edges, the bottom cross), `xcross` (the cross and any one F2L pair),
     /// `f2l` (the D layer and the E-slice edges), `eo` (every edge oriented, F/B axis), `dr`
@@ -197,7 +217,12 @@ impl ModeArgs {
         .and_then(|q| q.with_target(self.to.unwrap_or(0)))
         .and_then(|q| {
             let any_face = self.on == Some(OnArg::AnyFace);
-            q.with_goal(self.goal.map(|g| g.on_any_face(any_face)))
+            q.with_goal(self.goal.map(|g| g.on_any_face(any_face)))?
+                .with_count(Count::from_options(
+                    self.solutions,
+                    self.all_optimal,
+                    self.count_only,
+                )?)
         })
         .map_err(|e| anyhow::anyhow!(e.for_flags()))
     }
@@ -219,6 +244,9 @@ mod tests {
             to: None,
             goal: None,
             on: None,
+            solutions: None,
+            all_optimal: false,
+            count_only: false,
         };
         for args in [
             flags(20, false, None, None, None),
@@ -252,5 +280,29 @@ mod tests {
             Ok(0)
         );
         assert!(target_index("R4").is_err_and(|e| e.contains("R4")));
+        // how many solutions: N, all optimal ones, their count; two-phase refuses them
+        for (solutions, all_optimal, count_only, want) in [
+            (Some(1), false, false, Count::One),
+            (Some(7), false, false, Count::Shortest(7)),
+            (None, true, false, Count::AllOptimal),
+            (None, true, true, Count::CountOnly),
+        ] {
+            let many = ModeArgs {
+                solutions,
+                all_optimal,
+                count_only,
+                ..flags(20, false, Some(9), None, None)
+            };
+            let q = many.question(None).expect("in range");
+            assert_eq!(q.count(), want);
+            assert_eq!(Question::from_wire(&q.to_wire()), Ok(q));
+            let two_phase = ModeArgs {
+                optimal: false,
+                max_depth: None,
+                ..many
+            };
+            let e = two_phase.question(None);
+            assert_eq!(e.is_err(), want.is_many(), "{want:?}");
+        }
     }
 }

@@ -58,7 +58,7 @@ impl Coordinator for LocalCoordinator {
             .await?;
         let (mut jobs, mut cannot) = (Vec::with_capacity(leased.len()), Vec::new());
         for j in leased {
-            match leased_job(j.job_id, j.cube, &j.mode, j.lower_bound) {
+            match leased_job(j.job_id, j.cube, &j.mode, j.lower_bound, j.spot_seed) {
                 Ok(job) => jobs.push(job),
                 Err(reason) => cannot.push(JobProgress {
                     job_id: j.job_id,

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use cubefleet_tables::{CubieCube, Tables};
 
-use cubefleet_search::{Budget, Outcome, Progress, Question, Solver, Status};
+use cubefleet_search::{Budget, Count, Outcome, Progress, Question, Solver, Status};
 
 /// A job for the pool.
 #[derive(Clone, Debug)]
@@ -28,6 +28,9 @@ pub struct Job {
     pub mode: Question,
     /// Lengths below this are known to have no solution (resume point of an optimal search).
     pub start_lower_bound: u32,
+    /// The seed of its lease's spot check (`LeasedJob.spot_seed`; 0: none): which solutions
+    /// past the ones listed its answer includes.
+    pub spot_seed: u64,
 }
 
 /// A finished job.
@@ -39,6 +42,10 @@ pub struct Finished {
     pub outcome: Outcome,
     /// Wall time of the search.
     pub millis: f64,
+    /// How many solutions the job asked for (what its completion lists).
+    pub asked: Count,
+    /// The job's [`Job::spot_seed`].
+    pub spot_seed: u64,
     /// True when the search panicked: the outcome is then `cancelled` (the job goes back to
     /// the queue) and the panic is logged.
     pub panicked: bool,
@@ -222,6 +229,7 @@ fn search_thread(
             Outcome {
                 status: Status::Cancelled,
                 solution: None,
+                solutions: Vec::new(),
                 optimal: false,
                 lower_bound: job.start_lower_bound,
                 nodes: 0,
@@ -232,6 +240,8 @@ fn search_thread(
             id: job.id,
             outcome,
             millis: start.elapsed().as_secs_f64() * 1000.0,
+            asked: job.mode.count(),
+            spot_seed: job.spot_seed,
             panicked,
         });
     }

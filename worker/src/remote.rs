@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use cubefleet_proto::client::{CallError, Client};
-use cubefleet_proto::question::{Question, MAX_DEPTH, MAX_SECONDS};
+use cubefleet_proto::question::{spot_ranks, Question, MAX_DEPTH, MAX_SECONDS};
 use cubefleet_proto::{
     CompleteRequest, Completion, HeartbeatRequest, JobProgress, LeaseRequest, RegisterRequest,
     ReleaseRequest,
@@ -100,6 +100,7 @@ pub fn leased_job(
     cube: CubieCube,
     mode: &cubefleet_proto::Mode,
     lower_bound: u32,
+    spot_seed: u64,
 ) -> Result<Job, String> {
     let mode = Question::from_wire(mode).map_err(|e| e.to_string())?;
     if lower_bound > MAX_DEPTH {
@@ -110,6 +111,7 @@ pub fn leased_job(
         cube,
         mode,
         start_lower_bound: lower_bound,
+        spot_seed,
     })
 }
 
@@ -125,7 +127,24 @@ fn refused(job_id: u64, reason: String) -> JobProgress {
 /// The protocol form of a finished job, its solution as turn numbers (`moves`), which the
 /// coordinator verifies and writes out itself instead of parsing a text. Every coordinator
 /// this worker works for reads them (revision 2, [`cubefleet_proto::MIN_COORDINATOR_PROTOCOL`]).
+///
+/// Of a question for several solutions: the first [`Count::listed`](cubefleet_proto::question::Count::listed) of them (`solutions`),
+/// their count, and the solutions of the ranks the lease's spot seed names past the list
+/// ([`spot_ranks`]), each as turn numbers.
 pub fn completion(f: &Finished) -> Completion {
+    let all = &f.outcome.solutions;
+    let (solutions, count, spot_solutions) = if f.asked.is_many() && !all.is_empty() {
+        let listed = f.asked.listed().min(all.len());
+        let count = all.len() as u64;
+        let spots = spot_ranks(f.spot_seed, listed as u64, count)
+            .into_iter()
+            .map(|r| all[r as usize].indices())
+            .collect();
+        let list = all[..listed].iter().map(MoveSeq::indices).collect();
+        (list, count, spots)
+    } else {
+        (Vec::new(), 0, Vec::new())
+    };
     Completion {
         moves: f
             .outcome
@@ -133,6 +152,9 @@ pub fn completion(f: &Finished) -> Completion {
             .as_ref()
             .map(MoveSeq::indices)
             .unwrap_or_default(),
+        solutions,
+        count,
+        spot_solutions,
         ..completion_without_solution(f)
     }
 }
@@ -195,7 +217,8 @@ impl Coordinator for GrpcCoordinator {
             let job = parse_position(&j.facelets, InputFormat::Facelets)
                 .map_err(|e| format!("the position does not parse: {e}"))
                 .and_then(|cube| {
-                    leased_job(j.job_id, cube, &j.mode.unwrap_or_default(), j.lower_bound)
+                    let mode = j.mode.unwrap_or_default();
+                    leased_job(j.job_id, cube, &mode, j.lower_bound, j.spot_seed)
                 });
             match job {
                 Ok(job) => jobs.push(job),
@@ -323,7 +346,7 @@ mod tests {
                         timeout_seconds,
                         ..Default::default()
                     };
-                    match leased_job(1, CubieCube::default(), &mode, bound) {
+                    match leased_job(1, CubieCube::default(), &mode, bound, 0) {
                         Ok(job) => {
                             assert!(job.mode.timeout().is_none_or(|t| t.as_secs_f64() <= 3.2e7))
                         }
@@ -337,16 +360,16 @@ mod tests {
         }
         assert!(refused > 0);
         let ok = cubefleet_proto::Mode::default();
-        assert!(leased_job(1, CubieCube::default(), &ok, 0).is_ok());
+        assert!(leased_job(1, CubieCube::default(), &ok, 0, 0).is_ok());
         // a target is read whole (both halves), one of the number of states or more refused
         let to = |to_high, to_low| cubefleet_proto::Mode {
             to_high,
             to_low,
             ..Default::default()
         };
-        let job = leased_job(1, CubieCube::default(), &to(2, 3), 0).expect("a state");
+        let job = leased_job(1, CubieCube::default(), &to(2, 3), 0, 0).expect("a state");
         assert_eq!(job.mode.target(), 2 << 64 | 3);
-        let e = leased_job(1, CubieCube::default(), &to(u64::MAX, 0), 0).map(|_| ());
+        let e = leased_job(1, CubieCube::default(), &to(u64::MAX, 0), 0, 0).map(|_| ());
         assert!(e.is_err_and(|e| e.starts_with("mode.to")));
         // a goal is read with its question, a hostile one refused naming its field
         let goal = |kind| cubefleet_proto::Mode {
@@ -359,9 +382,9 @@ mod tests {
             }),
             ..Default::default()
         };
-        let job = leased_job(1, CubieCube::default(), &goal(1), 0).expect("a goal");
+        let job = leased_job(1, CubieCube::default(), &goal(1), 0, 0).expect("a goal");
         assert_eq!(job.mode.goal().map(|g| g.to_string()), Some("cross".into()));
-        let e = leased_job(1, CubieCube::default(), &goal(99), 0).map(|_| ());
+        let e = leased_job(1, CubieCube::default(), &goal(99), 0, 0).map(|_| ());
         assert!(e.is_err_and(|e| e.starts_with("mode.goal.kind")));
     }
 

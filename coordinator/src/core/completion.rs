@@ -76,6 +76,11 @@ struct Verified {
     /// Why the move set cannot solve the position (`unreachable`, as the coordinator's own
     /// check found it; "" otherwise): the record's `error`.
     reason: String,
+    /// Of a question for several solutions: the solutions listed (canonical notation, in
+    /// the canonical order), each verified; empty otherwise.
+    solutions: Vec<String>,
+    /// Of a question for several solutions: their count (see [`crate::verify::Checked`]).
+    count: u64,
 }
 
 /// Whether a result that passed [`verify`] (`checked`, reported `optimal`) is a claim: all
@@ -115,13 +120,13 @@ fn possible_timeout(
     }
 }
 
-/// Whether two claims on one job agree: the same status and length; for a timeout or an
-/// answer over the target (whose best solution found may differ from search to search), the
-/// same status.
-fn agrees(a: &Claim, status: ResultStatus, length: u32) -> bool {
-    a.status == status
-        && (a.length == length
-            || matches!(status, ResultStatus::Timeout | ResultStatus::OverTarget))
+/// Whether two claims on one job agree: the same status and length, and of a question for
+/// several solutions the same list and count; for a timeout or an answer over the target
+/// (whose best solution found may differ from search to search), the same status.
+fn agrees(a: &Claim, v: &Verified) -> bool {
+    a.status == v.status
+        && (matches!(v.status, ResultStatus::Timeout | ResultStatus::OverTarget)
+            || (a.length == v.length && a.count == v.count && a.solutions == v.solutions))
 }
 
 /// The state machine's phase of the job whose record is `job`, given `mem`, what memory says
@@ -154,6 +159,8 @@ impl Verified {
         r.worker = self.worker;
         r.session = self.session;
         r.confirmed_by = self.confirmed_by;
+        r.solutions = self.solutions;
+        r.count = self.count;
         if !self.reason.is_empty() {
             r.error = self.reason;
         }
@@ -189,7 +196,7 @@ impl Core {
             let mut confirm = FastMap::default();
             let mut leased: FastMap<u64, CubieCube> = FastMap::default();
             let mut standing: FastMap<u64, (Phase, Actor)> = FastMap::default();
-            let mut held: FastMap<u64, std::time::Duration> = FastMap::default();
+            let mut held: FastMap<u64, (std::time::Duration, u64)> = FastMap::default();
             leased.reserve(results.len());
             for c in results {
                 let seq = batch_seq(c.job_id);
@@ -204,7 +211,7 @@ impl Core {
                 standing.insert(c.job_id, stands);
                 if stands.1 == Actor::Holder {
                     if let Some(l) = st.leases.get(&c.job_id) {
-                        held.insert(c.job_id, self.clock.since(l.since));
+                        held.insert(c.job_id, (self.clock.since(l.since), l.spot_seed));
                         if let Some(cube) = l.cube {
                             leased.insert(c.job_id, cube);
                         }
@@ -261,6 +268,7 @@ impl Core {
                         if histogram_only[&batch_seq(c.job_id)] {
                             // verified above; the batch keeps the length only
                             v.solution.clear();
+                            v.solutions.clear();
                         }
                         let taken = at.and_then(|i| records[i].take().zip(encoded[i].take()));
                         if let Some((old, bytes)) = taken {
@@ -347,7 +355,8 @@ impl Core {
     /// record, as read, is `job`; `stands` is how the job and `worker` stand in memory (its
     /// phase there, and `worker`'s relation to it), and `leased` the job's position as the
     /// worker's lease made it from the record (None without a lease: made here from `job`)
-    /// and how long the coordinator saw the lease held (None without one).
+    /// and how long the coordinator saw the lease held with the seed of its spot check (None
+    /// without a lease).
     /// What may happen is the state machine's ([`decide`]); nothing is verified for a worker
     /// that may not report on the job.
     #[allow(clippy::too_many_arguments)]
@@ -358,7 +367,7 @@ impl Core {
         c: &Completion,
         job: Option<&JobRecord>,
         stands: (Phase, Actor),
-        (leased, held): (Option<&CubieCube>, Option<std::time::Duration>),
+        (leased, held): (Option<&CubieCube>, Option<(std::time::Duration, u64)>),
         mode: &Mode,
     ) -> Result<Completed, Error> {
         let Some(job) = job else {
@@ -397,10 +406,11 @@ impl Core {
                 || known_length(&cube, &job.r().input, &question_of(mode)),
                 mode,
                 c,
+                held.map_or(0, |(_, seed)| seed),
             ),
             None => Err("the job has no valid position".into()),
         }
-        .and_then(|ch| possible_timeout(&ch, mode, held).map(|()| ch));
+        .and_then(|ch| possible_timeout(&ch, mode, held.map(|(h, _)| h)).map(|()| ch));
         match checked {
             Err(reason) => {
                 let reason = cut(&reason, MAX_REASON);
@@ -424,6 +434,8 @@ impl Core {
                     solution,
                     lower_bound,
                     reason,
+                    solutions,
+                    count,
                 } = checked;
                 Ok(Completed::Verified(Verified {
                     status,
@@ -438,6 +450,8 @@ impl Core {
                     confirmed_by: Vec::new(),
                     claim,
                     reason,
+                    solutions,
+                    count,
                 }))
             }
         }
@@ -457,7 +471,7 @@ impl Core {
             };
             let claims = st.pending.entry(id).or_default();
             if !claims.iter().any(|c| c.credential == credential) {
-                let same = claims.iter().find(|c| agrees(c, v.status, v.length));
+                let same = claims.iter().find(|c| agrees(c, v));
                 if let Some(first) = same {
                     let names = vec![first.identity.clone(), identity];
                     st.pending.remove(&id);
@@ -469,6 +483,8 @@ impl Core {
                     identity,
                     status: v.status,
                     length: v.length,
+                    solutions: v.solutions.clone(),
+                    count: v.count,
                 });
                 if disagrees {
                     st.counters.disagreements += 1;

@@ -42,6 +42,8 @@ pub struct Leased {
     /// Lengths below this are proven to have no solution (where a re-leased optimal search
     /// resumes).
     pub lower_bound: u32,
+    /// The seed of the lease's spot check (see `LeasedJob.spot_seed`; 0: none).
+    pub spot_seed: u64,
 }
 
 impl From<Leased> for LeasedJob {
@@ -51,6 +53,7 @@ impl From<Leased> for LeasedJob {
             facelets: FaceletCube::from_cubie(&j.cube).to_string(),
             mode: Some(j.mode),
             lower_bound: j.lower_bound,
+            spot_seed: j.spot_seed,
         }
     }
 }
@@ -180,6 +183,13 @@ impl Core {
                 }
                 st.count(id, JobState::Queued, JobState::Leased);
                 let cube = job.cube();
+                let mode = st.mode(batch_seq(id));
+                // drawn now: the worker learns the ranks to return only with its lease
+                let spot_seed = if question_of(&mode).count().is_all() {
+                    rand::random::<u64>().max(1)
+                } else {
+                    0
+                };
                 st.lease(
                     id,
                     Lease {
@@ -187,11 +197,12 @@ impl Core {
                         deadline,
                         since: now,
                         cube,
+                        spot_seed,
                     },
                 );
                 if let Some(cube) = cube {
-                    let mode = st.mode(batch_seq(id));
                     out.push(Leased {
+                        spot_seed,
                         job_id: id,
                         cube,
                         // only a bound this session proved itself resumes its search; one

@@ -33,6 +33,11 @@ pub(super) struct Lease {
     /// of one batch, and neither is ever replaced), so a completion verifies against this
     /// instead of making it again from the record's canonical form.
     pub(super) cube: Option<CubieCube>,
+    /// Of a job whose answer counts solutions it may not list (all optimal ones, or their
+    /// count alone): the seed of this lease's spot check, drawn when it was made, which names
+    /// the ranks of the solutions the answer must include
+    /// ([`cubefleet_proto::question::spot_ranks`]); 0 for other jobs.
+    pub(super) spot_seed: u64,
 }
 
 /// Per-batch counters.
@@ -165,6 +170,11 @@ pub(super) struct Claim {
     pub(super) status: ResultStatus,
     /// Its solution's length (0 without one).
     pub(super) length: u32,
+    /// Of a question for several solutions: the solutions listed and their count (empty and
+    /// 0 otherwise), which a confirming claim must repeat.
+    pub(super) solutions: Vec<String>,
+    /// See `solutions`.
+    pub(super) count: u64,
 }
 
 impl State {

@@ -314,6 +314,7 @@ impl GoalSearcher {
             optimal: false,
             lower_bound,
             nodes: self.nodes,
+            solutions: Vec::new(),
         }
     }
 
@@ -329,6 +330,7 @@ impl GoalSearcher {
             optimal: true,
             lower_bound: d,
             nodes: self.nodes,
+            solutions: Vec::new(),
         }
     }
 

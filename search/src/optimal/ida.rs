@@ -179,6 +179,13 @@ pub struct OptimalSearcher<'a> {
     refine_after: u64,
     pub(super) stopped: bool,
     pub(super) found_len: usize,
+    /// When true, a solution found does not end the search: its canonical form
+    /// ([`canonical_form`]), when it has one, joins `collected` and the search goes on, so an
+    /// iteration walks its whole tree ([`super::many`]).
+    pub(super) collect_all: bool,
+    /// The canonical forms of the solutions found while `collect_all` (repeats possible: a
+    /// pair of opposite turns where the two sides meet may be found in both orders).
+    pub(super) collected: Vec<Vec<Move>>,
 }
 
 /// Where a search stops besides its budget: a flag raised by a sibling thread that found a
@@ -233,6 +240,8 @@ impl<'a> OptimalSearcher<'a> {
             refine_after: REFINE_AFTER,
             stopped: false,
             found_len: 0,
+            collect_all: false,
+            collected: Vec::new(),
         }
     }
 
@@ -335,6 +344,7 @@ impl<'a> OptimalSearcher<'a> {
             return Err(Outcome {
                 status: Status::Solved,
                 solution: Some(MoveSeq(Vec::new())),
+                solutions: Vec::new(),
                 optimal: true,
                 lower_bound: 0,
                 nodes: 0,
@@ -371,6 +381,7 @@ impl<'a> OptimalSearcher<'a> {
             Some(max) if d > max => Some(Outcome {
                 status: Status::NoneWithin,
                 solution: None,
+                solutions: Vec::new(),
                 optimal: false,
                 lower_bound: d,
                 nodes: self.nodes,
@@ -394,6 +405,7 @@ impl<'a> OptimalSearcher<'a> {
         Outcome {
             status: Status::Solved,
             solution: Some(MoveSeq(moves)),
+            solutions: Vec::new(),
             optimal: true,
             lower_bound: d,
             nodes: self.nodes,
@@ -408,6 +420,7 @@ impl<'a> OptimalSearcher<'a> {
                 Status::Timeout
             },
             solution: None,
+            solutions: Vec::new(),
             optimal: false,
             lower_bound: d,
             nodes: self.nodes,
@@ -748,13 +761,47 @@ impl<'a> OptimalSearcher<'a> {
     }
 
     /// True when `path[..ply]` solves the cube (applied to it); records the length then.
+    /// While collecting every solution (`collect_all`), records its canonical form instead and
+    /// says false, so the search goes on.
     fn path_solves(&mut self, ply: usize) -> bool {
         let solved = self.cube.apply_moves(&self.path[..ply]).is_solved();
+        if solved && self.collect_all {
+            self.collected.extend(canonical_form(&self.path[..ply]));
+            return false;
+        }
         if solved {
             self.found_len = ply;
         }
         solved
     }
+}
+
+/// The canonical sequence of the turns `moves` (no face twice in a row; of two opposite faces
+/// only U before D, R before L, F before B), when it has one: each run of turns on one axis
+/// put in that order, which changes nothing (opposite faces commute); None when a run turns a
+/// face twice (no canonical sequence of that length makes the same position this way).
+///
+/// The search steps from either side of a node, and the move pruning of the inverse side
+/// keeps the opposite order there (its turns end the solution, inverted and last first), so
+/// a solution may be found in a commuted order; every canonical solution is found in some
+/// order that this maps back to it.
+pub(super) fn canonical_form(moves: &[Move]) -> Option<Vec<Move>> {
+    let mut out: Vec<Move> = moves.to_vec();
+    let mut start = 0;
+    while start < out.len() {
+        let axis = out[start].index() / 3 % 3;
+        let mut end = start + 1;
+        while end < out.len() && out[end].index() / 3 % 3 == axis {
+            end += 1;
+        }
+        let run = &mut out[start..end];
+        run.sort_by_key(|m| m.index());
+        if run.windows(2).any(|w| w[0].index() / 3 == w[1].index() / 3) {
+            return None;
+        }
+        start = end;
+    }
+    Some(out)
 }
 
 /// True when every axis of `node` is at the goal of the tables: a necessary condition for the

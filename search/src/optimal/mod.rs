@@ -86,11 +86,13 @@
 //!
 //! Files: `bounds` (the tables' lower bounds on three axes and on the inverse), `ida` (the
 //! single-threaded IDA* searcher), `prefixes` (the subtrees and their order), `parallel` (one
-//! position on several threads). The figures of `cubefleet bench optimal` are the `cubefleet-bench`
+//! position on several threads), `many` (every optimal solution, their count, or the first N,
+//! on one thread or several). The figures of `cubefleet bench optimal` are the `cubefleet-bench`
 //! crate's.
 
 mod bounds;
 mod ida;
+mod many;
 mod parallel;
 mod prefixes;
 
@@ -98,6 +100,7 @@ pub use super::metric::Metric;
 pub use bounds::OptimalTables;
 use cubefleet_proto::question::MoveSet;
 pub use ida::OptimalSearcher;
+pub use many::solve_many;
 pub use parallel::solve_parallel;
 
 /// What to search for.

@@ -108,6 +108,7 @@ pub fn solve_parallel(
             return Outcome {
                 status: Status::Solved,
                 solution: Some(MoveSeq(moves)),
+                solutions: Vec::new(),
                 optimal: true,
                 lower_bound: d,
                 nodes: total_nodes,

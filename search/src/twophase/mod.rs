@@ -188,6 +188,7 @@ impl<'t> TwoPhaseSearcher<'t> {
             let solved = Outcome {
                 status: Status::Solved,
                 solution: Some(MoveSeq::default()),
+                solutions: Vec::new(),
                 optimal: false,
                 lower_bound: 0,
                 nodes: 0,
@@ -531,6 +532,7 @@ fn outcome(
     Outcome {
         status,
         solution,
+        solutions: Vec::new(),
         optimal: false,
         lower_bound: 0,
         nodes,
