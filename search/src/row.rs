@@ -197,8 +197,8 @@ impl ResultLine {
 }
 
 /// The row of a stored result (`results`, `lookup`, the Python client): its strings move into
-/// the row; a field the record leaves empty (or 0, for a bound or a node count) is absent, and
-/// an unfinished job is `queued` or `leased`.
+/// the row; a field the record leaves empty (or 0, for a bound, a node count or a count of
+/// solutions) is absent, and an unfinished job is `queued` or `leased`.
 impl From<JobResult> for ResultLine {
     fn from(r: JobResult) -> ResultLine {
         let has_length = r.has_length();
@@ -226,8 +226,9 @@ impl From<JobResult> for ResultLine {
             to: None,
             goal: None,
             goal_reached: None,
-            solutions: None,
-            count: None,
+            // a question for one solution stores neither; a count alone stores no list
+            solutions: (!r.solutions.is_empty()).then_some(r.solutions),
+            count: (r.count > 0).then_some(r.count),
         }
     }
 }
