@@ -99,6 +99,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         threads,
         one_by_one: Some(std::time::Duration::from_secs_f64(args.position_timeout)),
         cancel: None,
+        samples: Vec::new(),
     };
     let bar = CosetBar::new();
     let result = solve_coset(&tables, coset, &options, &|stage, depth, done, all| {

@@ -44,9 +44,13 @@ fn in_orbit(k: usize, j: usize) -> Option<usize> {
 const FULL: u16 = (1 << SLICE_HALF) - 1;
 
 /// One bit per position of a coset, and the number of bits set in each corner block.
+///
+/// The words are allocated zeroed (`calloc`): the system commits a page only when a bit in it
+/// is set or a block is written, so a solve to a small depth, which touches few blocks, takes
+/// little memory of the 2.4 GB.
 pub(super) struct Bitmap {
     /// Bit `i % 64` of word `i / 64` is local index `i`.
-    words: Vec<AtomicU64>,
+    words: Box<[AtomicU64]>,
     /// Bits set in each block of [`BLOCK_WORDS`] words.
     pop: Vec<AtomicU32>,
 }
@@ -55,12 +59,11 @@ impl Bitmap {
     /// An empty bitmap ([`super::BITMAP_BYTES`]), refused when it cannot be allocated.
     pub(super) fn new() -> Result<Bitmap, CosetError> {
         let n = (COSET_SIZE / 64) as usize;
-        let mut words = Vec::new();
-        words.try_reserve_exact(n).map_err(|_| CosetError::Memory {
-            needed: MEMORY_NEEDED,
-            available: available_memory(),
-        })?;
-        words.resize_with(n, || AtomicU64::new(0));
+        let words =
+            bytemuck::allocation::try_zeroed_slice_box(n).map_err(|()| CosetError::Memory {
+                needed: MEMORY_NEEDED,
+                available: available_memory(),
+            })?;
         let pop = (0..N_CORNERS).map(|_| AtomicU32::new(0)).collect();
         Ok(Bitmap { words, pop })
     }
@@ -81,6 +84,33 @@ impl Bitmap {
     #[cfg(test)]
     pub(super) fn get(&self, i: u64) -> bool {
         self.words[(i / 64) as usize].load(Relaxed) >> (i % 64) & 1 == 1
+    }
+
+    /// The first local index at or after `from` whose bit is set, going on from 0 after the
+    /// last; None when no bit is set. Blocks with no bit set are passed over by their counts.
+    pub(super) fn next_set(&self, from: u64) -> Option<u64> {
+        let from = from % COSET_SIZE;
+        let first = from as usize / EDGES_PER_CORNERS;
+        // the first block from its start position, then every other, then the first again
+        // (for the bits before `from`)
+        for step in 0..=N_CORNERS {
+            let c = (first + step) % N_CORNERS;
+            if self.pop[c].load(Relaxed) == 0 {
+                continue;
+            }
+            let base = (c * EDGES_PER_CORNERS) as u64;
+            let skip = if step == 0 { from - base } else { 0 };
+            for (w, word) in self.block(c).iter().enumerate().skip(skip as usize / 64) {
+                let mut bits = word.load(Relaxed);
+                if step == 0 && w == skip as usize / 64 {
+                    bits &= !0u64 << (skip % 64);
+                }
+                if bits != 0 {
+                    return Some(base + 64 * w as u64 + u64::from(bits.trailing_zeros()));
+                }
+            }
+        }
+        None
     }
 
     /// Bits set.
@@ -416,8 +446,8 @@ fn pack(groups: &[u16], words: &mut [u64]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{h_element, h_index};
     use super::*;
+    use cubefleet_tables::coset::{h_element, h_index};
     use rand::{Rng, SeedableRng};
 
     /// The orbits cover every corner permutation once, and `in_orbit` names the neighbour the
