@@ -58,6 +58,9 @@ pub const EDGES_PER_CORNERS: usize = N_UD_EDGES * SLICE_HALF;
 pub const COSET_SIZE: u64 = (N_CORNERS * EDGES_PER_CORNERS) as u64;
 /// Cosets of H: `495 * 2048 * 2187 = 2,217,093,120`.
 pub const N_COSETS: u64 = (N_SLICE * N_FLIP * N_TWIST) as u64;
+/// Unsolved positions a coset's result lists one by one (their local indices) when there are
+/// at most this many.
+pub const MAX_LISTED: u64 = 4096;
 /// Positions a coordinator samples from a coset it leases ([`sample_local`]).
 pub const COSET_SAMPLES: usize = 16;
 /// Bytes of a sample seed.

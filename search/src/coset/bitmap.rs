@@ -81,36 +81,8 @@ impl Bitmap {
     }
 
     /// True when local index `i` is set.
-    #[cfg(test)]
     pub(super) fn get(&self, i: u64) -> bool {
         self.words[(i / 64) as usize].load(Relaxed) >> (i % 64) & 1 == 1
-    }
-
-    /// The first local index at or after `from` whose bit is set, going on from 0 after the
-    /// last; None when no bit is set. Blocks with no bit set are passed over by their counts.
-    pub(super) fn next_set(&self, from: u64) -> Option<u64> {
-        let from = from % COSET_SIZE;
-        let first = from as usize / EDGES_PER_CORNERS;
-        // the first block from its start position, then every other, then the first again
-        // (for the bits before `from`)
-        for step in 0..=N_CORNERS {
-            let c = (first + step) % N_CORNERS;
-            if self.pop[c].load(Relaxed) == 0 {
-                continue;
-            }
-            let base = (c * EDGES_PER_CORNERS) as u64;
-            let skip = if step == 0 { from - base } else { 0 };
-            for (w, word) in self.block(c).iter().enumerate().skip(skip as usize / 64) {
-                let mut bits = word.load(Relaxed);
-                if step == 0 && w == skip as usize / 64 {
-                    bits &= !0u64 << (skip % 64);
-                }
-                if bits != 0 {
-                    return Some(base + 64 * w as u64 + u64::from(bits.trailing_zeros()));
-                }
-            }
-        }
-        None
     }
 
     /// Bits set.

@@ -53,7 +53,7 @@ pub use cubefleet_tables::movetable::PHASE2_MOVES as H_MOVES;
 
 use cubefleet_tables::coset::slice_parity;
 pub use cubefleet_tables::coset::{
-    Coset, COSET_SAMPLES, COSET_SIZE, EDGES_PER_CORNERS, N_COSETS, SLICE_HALF,
+    Coset, COSET_SAMPLES, COSET_SIZE, EDGES_PER_CORNERS, MAX_LISTED, N_COSETS, SLICE_HALF,
 };
 
 /// Bytes of one bitmap of a coset (one bit per position): 2,438,553,600.
@@ -61,9 +61,6 @@ pub const BITMAP_BYTES: u64 = COSET_SIZE / 8;
 /// Bytes the solver allocates: two bitmaps (the depths so far and the next), 4.88 GB, plus
 /// under 1 MB of counts and move tables.
 pub const MEMORY_NEEDED: u64 = 2 * BITMAP_BYTES + (1 << 20);
-/// Unsolved positions listed one by one in a result ([`CosetResult::unsolved_indices`]) when
-/// there are at most this many.
-pub const MAX_LISTED: u64 = 4096;
 
 /// What to solve a coset to, and with what.
 #[derive(Clone, Debug)]
@@ -81,24 +78,9 @@ pub struct CosetOptions {
     pub one_by_one: Option<Duration>,
     /// Stop (with [`CosetError::Cancelled`]) when this flag is raised.
     pub cancel: Option<Arc<AtomicBool>>,
-    /// Local indices to follow ([`CosetResult::samples`]; a coordinator's draws,
-    /// `cubefleet_tables::coset::samples`): for each, the first position at or after it that
-    /// the search reaches and the depth at which it does. Empty: none.
+    /// Local indices to follow (a coordinator's draws, `cubefleet_tables::coset::samples`):
+    /// [`CosetResult::samples`] says at which depth the search reached each. Empty: none.
     pub samples: Vec<u64>,
-}
-
-/// What the search says of one followed local index ([`CosetOptions::samples`]): the first
-/// local index at or after it (going on from 0 after the last) whose position the coset search
-/// reached, and the step that first reached it (the depth the counts put it at: its exact
-/// depth through `exact_through`, a depth it is solved within beyond).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SampleHit {
-    /// The local index followed.
-    pub sample: u64,
-    /// The first reached at or after it.
-    pub local: u64,
-    /// The depth it was first reached at.
-    pub depth: u32,
 }
 
 /// A stage of the solver, for progress reports.
@@ -144,10 +126,12 @@ pub struct CosetResult {
     pub unsolved_local: Option<Vec<u64>>,
     /// Seconds the whole solve took.
     pub seconds: f64,
-    /// For each of [`CosetOptions::samples`], in order, what the search reached from it; None
-    /// when it reached no position at all. Left out of the JSON when none were asked for.
+    /// For each of [`CosetOptions::samples`], in order, the step of the coset search that
+    /// first reached it (the depth the counts put it at: exact through `exact_through`, a depth
+    /// it is solved within beyond); None when the search did not reach it (unsolved, or solved
+    /// one by one). Left out of the JSON when none were asked for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub samples: Vec<Option<SampleHit>>,
+    pub samples: Vec<Option<u32>>,
 }
 
 /// Why a coset was not solved.
@@ -245,7 +229,7 @@ pub fn solve_coset(
         let mut counts = Vec::with_capacity(options.max_depth as usize + 1);
         counts.push(seeds::mark(tables, &r, 0, &cur, progress));
         let mut total = counts[0];
-        let mut hits: Vec<Option<SampleHit>> = vec![None; options.samples.len()];
+        let mut hits: Vec<Option<u32>> = vec![None; options.samples.len()];
         follow(&options.samples, &cur, 0, &mut hits);
         for depth in 1..=options.max_depth {
             if cancelled() {
@@ -308,39 +292,31 @@ pub fn solve_coset(
     })
 }
 
-/// After the step to `depth` (`map` holds every position reached so far): for each sample, the
-/// first reached local index at or after it, recorded with `depth` when it changed. The
-/// bitmaps only grow, so that index only comes nearer; the one recorded last is the first
-/// reached at or after the sample in the end, and `depth` when it first became it is its depth.
-fn follow(samples: &[u64], map: &Bitmap, depth: u32, hits: &mut [Option<SampleHit>]) {
+/// After the step to `depth` (`map` holds every position reached so far): the samples reached
+/// now for the first time get `depth`.
+fn follow(samples: &[u64], map: &Bitmap, depth: u32, hits: &mut [Option<u32>]) {
     for (hit, &sample) in hits.iter_mut().zip(samples) {
-        let Some(local) = map.next_set(sample) else {
-            continue;
-        };
-        if hit.is_none_or(|h| h.local != local) {
-            *hit = Some(SampleHit {
-                sample,
-                local,
-                depth,
-            });
+        if hit.is_none() && map.get(sample) {
+            *hit = Some(depth);
         }
     }
 }
 
-/// A solution of the position at local index `hit.local` of `coset` of at most `hit.depth`
-/// turns, checked to solve it: through `exact_through` the shortest (the depth-limited
-/// search), beyond it first the two-phase search within the depth for at most `limit`, then
-/// the depth-limited search. None when none is found (the search was cancelled, or the
-/// position is not within the depth: the hit was wrong).
+/// A solution of the position at local index `local` of `coset` of at most `depth` turns,
+/// checked to solve it: through `exact_through` the shortest (the depth-limited search),
+/// beyond it first the two-phase search within the depth for at most `limit`, then the
+/// depth-limited search. None when none is found (the search was cancelled, or the position
+/// is not within the depth).
 pub fn sample_solution(
     tables: &Tables,
     coset: Coset,
-    hit: &SampleHit,
+    local: u64,
+    depth: u32,
     exact_through: u32,
     limit: Duration,
     cancel: Option<Arc<AtomicBool>>,
 ) -> Option<cubefleet_tables::MoveSeq> {
-    let q = coset.position(hit.local)?;
+    let q = coset.position(local)?;
     let mut solver = crate::Solver::new(tables);
     let mut run = |question: crate::Question, deadline: Option<Instant>| {
         let budget = Budget {
@@ -349,20 +325,18 @@ pub fn sample_solution(
         };
         let out = solver.solve(&q, &question, 0, &budget, &mut |_| {});
         out.solution
-            .filter(|s| out.status == Status::Solved && s.len() as u32 <= hit.depth)
+            .filter(|s| out.status == Status::Solved && s.len() as u32 <= depth)
     };
-    if hit.depth > exact_through {
+    if depth > exact_through {
         if let Some(s) = run(
-            crate::Question::two_phase(hit.depth.max(1)),
+            crate::Question::two_phase(depth.max(1)),
             Some(Instant::now() + limit),
         ) {
             return Some(s);
         }
     }
     let depth_limited = crate::Question::new(
-        crate::Algorithm::DepthLimited {
-            max_depth: hit.depth,
-        },
+        crate::Algorithm::DepthLimited { max_depth: depth },
         cubefleet_proto::question::Metric::Htm,
         crate::MoveSet::ALL,
         None,
