@@ -42,7 +42,11 @@ pub use defaults::{DEFAULT_MAX_LENGTH, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 /// - 6: a mode may name a target other than the solved cube (`Mode.to_high`, `Mode.to_low`,
 ///   [`question::TARGET_PROTOCOL`]); a coordinator leases such a job only to a worker of this
 ///   revision or later, since an older one would drop the fields and solve to the solved cube.
-pub const PROTOCOL: u32 = 6;
+/// - 7: a mode may ask for a whole coset (`Mode.coset`, [`question::COSET_PROTOCOL`]): the
+///   lease carries the coset and a sample seed (`LeasedJob.coset`, `sample_seed`), the
+///   completion the counts and the samples' answers (`Completion.coset`, `coset_samples`); a
+///   coordinator leases such a job only to a worker of this revision or later.
+pub const PROTOCOL: u32 = 7;
 
 /// The lowest coordinator revision a worker of this build works for.
 pub const MIN_COORDINATOR_PROTOCOL: u32 = 2;

@@ -187,6 +187,10 @@ pub fn mode_text(m: Option<&crate::Mode>) -> String {
         Algorithm::Optimal => format!("optimal ({metric})"),
         Algorithm::DepthLimited { max_depth } => format!("within {max_depth} moves ({metric})"),
         Algorithm::TwoPhase { max_length } => format!("two-phase, at most {max_length} moves"),
+        Algorithm::Coset {
+            max_depth,
+            exact_depth,
+        } => format!("cosets to depth {max_depth} (exact through {exact_depth})"),
     };
     if !q.moves().is_all() {
         s.push_str(&format!(", turns {}", q.moves()));
