@@ -34,10 +34,11 @@ pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
 /// restricted move set, which a symmetry maps to other turns (a copy's shortest solution in
 /// the set may be longer, or not exist), or a target other than the solved cube, which a
 /// symmetry or the inversion maps to another target (a copy's answer reaches that one, not
-/// the batch's). Such results are never indexed, so never reused.
+/// the batch's), or a coset, whose counts are its own (a symmetric position is in another
+/// coset, and a result holds no solution). Such results are never indexed, so never reused.
 pub(crate) fn index_key(m: &Mode) -> Option<Vec<u8>> {
     let q = question_of(m);
-    (q.moves().is_all() && !q.has_target()).then(|| q.key())
+    (q.moves().is_all() && !q.has_target() && !q.is_coset()).then(|| q.key())
 }
 
 #[cfg(test)]

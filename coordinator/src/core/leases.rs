@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cubefleet_proto::{JobProgress, JobState, LeasedJob, Mode};
+use cubefleet_tables::coset::{Coset, SEED_BYTES};
 use cubefleet_tables::{CubieCube, FaceletCube};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
@@ -42,6 +43,8 @@ pub struct Leased {
     /// Lengths below this are proven to have no solution (where a re-leased optimal search
     /// resumes).
     pub lower_bound: u32,
+    /// A coset job: its coset's number and the sample seed drawn for this lease.
+    pub coset: Option<(u64, [u8; SEED_BYTES])>,
 }
 
 impl From<Leased> for LeasedJob {
@@ -51,6 +54,8 @@ impl From<Leased> for LeasedJob {
             facelets: FaceletCube::from_cubie(&j.cube).to_string(),
             mode: Some(j.mode),
             lower_bound: j.lower_bound,
+            coset: j.coset.map_or(0, |(n, _)| n),
+            sample_seed: j.coset.map_or_else(Vec::new, |(_, seed)| seed.to_vec()),
         }
     }
 }
@@ -118,6 +123,14 @@ impl Core {
         let (max, credential, protocol) = max;
         // jobs whose claim this credential made already wait for another's: passed over
         let mut passed = Vec::new();
+        // a session holds one coset job at a time (a coset's solve takes every thread and
+        // 4.9 GB): one it holds already, or one leased now, passes the others over
+        let mut coset_held = {
+            let st = self.lock();
+            st.leases
+                .iter()
+                .any(|(&id, l)| *l.worker == *worker && st.is_coset_batch(batch_seq(id)))
+        };
         let owner: Arc<str> = worker.into();
         let mut out = Vec::new();
         while out.len() < max as usize {
@@ -165,6 +178,7 @@ impl Core {
             };
             let now = self.clock.now();
             let deadline = now + self.lease_duration;
+            let mut coset_full = false;
             for (id, job) in ids.into_iter().zip(views) {
                 // a queued job always has a position; without one its lease simply expires
                 let Some(job) = job.filter(|j| j.state() == JobState::Queued) else {
@@ -175,11 +189,21 @@ impl Core {
                     passed.push(id);
                     continue;
                 }
+                let is_coset = st.is_coset_batch(batch_seq(id));
+                if is_coset && coset_held {
+                    passed.push(id);
+                    coset_full = true;
+                    continue;
+                }
                 if decide(Phase::Queued, Event::Lease, Actor::Session) != Ok(Rule::Lease) {
                     continue;
                 }
                 st.count(id, JobState::Queued, JobState::Leased);
                 let cube = job.cube();
+                // drawn now, from the system's generator: nothing the worker knew before
+                // this lease names the positions it must answer for
+                let seed = is_coset.then(rand::random::<[u8; SEED_BYTES]>);
+                coset_held |= is_coset;
                 st.lease(
                     id,
                     Lease {
@@ -187,6 +211,7 @@ impl Core {
                         deadline,
                         since: now,
                         cube,
+                        seed,
                     },
                 );
                 if let Some(cube) = cube {
@@ -198,8 +223,12 @@ impl Core {
                         // stored by an earlier version may be above the possible
                         lower_bound: possible_bound(&mode, None, job.lower_bound_of(worker)),
                         mode,
+                        coset: seed.map(|seed| (Coset::of(&cube).number(), seed)),
                     });
                 }
+            }
+            if coset_full {
+                break;
             }
         }
         if !passed.is_empty() {
