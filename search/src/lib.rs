@@ -202,7 +202,11 @@ impl Plan {
                 })
             }
             Algorithm::Optimal => None,
-            Algorithm::DepthLimited { max_depth } => Some(max_depth),
+            // a coset question asked of one position (its representative, say): the shortest
+            // solution within the coset's depth, as the depth-limited search
+            Algorithm::DepthLimited { max_depth } | Algorithm::Coset { max_depth, .. } => {
+                Some(max_depth)
+            }
         };
         Plan::Optimal(optimal::OptimalOptions {
             metric: question.metric(),

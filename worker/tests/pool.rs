@@ -31,6 +31,7 @@ fn jobs_in_results_out_and_cancel() {
             cube: parse_position(s, InputFormat::Moves).expect("valid"),
             mode: Question::two_phase(21),
             start_lower_bound: 0,
+            seed: None,
         });
     }
     // an impossible target: runs until cancelled
@@ -39,6 +40,7 @@ fn jobs_in_results_out_and_cancel() {
         cube: parse_position(scrambles[2], InputFormat::Moves).expect("valid"),
         mode: Question::two_phase(15),
         start_lower_bound: 0,
+        seed: None,
     });
     let mut seen = Vec::new();
     for _ in 0..3 {
@@ -81,6 +83,7 @@ fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
         cube: broken,
         mode: Question::two_phase(21),
         start_lower_bound: 3,
+        seed: None,
     });
     let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
     assert_eq!((f.id, f.outcome.status), (1, Status::Cancelled));
@@ -101,6 +104,7 @@ fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
         cube: parse_position("R U F", InputFormat::Moves).expect("valid"),
         mode: Question::two_phase(21),
         start_lower_bound: 0,
+        seed: None,
     });
     let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
     assert_eq!((f.id, f.outcome.status), (2, Status::Solved));
