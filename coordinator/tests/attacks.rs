@@ -159,6 +159,8 @@ fn solved(job_id: u64, solution: &str, optimal: bool, lower_bound: u32) -> Compl
         moves: Vec::new(),
         // as a worker before the status enum (protocol revision 3) sends it: the text only
         result_status: 0,
+        coset: None,
+        coset_samples: Vec::new(),
     }
 }
 
