@@ -36,7 +36,7 @@ pub mod symmetric;
 pub mod twophase;
 
 pub use lines::{read_line, solve_all, solve_line, solve_lines, Line, Request, Threads};
-pub use row::{LineStatus, ResultLine};
+pub use row::{CosetRow, LineStatus, ResultLine};
 pub use scramble::{ScrambleError, Scrambler};
 
 /// How a search ended.

@@ -244,21 +244,32 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             )?;
             out.flush()?;
         }
-        let solved: u64 = final_status.length_histogram.iter().sum();
-        let total_len: u64 = final_status
-            .length_histogram
-            .iter()
-            .enumerate()
-            .map(|(l, n)| l as u64 * n)
-            .sum();
-        eprintln!(
-            "solved {solved}, invalid {}, mean length {:.2}",
-            final_status.invalid,
-            total_len as f64 / solved.max(1) as f64
-        );
-        for (l, n) in final_status.length_histogram.iter().enumerate() {
-            if *n > 0 {
-                eprintln!("  {l:>2} moves: {n}");
+        if question.is_coset() {
+            eprintln!(
+                "{} cosets solved, {} failed; positions by depth, summed:",
+                final_status.done, final_status.failed
+            );
+            for (depth, n) in final_status.coset_counts.iter().enumerate() {
+                eprintln!("  {depth:>2}: {n}");
+            }
+            eprintln!("  unsolved: {}", final_status.coset_unsolved);
+        } else {
+            let solved: u64 = final_status.length_histogram.iter().sum();
+            let total_len: u64 = final_status
+                .length_histogram
+                .iter()
+                .enumerate()
+                .map(|(l, n)| l as u64 * n)
+                .sum();
+            eprintln!(
+                "solved {solved}, invalid {}, mean length {:.2}",
+                final_status.invalid,
+                total_len as f64 / solved.max(1) as f64
+            );
+            for (l, n) in final_status.length_histogram.iter().enumerate() {
+                if *n > 0 {
+                    eprintln!("  {l:>2} moves: {n}");
+                }
             }
         }
         stop().await?;
