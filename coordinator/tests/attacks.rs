@@ -1684,6 +1684,9 @@ async fn audit_6_bounds_hold_per_credential() {
     server.stop().await;
 }
 
+/// A change that makes a coset result lie.
+type Lie = fn(&mut Completion);
+
 /// A coset question to `max_depth`, exact through `exact_depth`.
 fn coset_mode(max_depth: u32, exact_depth: u32) -> Mode {
     Mode {
@@ -1813,7 +1816,7 @@ async fn attack_15_coset_results_are_checked_by_their_samples() {
     assert_eq!(r.0, 0, "{r:?}");
     // each lie is refused naming what is wrong; the job is leased again, with another seed
     let mut seeds = vec![j.sample_seed.clone()];
-    let lies: [(&str, fn(&mut Completion)); 5] = [
+    let lies: [(&str, Lie); 5] = [
         ("sum to", |c| c.coset.as_mut().unwrap().counts[20] -= 1),
         ("does not solve", |c| c.coset_samples[2].moves.reverse()),
         ("turns for a position at depth", |c| {

@@ -77,8 +77,9 @@ struct Verified {
     /// Why the move set cannot solve the position (`unreachable`, as the coordinator's own
     /// check found it; "" otherwise): the record's `error`.
     reason: String,
-    /// A coset job's counts (verified as far as they can be: `crate::coset`).
-    coset: Option<CosetCounts>,
+    /// A coset job's counts (verified as far as they can be: `crate::coset`); boxed, as few
+    /// results have them.
+    coset: Option<Box<CosetCounts>>,
 }
 
 /// Whether a result that passed [`verify`] (`checked`, reported `optimal`) is a claim: all
@@ -165,7 +166,7 @@ impl Verified {
         r.worker = self.worker;
         r.session = self.session;
         r.confirmed_by = self.confirmed_by;
-        r.coset = self.coset;
+        r.coset = self.coset.map(|c| *c);
         if !self.reason.is_empty() {
             r.error = self.reason;
         }
@@ -535,7 +536,7 @@ impl Core {
                     confirmed_by: Vec::new(),
                     claim: true,
                     reason: String::new(),
-                    coset: Some(counts),
+                    coset: Some(Box::new(counts)),
                 })),
                 Ok(_) => Ok(Completed::Before),
                 Err(why) => Ok(Completed::Rejected(why.reason().into())),

@@ -366,7 +366,7 @@ impl Core {
         line: String,
     ) -> Result<(u64, JobRecord), Error> {
         let id = checked_job_id(batch.seq, index)?;
-        let coset = crate::mode::question_of(&batch.mode.clone().unwrap_or_default()).is_coset();
+        let coset = crate::mode::question_of(&batch.mode.unwrap_or_default()).is_coset();
         let parsed = (!is_blank_or_comment(&line)).then(|| {
             if coset {
                 coset_line(&line)

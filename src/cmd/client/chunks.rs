@@ -236,7 +236,7 @@ fn csv_record(fields: &[String]) -> anyhow::Result<Vec<u8>> {
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
     w.write_record(fields)?;
-    Ok(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)
+    w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Groups results given in line order into chunks of [`CHUNK`] lines.
