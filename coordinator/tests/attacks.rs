@@ -1705,8 +1705,9 @@ static TABLES: std::sync::LazyLock<cubefleet_tables::Tables> = std::sync::LazyLo
 });
 
 /// A result for the leased coset job `j` (to depth 20, exact through 0) that the coordinator
-/// cannot tell from an honest one: each sample solved (two-phase within 20) and counted at its
-/// solution's length, every other position counted at depth 20.
+/// cannot tell from an honest one: each sample solved (two-phase within 20) at its solution's
+/// length, and the counts one position at each depth from 1 to 19, the others at 20 (the same
+/// whatever the seed, so two workers' results agree).
 fn coset_answer(j: &cubefleet_proto::LeasedJob) -> Completion {
     use cubefleet_tables::coset::{sample_local, Coset, COSET_SAMPLES, COSET_SIZE};
     let seed: [u8; 32] = j.sample_seed.as_slice().try_into().unwrap();
@@ -1725,7 +1726,6 @@ fn coset_answer(j: &cubefleet_proto::LeasedJob) -> Completion {
                 None,
             )
             .unwrap();
-            counts[s.len()] += 1;
             cubefleet_proto::CosetSample {
                 unsolved: false,
                 depth: s.len() as u32,
@@ -1733,7 +1733,8 @@ fn coset_answer(j: &cubefleet_proto::LeasedJob) -> Completion {
             }
         })
         .collect();
-    counts[20] += COSET_SIZE - COSET_SAMPLES as u64;
+    counts[1..20].fill(1);
+    counts[20] = COSET_SIZE - 19;
     let mut c = Completion {
         job_id: j.job_id,
         coset: Some(cubefleet_proto::CosetCounts {
@@ -1828,7 +1829,7 @@ async fn attack_15_coset_results_are_checked_by_their_samples() {
             k.counts[20] -= 1;
         }),
         ("where the counts have no position", |c| {
-            c.coset_samples[0].depth = 1;
+            c.coset_samples[0].depth = 0;
         }),
         ("counts[0]", |c| {
             let k = c.coset.as_mut().unwrap();
@@ -1869,5 +1870,59 @@ async fn attack_15_coset_results_are_checked_by_their_samples() {
         .into_inner();
     assert_eq!(s.coset_counts, honest.coset.unwrap().counts);
     assert_eq!(s.kind, "cosets");
+    server.stop().await;
+}
+
+/// 16. `--confirm 2` for coset jobs: one credential's counts are held, not stored, and the job
+/// is not leased to that credential again; another credential's equal counts (for samples of
+/// its own lease's seed) make them final, with both named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_16_coset_counts_under_confirm_2_need_two_credentials() {
+    let (_dir, server) = start(Duration::from_secs(60)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let spec = BatchSpec {
+        batch_id: "cosets".into(),
+        mode: Some(coset_mode(20, 0)),
+        coset_start: 9,
+        coset_end: 10,
+        confirm: 2,
+        ..BatchSpec::default()
+    };
+    let request = SubmitRequest {
+        part: Some(submit_request::Part::Spec(spec)),
+    };
+    submit(&mut alice, vec![request]).await.unwrap();
+    let mut vol = as_(&server, VOLUNTEER).await;
+    let mut farm = as_(&server, FARM).await;
+    let (one, two) = (
+        register(&mut vol, "one", 1).await,
+        register(&mut farm, "two", 1).await,
+    );
+    let j = lease(&mut vol, &one, 1).await.remove(0);
+    let first = coset_answer(&j);
+    assert_eq!(
+        complete(&mut vol, &one, vec![first.clone()])
+            .await
+            .unwrap()
+            .0,
+        1
+    );
+    assert_eq!(
+        job(&mut alice, j.job_id).await.state,
+        JobState::Queued as i32
+    );
+    assert!(
+        lease(&mut vol, &one, 1).await.is_empty(),
+        "it confirms itself"
+    );
+    let k = lease(&mut farm, &two, 1).await.remove(0);
+    assert_ne!(k.sample_seed, j.sample_seed);
+    complete(&mut farm, &two, vec![coset_answer(&k)])
+        .await
+        .unwrap();
+    let r = job(&mut alice, j.job_id).await;
+    assert_eq!(r.state, JobState::Done as i32, "{r:?}");
+    assert_eq!(r.coset, first.coset);
+    assert_eq!(r.confirmed_by, vec!["volunteer".to_string(), "farm".into()]);
     server.stop().await;
 }

@@ -127,9 +127,12 @@ impl Core {
         // 4.9 GB): one it holds already, or one leased now, passes the others over
         let mut coset_held = {
             let st = self.lock();
-            st.leases
-                .iter()
-                .any(|(&id, l)| *l.worker == *worker && st.is_coset_batch(batch_seq(id)))
+            // the leases are looked through only while some batch is of cosets
+            st.batches.values().any(|b| b.coset)
+                && st
+                    .leases
+                    .iter()
+                    .any(|(&id, l)| *l.worker == *worker && st.is_coset_batch(batch_seq(id)))
         };
         let owner: Arc<str> = worker.into();
         let mut out = Vec::new();
