@@ -526,6 +526,7 @@ async fn attack_04_optimal_only_with_solved() {
 /// session may hold is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attack_05_unknown_jobs_in_heartbeats_grow_nothing() {
+    let _alone = MEASURED.lock().await;
     let (_dir, server) = start(Duration::from_secs(30)).await;
     let mut farm = as_(&server, FARM).await;
     let w = register(&mut farm, "w", 1).await;
@@ -1684,6 +1685,10 @@ async fn audit_6_bounds_hold_per_credential() {
     server.stop().await;
 }
 
+/// Held by a test that measures the process's resident memory, and by those that load the
+/// tables (which would count in it): the tests of one binary run on threads of one process.
+static MEASURED: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A change that makes a coset result lie.
 type Lie = fn(&mut Completion);
 
@@ -1758,6 +1763,7 @@ fn coset_answer(j: &cubefleet_proto::LeasedJob) -> Completion {
 /// that is stored as a claim, and `status` sums its counts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attack_15_coset_results_are_checked_by_their_samples() {
+    let _alone = MEASURED.lock().await;
     let (_dir, server) = start(Duration::from_secs(60)).await;
     let mut alice = as_(&server, ALICE).await;
     let spec = |mode: Mode, start: u64, end: u64| {
@@ -1878,6 +1884,7 @@ async fn attack_15_coset_results_are_checked_by_their_samples() {
 /// its own lease's seed) make them final, with both named.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attack_16_coset_counts_under_confirm_2_need_two_credentials() {
+    let _alone = MEASURED.lock().await;
     let (_dir, server) = start(Duration::from_secs(60)).await;
     let mut alice = as_(&server, ALICE).await;
     let spec = BatchSpec {
