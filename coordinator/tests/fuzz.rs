@@ -176,13 +176,16 @@ impl Gen {
                 .random_bool(0.1)
                 .then(|| cubefleet_proto::CosetCounts {
                     number: self.u64(),
-                    counts: (0..self.count()).map(|_| self.u64()).collect(),
+                    // nested lists short: a list of `count()` completions stays in bounds
+                    counts: (0..self.0.random_range(0..25))
+                        .map(|_| self.u64())
+                        .collect(),
                     exact_through: self.u32(),
                     unsolved: self.u64(),
-                    unsolved_local: (0..self.count()).map(|_| self.u64()).collect(),
+                    unsolved_local: (0..self.0.random_range(0..5)).map(|_| self.u64()).collect(),
                     one_by_one: self.u64(),
                 }),
-            coset_samples: (0..self.count())
+            coset_samples: (0..self.0.random_range(0..20))
                 .map(|_| cubefleet_proto::CosetSample {
                     unsolved: self.0.random(),
                     depth: self.u32(),
