@@ -20,6 +20,7 @@ mod auth;
 pub mod clock;
 pub mod conn;
 pub mod core;
+mod coset;
 pub mod credentials;
 mod error;
 pub mod http;

@@ -35,13 +35,15 @@ pub(crate) fn mode_key(m: &Mode) -> Vec<u8> {
 /// the set may be longer, or not exist), or a target other than the solved cube, which a
 /// symmetry or the inversion maps to another target (a copy's answer reaches that one, not
 /// the batch's); a partial goal, which a symmetry turns to another face and the inversion
-/// does not keep (a copy's goal distance is another); or a question for several solutions,
+/// does not keep (a copy's goal distance is another); a question for several solutions,
 /// whose lists a symmetry would have to map and put in order again (and whose count-only
-/// claims rest on one lease's spot check). Such results are never indexed, so never reused.
+/// claims rest on one lease's spot check); or a coset, whose counts are its own (a symmetric
+/// position is in another coset, and a result holds no solution). Such results are never
+/// indexed, so never reused.
 pub(crate) fn index_key(m: &Mode) -> Option<Vec<u8>> {
     let q = question_of(m);
-    (q.moves().is_all() && !q.has_target() && q.goal().is_none() && !q.count().is_many())
-        .then(|| q.key())
+    let plain = q.goal().is_none() && !q.count().is_many() && !q.is_coset();
+    (q.moves().is_all() && !q.has_target() && plain).then(|| q.key())
 }
 
 #[cfg(test)]

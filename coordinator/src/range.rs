@@ -1,4 +1,4 @@
-//! Range and sample batches: a batch stored as its definition ([`States`], whose rule of which
+//! Range, sample and coset batches: a batch stored as its definition ([`States`], whose rule of which
 //! state each line is lives in `cubefleet_tables::states`); its jobs are made as workers lease
 //! them. A batch makes at most [`crate::MAX_LINES`] (2^40) jobs.
 
@@ -19,6 +19,9 @@ impl BatchRecord {
     /// The states of a range or sample batch (None for a file batch). A stored definition
     /// was checked when the batch was made; one that no longer reads is taken as none.
     pub(crate) fn states(&self) -> Option<States> {
+        if self.coset_end > 0 {
+            return States::cosets(self.coset_start, self.coset_end, self.canonical_only).ok();
+        }
         if self.sample_count > 0 {
             return States::sample(self.sample_count, self.sample_seed).ok();
         }

@@ -127,13 +127,23 @@ pub(crate) struct BatchRecord {
     /// admin) may cancel the batch.
     #[prost(string, tag = "18")]
     pub(crate) owner: String,
+    /// A coset batch's first coset number (`BatchSpec.coset_start`); with `coset_end` 0 not a
+    /// coset batch.
+    #[prost(uint64, tag = "30")]
+    pub(crate) coset_start: u64,
+    /// A coset batch's end (exclusive; above 0 in a coset batch).
+    #[prost(uint64, tag = "31")]
+    pub(crate) coset_end: u64,
+    /// A coset batch of the canonical cosets of its range only.
+    #[prost(bool, tag = "32")]
+    pub(crate) canonical_only: bool,
 }
 
 impl BatchRecord {
     /// Whether this is a range or sample batch (its lines are made as leased, counted by
     /// `made`), by the fields only its kind sets.
     pub(crate) fn is_made_at_lease(&self) -> bool {
-        self.sample_count > 0 || !self.range_end.is_empty()
+        self.sample_count > 0 || !self.range_end.is_empty() || self.coset_end > 0
     }
 
     /// The lines stored so far: `0..stored_lines()` (a file batch's `total`, a range or sample

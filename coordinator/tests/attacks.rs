@@ -782,6 +782,7 @@ async fn attack_04_optimal_only_with_solved() {
 /// session may hold is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attack_05_unknown_jobs_in_heartbeats_grow_nothing() {
+    let _alone = MEASURED.lock().await;
     let (_dir, server) = start(Duration::from_secs(30)).await;
     let mut farm = as_(&server, FARM).await;
     let w = register(&mut farm, "w", 1).await;
@@ -1937,5 +1938,254 @@ async fn audit_6_bounds_hold_per_credential() {
         per_thread > cubefleet_coordinator::core::MIN_HELD_PER_THREAD,
         "a reported 35 days moved the estimate: {per_thread} jobs per thread"
     );
+    server.stop().await;
+}
+
+/// Held by a test that measures the process's resident memory, and by those that load the
+/// tables (which would count in it): the tests of one binary run on threads of one process.
+static MEASURED: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A change that makes a coset result lie.
+type Lie = fn(&mut Completion);
+
+/// A coset question to `max_depth`, exact through `exact_depth`.
+fn coset_mode(max_depth: u32, exact_depth: u32) -> Mode {
+    Mode {
+        kind: Some(mode::Kind::Coset(cubefleet_proto::CosetSolve {
+            max_depth,
+            exact_depth,
+        })),
+        ..Mode::default()
+    }
+}
+
+/// The tables of the sampled positions' solutions (the test tables: two-phase).
+static TABLES: std::sync::LazyLock<cubefleet_tables::Tables> = std::sync::LazyLock::new(|| {
+    cubefleet_tables::Tables::load_or_build(&cubefleet_testkit::tables_dir(), &|_, _, _| {})
+        .unwrap()
+});
+
+/// A result for the leased coset job `j` (to depth 20, exact through 0) that the coordinator
+/// cannot tell from an honest one: each sample solved (two-phase within 20) at its solution's
+/// length, and the counts one position at each depth from 1 to 19, the others at 20 (the same
+/// whatever the seed, so two workers' results agree).
+fn coset_answer(j: &cubefleet_proto::LeasedJob) -> Completion {
+    use cubefleet_tables::coset::{sample_local, Coset, COSET_SAMPLES, COSET_SIZE};
+    let seed: [u8; 32] = j.sample_seed.as_slice().try_into().unwrap();
+    let coset = Coset::from_number(j.coset).unwrap();
+    let mut counts = vec![0u64; 21];
+    let samples: Vec<cubefleet_proto::CosetSample> = (0..COSET_SAMPLES as u32)
+        .map(|k| {
+            let local = sample_local(&seed, k);
+            let s = cubefleet_search::coset::sample_solution(
+                &TABLES,
+                coset,
+                local,
+                20,
+                0,
+                Duration::from_secs(30),
+                None,
+            )
+            .unwrap();
+            cubefleet_proto::CosetSample {
+                unsolved: false,
+                depth: s.len() as u32,
+                moves: s.indices(),
+            }
+        })
+        .collect();
+    counts[1..20].fill(1);
+    counts[20] = COSET_SIZE - 19;
+    let mut c = Completion {
+        job_id: j.job_id,
+        coset: Some(cubefleet_proto::CosetCounts {
+            number: j.coset,
+            counts,
+            exact_through: 0,
+            ..cubefleet_proto::CosetCounts::default()
+        }),
+        coset_samples: samples,
+        ..Completion::default()
+    };
+    c.set_outcome(ResultStatus::Solved);
+    c
+}
+
+/// 15. Coset batches: hostile definitions are refused naming the field; a session holds one
+/// coset at a time, each lease with a fresh sample seed; a result is refused when its counts do
+/// not sum to the coset's size, when a sampled position's solution does not solve it, is longer
+/// than the depth claimed for it or is claimed at a depth the counts have no position at, and
+/// when it comes from a worker that does not hold the lease; a result consistent in all of
+/// that is stored as a claim, and `status` sums its counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_15_coset_results_are_checked_by_their_samples() {
+    let _alone = MEASURED.lock().await;
+    let (_dir, server) = start(Duration::from_secs(60)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let spec = |mode: Mode, start: u64, end: u64| {
+        vec![SubmitRequest {
+            part: Some(submit_request::Part::Spec(BatchSpec {
+                batch_id: "cosets".into(),
+                mode: Some(mode),
+                coset_start: start,
+                coset_end: end,
+                ..BatchSpec::default()
+            })),
+        }]
+    };
+    for (requests, says) in [
+        (spec(coset_mode(20, 0), 5, u64::MAX), "cosets 5.."),
+        (spec(coset_mode(20, 0), 7, 5), "START < END"),
+        (spec(two_phase(20), 5, 7), "mode coset"),
+        (spec(coset_mode(21, 0), 5, 7), "mode.coset.max_depth"),
+        (
+            {
+                let mut s = spec(coset_mode(20, 0), 5, 7);
+                if let Some(submit_request::Part::Spec(b)) = &mut s[0].part {
+                    b.sample_count = 3;
+                }
+                s
+            },
+            "not two of them",
+        ),
+    ] {
+        refused(
+            submit(&mut alice, requests).await,
+            Code::InvalidArgument,
+            says,
+        );
+    }
+    assert_eq!(
+        submit(&mut alice, spec(coset_mode(20, 0), 5, 7))
+            .await
+            .unwrap(),
+        2
+    );
+    let mut vol = as_(&server, VOLUNTEER).await;
+    let mut farm = as_(&server, FARM).await;
+    let (attacker, other) = (
+        register(&mut vol, "attacker", 4).await,
+        register(&mut farm, "other", 1).await,
+    );
+    let leased = lease(&mut vol, &attacker, 10).await;
+    assert_eq!(leased.len(), 1, "one coset at a time");
+    assert!(lease(&mut vol, &attacker, 10).await.is_empty());
+    let j = leased[0].clone();
+    assert_eq!((j.coset, j.sample_seed.len()), (5, 32));
+    // another session, of another credential, cannot answer for it
+    let r = complete(&mut farm, &other, vec![coset_answer(&j)])
+        .await
+        .unwrap();
+    assert_eq!(r.0, 0, "{r:?}");
+    // each lie is refused naming what is wrong; the job is leased again, with another seed
+    let mut seeds = vec![j.sample_seed.clone()];
+    let lies: [(&str, Lie); 5] = [
+        ("sum to", |c| c.coset.as_mut().unwrap().counts[20] -= 1),
+        ("does not solve", |c| c.coset_samples[2].moves.reverse()),
+        ("turns for a position at depth", |c| {
+            // claimed a turn shorter, with a count there
+            let d = c.coset_samples[1].depth - 1;
+            c.coset_samples[1].depth = d;
+            let k = c.coset.as_mut().unwrap();
+            k.counts[d as usize] += 1;
+            k.counts[20] -= 1;
+        }),
+        ("where the counts have no position", |c| {
+            c.coset_samples[0].depth = 0;
+        }),
+        ("counts[0]", |c| {
+            let k = c.coset.as_mut().unwrap();
+            k.counts[0] = 1;
+            k.counts[20] -= 1;
+        }),
+    ];
+    let mut j = j;
+    for (says, lie) in lies {
+        let mut c = coset_answer(&j);
+        lie(&mut c);
+        let (accepted, reasons) = complete(&mut vol, &attacker, vec![c]).await.unwrap();
+        assert_eq!(accepted, 0, "{says}");
+        assert!(reasons[0].contains(says), "{reasons:?} lacks {says:?}");
+        let again = lease(&mut vol, &attacker, 1).await;
+        assert_eq!(again.len(), 1, "{says}: leased again");
+        j = again[0].clone();
+        assert!(!seeds.contains(&j.sample_seed), "a new seed at each lease");
+        seeds.push(j.sample_seed.clone());
+    }
+    // the consistent answer is stored, as a claim
+    let honest = coset_answer(&j);
+    let (accepted, reasons) = complete(&mut vol, &attacker, vec![honest.clone()])
+        .await
+        .unwrap();
+    assert_eq!((accepted, reasons.len()), (1, 0), "{reasons:?}");
+    let r = job(&mut alice, j.job_id).await;
+    assert_eq!(r.state, JobState::Done as i32);
+    assert!(r.claimed);
+    assert_eq!(r.coset, honest.coset);
+    let s = alice
+        .batches
+        .get_batch(BatchRef {
+            batch_id: "cosets".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(s.coset_counts, honest.coset.unwrap().counts);
+    assert_eq!(s.kind, "cosets");
+    server.stop().await;
+}
+
+/// 16. `--confirm 2` for coset jobs: one credential's counts are held, not stored, and the job
+/// is not leased to that credential again; another credential's equal counts (for samples of
+/// its own lease's seed) make them final, with both named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_16_coset_counts_under_confirm_2_need_two_credentials() {
+    let _alone = MEASURED.lock().await;
+    let (_dir, server) = start(Duration::from_secs(60)).await;
+    let mut alice = as_(&server, ALICE).await;
+    let spec = BatchSpec {
+        batch_id: "cosets".into(),
+        mode: Some(coset_mode(20, 0)),
+        coset_start: 9,
+        coset_end: 10,
+        confirm: 2,
+        ..BatchSpec::default()
+    };
+    let request = SubmitRequest {
+        part: Some(submit_request::Part::Spec(spec)),
+    };
+    submit(&mut alice, vec![request]).await.unwrap();
+    let mut vol = as_(&server, VOLUNTEER).await;
+    let mut farm = as_(&server, FARM).await;
+    let (one, two) = (
+        register(&mut vol, "one", 1).await,
+        register(&mut farm, "two", 1).await,
+    );
+    let j = lease(&mut vol, &one, 1).await.remove(0);
+    let first = coset_answer(&j);
+    assert_eq!(
+        complete(&mut vol, &one, vec![first.clone()])
+            .await
+            .unwrap()
+            .0,
+        1
+    );
+    assert_eq!(
+        job(&mut alice, j.job_id).await.state,
+        JobState::Queued as i32
+    );
+    assert!(
+        lease(&mut vol, &one, 1).await.is_empty(),
+        "it confirms itself"
+    );
+    let k = lease(&mut farm, &two, 1).await.remove(0);
+    assert_ne!(k.sample_seed, j.sample_seed);
+    complete(&mut farm, &two, vec![coset_answer(&k)])
+        .await
+        .unwrap();
+    let r = job(&mut alice, j.job_id).await;
+    assert_eq!(r.state, JobState::Done as i32, "{r:?}");
+    assert_eq!(r.coset, first.coset);
+    assert_eq!(r.confirmed_by, vec!["volunteer".to_string(), "farm".into()]);
     server.stop().await;
 }

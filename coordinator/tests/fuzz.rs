@@ -100,15 +100,19 @@ impl Gen {
         }
     }
     fn mode(&mut self) -> Mode {
-        let kind = match self.0.random_range(0..4) {
+        let kind = match self.0.random_range(0..5) {
             0 => None,
             1 => Some(mode::Kind::TwoPhase(TwoPhase {
                 max_length: self.u32(),
             })),
             2 => Some(mode::Kind::Optimal(Optimal { metric: self.i32() })),
-            _ => Some(mode::Kind::DepthLimited(DepthLimited {
+            3 => Some(mode::Kind::DepthLimited(DepthLimited {
                 max_depth: self.u32(),
                 metric: self.i32(),
+            })),
+            _ => Some(mode::Kind::Coset(cubefleet_proto::CosetSolve {
+                max_depth: self.0.random_range(0..3),
+                exact_depth: self.u32(),
             })),
         };
         Mode {
@@ -183,6 +187,27 @@ impl Gen {
             count: self.u64(),
             spot_solutions: (0..self.0.random_range(0..4))
                 .map(|_| self.bytes())
+                .collect(),
+            coset: self
+                .0
+                .random_bool(0.1)
+                .then(|| cubefleet_proto::CosetCounts {
+                    number: self.u64(),
+                    // nested lists short: a list of `count()` completions stays in bounds
+                    counts: (0..self.0.random_range(0..25))
+                        .map(|_| self.u64())
+                        .collect(),
+                    exact_through: self.u32(),
+                    unsolved: self.u64(),
+                    unsolved_local: (0..self.0.random_range(0..5)).map(|_| self.u64()).collect(),
+                    one_by_one: self.u64(),
+                }),
+            coset_samples: (0..self.0.random_range(0..20))
+                .map(|_| cubefleet_proto::CosetSample {
+                    unsolved: self.0.random(),
+                    depth: self.u32(),
+                    moves: self.bytes(),
+                })
                 .collect(),
         }
     }
@@ -353,6 +378,17 @@ async fn arbitrary_messages_to_every_rpc_change_nothing_stored() {
                             sample_seed: g.u64(),
                             keep: g.i32(),
                             confirm: g.u32() % 4,
+                            coset_start: if g.0.random_bool(0.1) {
+                                g.u64() % 3000
+                            } else {
+                                0
+                            },
+                            coset_end: if g.0.random_bool(0.1) {
+                                g.u64() % 3000
+                            } else {
+                                0
+                            },
+                            canonical_only: g.0.random_bool(0.1),
                         })),
                     }];
                     for _ in 0..g.0.random_range(0..3) {

@@ -1,11 +1,13 @@
 //! What a batch is made of, written into a [`BatchSpec`] and read back from one in one place:
-//! lines (a file, or a list given in memory), a range of state indices or a sample of states
-//! ([`States`], whose rule of which state each job is lives in `cubefleet_tables::states`),
+//! lines (a file, or a list given in memory), a range of state indices, a sample of states or
+//! a range of cosets ([`States`], whose rule of which state each job is lives in
+//! `cubefleet_tables::states`),
 //! and what a range or sample batch keeps of each result ([`Keep`]). The CLI's `submit`, the
 //! Python `Client.submit` and the coordinator all go through these functions, so a spec means
 //! the same to each of them.
 //!
-//! Invariants of a spec this module writes: exactly one of "lines", "range" and "sample";
+//! Invariants of a spec this module writes: exactly one of "lines", "range", "sample" and
+//! "cosets" (whose mode is `coset`; a batch of lines with that mode is coset numbers);
 //! `keep` is `Histogram` only for a range or a sample; lines go in messages of at most
 //! [`CHUNK_LINES`] lines.
 
@@ -54,6 +56,22 @@ pub fn define(spec: &mut BatchSpec, states: Option<&States>, keep: Keep) -> Resu
             spec.sample_count = count;
             spec.sample_seed = seed;
         }
+        Some(&States::Cosets {
+            start,
+            end,
+            canonical,
+        }) => {
+            if keep == Keep::Histogram {
+                return Err(Refused(
+                    "keep histogram is for range and sample batches; a coset batch keeps its \
+                     counts"
+                        .into(),
+                ));
+            }
+            spec.coset_start = start;
+            spec.coset_end = end;
+            spec.canonical_only = canonical;
+        }
         None if keep == Keep::Histogram => {
             return Err(Refused(
                 "keep histogram is for range and sample batches (--range, --sample); a batch \
@@ -73,6 +91,34 @@ pub fn define(spec: &mut BatchSpec, states: Option<&States>, keep: Keep) -> Resu
 pub fn states_of(spec: &BatchSpec) -> Result<Option<States>, Refused> {
     let range = !spec.range_start.is_empty() || !spec.range_end.is_empty();
     let invalid = |e: cubefleet_tables::Error| Refused(e.to_string());
+    let coset_mode = matches!(
+        spec.mode.as_ref().and_then(|m| m.kind.as_ref()),
+        Some(crate::mode::Kind::Coset(_))
+    );
+    let cosets = spec.coset_start != 0 || spec.coset_end != 0;
+    if cosets || spec.canonical_only {
+        if range || spec.sample_count > 0 {
+            return Err(Refused(
+                "a batch is a range, a sample or cosets, not two of them".into(),
+            ));
+        }
+        if !coset_mode {
+            return Err(Refused(
+                "coset_start and coset_end go with the mode coset (mode.coset)".into(),
+            ));
+        }
+        return Ok(Some(
+            States::cosets(spec.coset_start, spec.coset_end, spec.canonical_only)
+                .map_err(invalid)?,
+        ));
+    }
+    if coset_mode && (range || spec.sample_count > 0) {
+        return Err(Refused(
+            "the mode coset goes with cosets (coset_start, coset_end) or lines of coset \
+             numbers, not a range or sample of states"
+                .into(),
+        ));
+    }
     match (range, spec.sample_count > 0) {
         (false, false) => {
             if spec.range_step != 0 || spec.sample_seed != 0 {
@@ -105,6 +151,14 @@ pub fn describe(states: &States) -> String {
     match *states {
         States::Range { start, end, step } => format!("range {start}..{end} step {step}"),
         States::Sample { count, seed } => format!("sample {count} seed {seed}"),
+        States::Cosets {
+            start,
+            end,
+            canonical,
+        } => format!(
+            "cosets {start}..{end}{}",
+            if canonical { " canonical" } else { "" }
+        ),
     }
 }
 
@@ -176,6 +230,47 @@ mod tests {
         assert!(refused.0.contains("keep histogram"), "{refused}");
         assert_eq!(keep_named("all"), Ok(Keep::All));
         assert!(keep_named("most").is_err());
+    }
+
+    #[test]
+    fn coset_batches_need_the_coset_mode_and_read_back() {
+        let coset_mode = crate::question::Question::new(
+            crate::question::Algorithm::Coset {
+                max_depth: 6,
+                exact_depth: 6,
+            },
+            crate::question::Metric::Htm,
+            crate::question::MoveSet::ALL,
+            None,
+        )
+        .expect("a coset question")
+        .to_wire();
+        let states = States::cosets(10, 20, true).expect("cosets");
+        let mut spec = BatchSpec {
+            mode: Some(coset_mode),
+            ..BatchSpec::default()
+        };
+        define(&mut spec, Some(&states), Keep::All).expect("defined");
+        assert_eq!(states_of(&spec), Ok(Some(states)));
+        assert!(define(&mut spec.clone(), Some(&states), Keep::Histogram).is_err());
+        let plain = BatchSpec {
+            mode: None,
+            ..spec.clone()
+        };
+        assert!(states_of(&plain)
+            .expect_err("no coset mode")
+            .0
+            .contains("mode"));
+        let mixed = BatchSpec {
+            sample_count: 3,
+            ..spec.clone()
+        };
+        assert!(states_of(&mixed).is_err());
+        let past = BatchSpec {
+            coset_end: u64::MAX,
+            ..spec
+        };
+        assert!(states_of(&past).is_err());
     }
 
     #[test]

@@ -50,6 +50,10 @@ pub use defaults::{DEFAULT_MAX_LENGTH, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 ///   carry them (`Completion.solutions`, `count`, `spot_solutions`), a lease may name a spot
 ///   check (`LeasedJob.spot_seed`); a coordinator leases such a job only to a worker of this
 ///   revision or later, since an older one would answer with one solution.
+/// - 7: a mode may ask for a whole coset (`Mode.coset`, [`question::COSET_PROTOCOL`]): the
+///   lease carries the coset and a sample seed (`LeasedJob.coset`, `sample_seed`), the
+///   completion the counts and the samples' answers (`Completion.coset`, `coset_samples`); a
+///   coordinator leases such a job only to a worker of this revision or later.
 pub const PROTOCOL: u32 = 7;
 
 /// The lowest coordinator revision a worker of this build works for.

@@ -17,7 +17,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::goal::Goal;
-use crate::{mode::Kind, DepthLimited, Mode, Optimal, TwoPhase, DEFAULT_MAX_LENGTH};
+use crate::{mode::Kind, CosetSolve, DepthLimited, Mode, Optimal, TwoPhase, DEFAULT_MAX_LENGTH};
 
 /// The deepest depth-limited search, and the highest lower bound a job may resume from, in
 /// the metric's moves: every position is solved within 20 half turns or 26 quarter turns, so
@@ -94,6 +94,18 @@ pub fn spot_ranks(seed: u64, listed: u64, count: u64) -> Vec<u64> {
     ranks.sort_unstable();
     ranks
 }
+/// The protocol revision a worker must speak to be leased a coset job
+/// ([`Question::needs_protocol`]): older workers do not know `Mode.coset`.
+pub const COSET_PROTOCOL: u32 = 7;
+const _: () = assert!(COSET_PROTOCOL <= crate::PROTOCOL);
+
+/// The deepest coset search: God's number (every position is within it, so a coset solved to
+/// it has no unsolved position).
+pub const MAX_COSET_DEPTH: u32 = 20;
+
+/// The exact depth of a coset search when none is given (`cubefleet coset solve`'s default):
+/// each depth of the phase-1 search costs about 7 times the one before.
+pub const DEFAULT_EXACT_DEPTH: u32 = 13;
 
 /// The number of states of the cube, 43,252,003,274,489,856,000 (`8! * 3^7 * 12! / 2 * 2^11`):
 /// a target's state index is below it. The tables crate's `index::N_STATES`, which a test of
@@ -340,6 +352,15 @@ pub enum Algorithm {
         /// Longest solution wanted, in the question's metric, `0..=MAX_DEPTH`.
         max_depth: u32,
     },
+    /// Every position of a coset of H at once (the job's position is its representative):
+    /// the count at each depth through `max_depth` half turns.
+    Coset {
+        /// Positions not solved within this many turns are unsolved, `0..=MAX_COSET_DEPTH`.
+        max_depth: u32,
+        /// The counts are exact through this depth (at most `max_depth`: a larger one is
+        /// lowered to it).
+        exact_depth: u32,
+    },
 }
 
 /// How many solutions a question asks for. Solutions are distinct *canonical* sequences (no
@@ -551,6 +572,7 @@ impl Question {
     ) -> Result<Question, ModeError> {
         let (metric_field, depth_field) = match algorithm {
             Algorithm::Optimal => ("mode.optimal.metric", ""),
+            Algorithm::Coset { .. } => ("mode.coset", "mode.coset.max_depth"),
             _ => ("mode.depth_limited.metric", "mode.depth_limited.max_depth"),
         };
         match algorithm {
@@ -587,8 +609,42 @@ impl Question {
                     format!("is {max_depth}: give 0 to {MAX_DEPTH}"),
                 ))
             }
+            Algorithm::Coset { max_depth, .. } if max_depth > MAX_COSET_DEPTH => {
+                return Err(ModeError::new(
+                    depth_field,
+                    "--max-depth",
+                    format!(
+                        "is {max_depth}: give 0 to {MAX_COSET_DEPTH} (every position is \
+                         within {MAX_COSET_DEPTH} turns)"
+                    ),
+                ))
+            }
+            Algorithm::Coset { .. } if metric != Metric::Htm || !moves.is_all() => {
+                return Err(ModeError::new(
+                    metric_field,
+                    "--cosets",
+                    "counts half turns with every turn: give no metric or move set".into(),
+                ))
+            }
+            Algorithm::Coset { .. } if timeout.is_some() => {
+                return Err(ModeError::new(
+                    "mode.timeout_seconds",
+                    "--timeout",
+                    "goes with no coset batch: a coset is solved whole".into(),
+                ))
+            }
             _ => {}
         }
+        let algorithm = match algorithm {
+            Algorithm::Coset {
+                max_depth,
+                exact_depth,
+            } => Algorithm::Coset {
+                max_depth,
+                exact_depth: exact_depth.min(max_depth),
+            },
+            a => a,
+        };
         let timeout = match timeout {
             None => None,
             Some(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => {
@@ -617,6 +673,9 @@ impl Question {
     /// `mode.all_solutions`), for a two-phase question, whose first solution is all it finds,
     /// and for a partial goal, whose search finds one.
     pub fn with_count(self, count: Count) -> Result<Question, ModeError> {
+        if count.is_many() && self.is_coset() {
+            return Err(not_with_a_coset("mode.solutions", "--solutions"));
+        }
         if count.is_many() && (self.is_two_phase() || self.goal.is_some()) {
             let (field, flag) = match count {
                 Count::Shortest(_) => ("mode.solutions", "--solutions"),
@@ -648,6 +707,9 @@ impl Question {
         if to != 0 && self.goal.is_some() {
             return Err(goal_with_target());
         }
+        if to != 0 && self.is_coset() {
+            return Err(not_with_a_coset("mode.to", "--to"));
+        }
         Ok(Question { to, ..self })
     }
 
@@ -655,6 +717,9 @@ impl Question {
     /// search (it solves the whole cube), with a target other than the solved cube and with
     /// several solutions.
     pub fn with_goal(self, goal: Option<Goal>) -> Result<Question, ModeError> {
+        if goal.is_some() && self.is_coset() {
+            return Err(not_with_a_coset("mode.goal", "--goal"));
+        }
         if goal.is_some() {
             if self.is_two_phase() {
                 return Err(ModeError::new(
@@ -720,6 +785,13 @@ impl Question {
                 },
                 Metric::from_wire("mode.depth_limited.metric", d.metric)?,
             ),
+            Some(Kind::Coset(c)) => (
+                Algorithm::Coset {
+                    max_depth: c.max_depth,
+                    exact_depth: c.exact_depth,
+                },
+                Metric::Htm,
+            ),
         };
         let algorithm = match algorithm {
             Algorithm::TwoPhase { max_length: 0 } => Algorithm::TwoPhase {
@@ -746,6 +818,13 @@ impl Question {
             Algorithm::DepthLimited { max_depth } => Kind::DepthLimited(DepthLimited {
                 max_depth,
                 metric: self.metric.to_wire(),
+            }),
+            Algorithm::Coset {
+                max_depth,
+                exact_depth,
+            } => Kind::Coset(CosetSolve {
+                max_depth,
+                exact_depth,
             }),
         };
         let (solutions, all_solutions) = self.count.to_wire();
@@ -811,13 +890,21 @@ impl Question {
         matches!(self.algorithm, Algorithm::TwoPhase { .. })
     }
 
+    /// True for a coset question.
+    pub fn is_coset(&self) -> bool {
+        matches!(self.algorithm, Algorithm::Coset { .. })
+    }
+
     /// The least protocol revision a worker must speak to answer this question:
-    /// [`GOAL_PROTOCOL`] when it has a goal, else [`SOLUTIONS_PROTOCOL`] when it asks for
-    /// more than one solution, else [`TARGET_PROTOCOL`] when it has a target other than the
-    /// solved cube, else [`MOVES_PROTOCOL`] when it restricts the turns, else 0 (any). Never
-    /// above this build's [`crate::PROTOCOL`] (a coordinator's lease relies on it).
+    /// [`COSET_PROTOCOL`] for a coset, else [`GOAL_PROTOCOL`] when it has a goal, else
+    /// [`SOLUTIONS_PROTOCOL`] when it asks for more than one solution, else
+    /// [`TARGET_PROTOCOL`] when it has a target other than the solved cube, else
+    /// [`MOVES_PROTOCOL`] when it restricts the turns, else 0 (any). Never above this build's
+    /// [`crate::PROTOCOL`] (a coordinator's lease relies on it).
     pub fn needs_protocol(&self) -> u32 {
-        if self.goal.is_some() {
+        if self.is_coset() {
+            COSET_PROTOCOL
+        } else if self.goal.is_some() {
             GOAL_PROTOCOL
         } else if self.count.is_many() {
             SOLUTIONS_PROTOCOL
@@ -841,6 +928,11 @@ impl Question {
             Algorithm::TwoPhase { max_length } => (1u8, max_length),
             Algorithm::Optimal => (2, 0),
             Algorithm::DepthLimited { max_depth } => (3, max_depth),
+            // the exact depth in the high half (both are at most 20)
+            Algorithm::Coset {
+                max_depth,
+                exact_depth,
+            } => (4, exact_depth << 16 | max_depth),
         };
         let mut key = vec![kind];
         key.extend_from_slice(&n.to_le_bytes());
@@ -865,6 +957,18 @@ impl Question {
         }
         key
     }
+}
+
+/// The refusal of a field that asks about one position's solutions (a target, a goal,
+/// several solutions) in a coset question, which counts every position of its coset.
+fn not_with_a_coset(field: &'static str, flag: &'static str) -> ModeError {
+    ModeError::new(
+        field,
+        flag,
+        "goes with a search of single positions: a coset job counts every position of its \
+         coset by its distance to the solved cube"
+            .into(),
+    )
 }
 
 /// The refusal of a goal together with a target.

@@ -106,6 +106,10 @@ impl JobResult {
     /// time ran out (`timeout`) or whose two-phase search ended above the target
     /// (`over_target`) with a solution found. (A solved cube's empty solution counts, 0 moves.)
     pub fn has_length(&self) -> bool {
+        if self.coset.is_some() {
+            // a coset's result has counts, no solution
+            return false;
+        }
         let s = self.outcome();
         s == ResultStatus::Solved || (s.may_have_length() && !self.solution.is_empty())
     }

@@ -126,6 +126,14 @@ pub struct BatchView {
     pub length_histogram: Vec<u64>,
     /// Unix milliseconds of its first submission.
     pub created_unix_ms: u64,
+    /// Of a coset batch: its finished cosets' positions by depth, summed (the distance
+    /// distribution over everything solved so far); absent for other batches and before the
+    /// first coset is solved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coset_counts: Vec<u64>,
+    /// Of a coset batch with a finished coset: their unsolved positions, summed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coset_unsolved: Option<u64>,
 }
 
 impl From<&BatchStatus> for BatchView {
@@ -161,6 +169,8 @@ impl From<&BatchStatus> for BatchView {
             eta_seconds: b.eta_seconds,
             length_histogram: b.length_histogram.clone(),
             created_unix_ms: b.created_unix_ms,
+            coset_counts: b.coset_counts.clone(),
+            coset_unsolved: (!b.coset_counts.is_empty()).then_some(b.coset_unsolved),
         }
     }
 }
@@ -189,6 +199,10 @@ pub fn mode_text(m: Option<&crate::Mode>) -> String {
         Algorithm::Optimal => format!("optimal ({metric})"),
         Algorithm::DepthLimited { max_depth } => format!("within {max_depth} moves ({metric})"),
         Algorithm::TwoPhase { max_length } => format!("two-phase, at most {max_length} moves"),
+        Algorithm::Coset {
+            max_depth,
+            exact_depth,
+        } => format!("cosets to depth {max_depth} (exact through {exact_depth})"),
     };
     if !q.moves().is_all() {
         s.push_str(&format!(", turns {}", q.moves()));

@@ -38,7 +38,7 @@ pub mod symmetric;
 pub mod twophase;
 
 pub use lines::{read_line, solve_all, solve_line, solve_lines, Line, Request, Threads};
-pub use row::{LineStatus, ResultLine};
+pub use row::{CosetRow, LineStatus, ResultLine};
 pub use scramble::{ScrambleError, Scrambler};
 
 /// How a search ended.
@@ -235,7 +235,11 @@ impl Plan {
                 })
             }
             Algorithm::Optimal => None,
-            Algorithm::DepthLimited { max_depth } => Some(max_depth),
+            // a coset question asked of one position (its representative, say): the shortest
+            // solution within the coset's depth, as the depth-limited search
+            Algorithm::DepthLimited { max_depth } | Algorithm::Coset { max_depth, .. } => {
+                Some(max_depth)
+            }
         };
         let opts = optimal::OptimalOptions {
             metric: question.metric(),

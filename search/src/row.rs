@@ -3,7 +3,7 @@
 //! tables). Its serde form is the JSON line users' scripts read: field names are a contract
 //! (add fields, never rename).
 
-use cubefleet_proto::{JobResult, JobState, ResultStatus};
+use cubefleet_proto::{CosetCounts, JobResult, JobState, ResultStatus};
 use serde::Serialize;
 
 /// A result row's `status`: a finished job's status (the protocol's enum), or where an
@@ -112,6 +112,49 @@ pub struct ResultLine {
     /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
+    /// Of a coset job finished: its counts (the fields of [`CosetRow`] in the JSON line);
+    /// absent otherwise.
+    #[serde(flatten)]
+    pub coset: Option<CosetRow>,
+}
+
+/// What a result row of a coset job adds: the coset and its counts, as `cubefleet coset solve
+/// --format json` names them.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct CosetRow {
+    /// The coset's number.
+    pub coset: u64,
+    /// `counts[k]`: positions first reached at depth `k` (exact through `exact_through`,
+    /// solved within `k` turns beyond).
+    pub counts: Vec<u64>,
+    /// The last depth whose count is exact.
+    pub exact_through: u32,
+    /// Positions not solved within the depth searched to.
+    pub unsolved: u64,
+    /// Their state indices (decimal) when there are at most 4096; `null` otherwise.
+    pub unsolved_indices: Option<Vec<String>>,
+}
+
+impl CosetRow {
+    /// The row of a coset's stored counts; the unsolved positions' state indices made from
+    /// their local indices (listed when there are at most 4096).
+    pub fn of(c: &CosetCounts) -> CosetRow {
+        let coset = cubefleet_tables::coset::Coset::from_number(c.number).ok();
+        let listed = c.unsolved <= cubefleet_tables::coset::MAX_LISTED;
+        CosetRow {
+            coset: c.number,
+            counts: c.counts.clone(),
+            exact_through: c.exact_through,
+            unsolved: c.unsolved,
+            unsolved_indices: listed.then(|| {
+                c.unsolved_local
+                    .iter()
+                    .filter_map(|&i| coset?.position(i))
+                    .map(|q| cubefleet_tables::index::index_of(&q).to_string())
+                    .collect()
+            }),
+        }
+    }
 }
 
 impl ResultLine {
@@ -139,6 +182,7 @@ impl ResultLine {
             goal_reached: None,
             solutions: None,
             count: None,
+            coset: None,
         }
     }
 
@@ -229,6 +273,7 @@ impl From<JobResult> for ResultLine {
             // a question for one solution stores neither; a count alone stores no list
             solutions: (!r.solutions.is_empty()).then_some(r.solutions),
             count: (r.count > 0).then_some(r.count),
+            coset: r.coset.as_ref().map(CosetRow::of),
         }
     }
 }

@@ -71,6 +71,7 @@ fn solve(coset: Coset, max_depth: u32, exact_depth: u32) -> CosetResult {
         threads: 2,
         one_by_one: None,
         cancel: None,
+        samples: Vec::new(),
     };
     solve_coset(&TABLES, coset, &options, &|_, _, _, _| {}).expect("solved")
 }
@@ -120,5 +121,75 @@ fn past_the_exact_depth_counts_are_within() {
         have += g;
         truly += w;
         assert!(have <= truly, "{:?} against {:?}", got.counts, want);
+    }
+}
+
+/// The cosets of a class under the 16 symmetries that fix H have equal counts at every depth
+/// (conjugation keeps every position's depth), and the class's least is canonical.
+#[test]
+fn symmetric_cosets_have_equal_counts() {
+    let coset = coset_of("R U F");
+    let counts = solve(coset, 5, 5).counts;
+    let others: std::collections::BTreeSet<Coset> = (1..16)
+        .map(|s| coset.conjugate(s))
+        .filter(|&c| c != coset)
+        .collect();
+    assert!(!others.is_empty());
+    for &other in others.iter().take(2) {
+        assert_eq!(solve(other, 5, 5).counts, counts, "{}", other.number());
+    }
+    let least = coset.canonical();
+    assert!(least.is_canonical() && least <= coset);
+}
+
+/// Followed samples: a position the search reaches gets the depth the counts put it at, and
+/// the solution found for it solves it in exactly that many turns (the counts are exact
+/// there); a position it does not reach gets none.
+#[test]
+fn samples_are_followed_and_solved_within_their_depth() {
+    use cubefleet_search::coset::sample_solution;
+    let coset = coset_of("R U F");
+    // H turns before `R U F` stay in its coset
+    let near = [("R U F", 3), ("U2 R U F", 4), ("L2 U2 R U F", 5)];
+    let mut samples: Vec<u64> = near
+        .iter()
+        .map(|(m, _)| {
+            let q = parse_position(m, InputFormat::Auto).expect("a position");
+            coset.local_index(&q).expect("in the coset")
+        })
+        .collect();
+    // a random position of the coset is not within 5 turns
+    samples.extend(cubefleet_tables::coset::samples(&[3u8; 32]));
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let options = CosetOptions {
+        max_depth: 5,
+        exact_depth: 5,
+        threads: 2,
+        one_by_one: None,
+        cancel: None,
+        samples: samples.clone(),
+    };
+    let got = solve_coset(&TABLES, coset, &options, &|_, _, _, _| {}).expect("solved");
+    assert_eq!(got.samples.len(), samples.len());
+    for (i, (&local, &depth)) in samples.iter().zip(&got.samples).enumerate() {
+        let Some(&(_, want)) = near.get(i) else {
+            assert_eq!(depth, None, "sample {i}");
+            continue;
+        };
+        let depth = depth.expect("reached");
+        assert!(depth <= want, "sample {i}");
+        let solution = sample_solution(
+            &TABLES,
+            coset,
+            local,
+            depth,
+            got.exact_through,
+            std::time::Duration::from_secs(5),
+            None,
+        )
+        .expect("a solution within the depth");
+        assert_eq!(solution.len() as u32, depth);
+        let q = coset.position(local).expect("in range");
+        assert!(q.apply_moves(&solution.0).is_solved());
     }
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use cubefleet_search::coset::{
     self, solve_coset, Coset, CosetOptions, CosetResult, Stage, MEMORY_NEEDED, N_COSETS,
 };
+use cubefleet_tables::coset::{canonical_in, Canonical};
 use cubefleet_tables::{parse_position, InputFormat};
 
 use super::TablesArgs;
@@ -18,6 +19,19 @@ pub(crate) enum Command {
     /// min; each depth's step of H's turns takes up to 30 s, the phase-1 search 4 s at depth 12,
     /// 22 s at 13 and about 7 times more a depth beyond.
     Solve(SolveArgs),
+    /// The canonical cosets (the least of their class under the 16 symmetries that fix H,
+    /// which have equal counts) with numbers in START..END (default every coset), one number
+    /// per line, ready for `--cosets-file`; or, with --count, how many there are.
+    Canonical(CanonicalArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct CanonicalArgs {
+    /// The coset numbers to look at, START..END (END exclusive; default 0..2217093120).
+    range: Option<String>,
+    /// Print how many there are instead of listing them.
+    #[arg(long)]
+    count: bool,
 }
 
 /// Output format.
@@ -60,7 +74,41 @@ pub(crate) struct SolveArgs {
 pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Solve(args) => solve(args),
+        Command::Canonical(args) => canonical(args),
     }
+}
+
+fn canonical(args: CanonicalArgs) -> anyhow::Result<ExitCode> {
+    let (start, end) = match &args.range {
+        None => (0, N_COSETS),
+        Some(text) => {
+            let (a, b) = text
+                .split_once("..")
+                .ok_or_else(|| anyhow::anyhow!("`{text}`: give START..END"))?;
+            let number = |t: &str| {
+                t.trim()
+                    .replace('_', "")
+                    .parse::<u64>()
+                    .map_err(|_| anyhow::anyhow!("`{text}`: `{t}` is no coset number"))
+            };
+            (number(a)?, number(b)?)
+        }
+    };
+    if start >= end || end > N_COSETS {
+        anyhow::bail!("cosets {start}..{end}: give START..END with START < END <= {N_COSETS}");
+    }
+    let counts = Canonical::get();
+    if args.count {
+        println!("{}", counts.rank(end) - counts.rank(start));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::BufWriter::new(crate::output::Stdout::new());
+    for coset in canonical_in(start, end) {
+        use std::io::Write;
+        writeln!(out, "{}", coset.number())?;
+    }
+    std::io::Write::flush(&mut out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The coset `text` names: a number, else the coset of the position it reads as.
@@ -99,6 +147,7 @@ fn solve(args: SolveArgs) -> anyhow::Result<ExitCode> {
         threads,
         one_by_one: Some(std::time::Duration::from_secs_f64(args.position_timeout)),
         cancel: None,
+        samples: Vec::new(),
     };
     let bar = CosetBar::new();
     let result = solve_coset(&tables, coset, &options, &|stage, depth, done, all| {

@@ -63,7 +63,7 @@ const EMBEDDED_GRACE: Duration = Duration::from_secs(2);
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     crate::keep_freed_memory();
     // the tables load (or build) while the store opens and the file is submitted
-    let question = args.mode.question(args.timeout)?;
+    let question = args.input.question(&args.mode, args.timeout)?;
     let loading = {
         let tables = args.tables.clone();
         std::thread::spawn(move || tables.load_for(&question))
@@ -81,7 +81,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     let states = args.input.states()?;
     // a file: its lines' hash; a range or sample: its definition's
-    let content = match (&args.input.file, states) {
+    let content = match (args.input.lines(), states) {
         (Some(file), _) => content_hash(file)?.ok_or_else(|| {
             anyhow::anyhow!("run reads a file, not stdin: save the lines to a file")
         })?,
@@ -91,7 +91,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let id = batch_id(&content, &mode);
     let histogram_only = args.input.keep == KeepArg::Histogram;
     spec.batch_id = id.clone();
-    if args.input.file.is_some() {
+    if args.input.lines().is_some() {
         spec.content_hash = content.to_vec();
     }
     runtime()?.block_on(async move {
@@ -106,7 +106,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             tokio::task::spawn_blocking(move || core.status(&id).ok()).await?
         };
         let submission = {
-            let (core, file) = (core.clone(), args.input.file.clone());
+            let (core, file) = (core.clone(), args.input.lines().cloned());
             tokio::spawn(async move {
                 let Some(file) = file else {
                     // a range or sample: the definition alone, no lines
@@ -244,21 +244,32 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             )?;
             out.flush()?;
         }
-        let solved: u64 = final_status.length_histogram.iter().sum();
-        let total_len: u64 = final_status
-            .length_histogram
-            .iter()
-            .enumerate()
-            .map(|(l, n)| l as u64 * n)
-            .sum();
-        eprintln!(
-            "solved {solved}, invalid {}, mean length {:.2}",
-            final_status.invalid,
-            total_len as f64 / solved.max(1) as f64
-        );
-        for (l, n) in final_status.length_histogram.iter().enumerate() {
-            if *n > 0 {
-                eprintln!("  {l:>2} moves: {n}");
+        if question.is_coset() {
+            eprintln!(
+                "{} cosets solved, {} failed; positions by depth, summed:",
+                final_status.done, final_status.failed
+            );
+            for (depth, n) in final_status.coset_counts.iter().enumerate() {
+                eprintln!("  {depth:>2}: {n}");
+            }
+            eprintln!("  unsolved: {}", final_status.coset_unsolved);
+        } else {
+            let solved: u64 = final_status.length_histogram.iter().sum();
+            let total_len: u64 = final_status
+                .length_histogram
+                .iter()
+                .enumerate()
+                .map(|(l, n)| l as u64 * n)
+                .sum();
+            eprintln!(
+                "solved {solved}, invalid {}, mean length {:.2}",
+                final_status.invalid,
+                total_len as f64 / solved.max(1) as f64
+            );
+            for (l, n) in final_status.length_histogram.iter().enumerate() {
+                if *n > 0 {
+                    eprintln!("  {l:>2} moves: {n}");
+                }
             }
         }
         stop().await?;

@@ -9,6 +9,8 @@
 //! - [`reach`]: invariants that prove a position out of reach of a set of turns;
 //! - [`index`]: the state index, a number for each of the 43,252,003,274,489,856,000 states;
 //! - [`coord`]: coordinates (numbers describing parts of the state) and their ranges;
+//! - [`coset`]: the cosets of H (numbers, local indices, canonical cosets under the 16
+//!   symmetries that fix H, the samples a coordinator checks a coset's claim by);
 //! - [`movetable`]: move, conjugation and sym-reduction tables over the coordinates;
 //! - [`lookup`]: the arrays those tables are held in, movable into huge-page memory;
 //! - [`prune`]: building the pruning tables of the two-phase search (phase 1, phase 2, the
@@ -27,6 +29,7 @@
 
 pub mod colossal;
 pub mod coord;
+pub mod coset;
 pub mod cubie;
 mod error;
 pub mod facelet;

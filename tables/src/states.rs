@@ -43,6 +43,17 @@ pub enum States {
         /// The seed.
         seed: u64,
     },
+    /// The cosets of H numbered `start..end` (`start < end <= N_COSETS`), or only the
+    /// canonical ones among them ([`crate::coset::Canonical`]), in increasing order: line `k`
+    /// is the representative of the `k`-th (a coset batch, one job per coset).
+    Cosets {
+        /// First coset number.
+        start: u64,
+        /// End (exclusive).
+        end: u64,
+        /// Only the canonical cosets (at least one is in the range).
+        canonical: bool,
+    },
 }
 
 /// Reads `START..END` (decimal state indices, `_` allowed between digits): refused with the
@@ -110,6 +121,44 @@ impl States {
         Ok(States::Sample { count, seed })
     }
 
+    /// The cosets `start..end` (only the canonical ones when `canonical`): refused unless
+    /// `start < end <= N_COSETS` and the range holds a coset to solve.
+    pub fn cosets(start: u64, end: u64, canonical: bool) -> Result<States, Error> {
+        use crate::coset::{Canonical, N_COSETS};
+        if start >= end || end > N_COSETS {
+            return Err(Error::BadStates(format!(
+                "cosets {start}..{end}: give START..END with START < END <= {N_COSETS}"
+            )));
+        }
+        if canonical && Canonical::get().rank(end) == Canonical::get().rank(start) {
+            return Err(Error::BadStates(format!(
+                "cosets {start}..{end} hold no canonical coset (the least of its class under \
+                 the 16 symmetries that fix H)"
+            )));
+        }
+        Ok(States::Cosets {
+            start,
+            end,
+            canonical,
+        })
+    }
+
+    /// The coset of line `k` of a coset batch (`k < self.len()`); None for other states.
+    pub fn coset(&self, k: u64) -> Option<crate::coset::Coset> {
+        let States::Cosets {
+            start, canonical, ..
+        } = *self
+        else {
+            return None;
+        };
+        if canonical {
+            let c = crate::coset::Canonical::get();
+            c.nth(c.rank(start) + k)
+        } else {
+            crate::coset::Coset::from_number(start + k).ok()
+        }
+    }
+
     /// The number of states it covers (a batch makes at most [`MAX_LINES`] of them).
     pub fn len(&self) -> u64 {
         match *self {
@@ -118,6 +167,15 @@ impl States {
                 u64::try_from((end - start).div_ceil(u128::from(step))).unwrap_or(u64::MAX)
             }
             States::Sample { count, .. } => count,
+            States::Cosets {
+                start,
+                end,
+                canonical: false,
+            } => end - start,
+            States::Cosets { start, end, .. } => {
+                let c = crate::coset::Canonical::get();
+                c.rank(end) - c.rank(start)
+            }
         }
     }
 
@@ -136,6 +194,9 @@ impl States {
         match *self {
             States::Range { start, step, .. } => start + u128::from(k) * u128::from(step),
             States::Sample { seed, .. } => sample_index(seed, k),
+            States::Cosets { .. } => self
+                .coset(k)
+                .map_or(0, |c| crate::index::index_of(&c.representative())),
         }
     }
 
@@ -145,11 +206,12 @@ impl States {
         matches!(self, States::Range { step: 1, .. })
     }
 
-    /// `"range"` or `"sample"`.
+    /// `"range"`, `"sample"` or `"cosets"`.
     pub fn kind(&self) -> &'static str {
         match self {
             States::Range { .. } => "range",
             States::Sample { .. } => "sample",
+            States::Cosets { .. } => "cosets",
         }
     }
 }

@@ -58,7 +58,17 @@ impl Coordinator for LocalCoordinator {
             .await?;
         let (mut jobs, mut cannot) = (Vec::with_capacity(leased.len()), Vec::new());
         for j in leased {
-            match leased_job(j.job_id, j.cube, &j.mode, j.lower_bound, j.spot_seed) {
+            let (coset, seed) = j.coset.unzip();
+            let seed = seed.map_or_else(Vec::new, |s| s.to_vec());
+            let coset_of = (coset.unwrap_or_default(), &seed[..]);
+            match leased_job(
+                j.job_id,
+                j.cube,
+                &j.mode,
+                j.lower_bound,
+                j.spot_seed,
+                coset_of,
+            ) {
                 Ok(job) => jobs.push(job),
                 Err(reason) => cannot.push(JobProgress {
                     job_id: j.job_id,

@@ -13,6 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use cubefleet_proto::question::Algorithm;
+use cubefleet_proto::{CosetCounts, CosetSample};
+use cubefleet_search::coset::{sample_solution, solve_coset, CosetError, CosetOptions, Stage};
+use cubefleet_tables::coset::{samples, Coset, SEED_BYTES};
 use cubefleet_tables::{CubieCube, Tables};
 
 use cubefleet_search::{Budget, Count, Outcome, Progress, Question, Solver, Status};
@@ -31,6 +35,9 @@ pub struct Job {
     /// The seed of its lease's spot check (`LeasedJob.spot_seed`; 0: none): which solutions
     /// past the ones listed its answer includes.
     pub spot_seed: u64,
+    /// Of a coset job (`mode` asks for a coset; `cube` is its representative): the sample
+    /// seed of its lease, naming the positions the result answers for.
+    pub seed: Option<[u8; SEED_BYTES]>,
 }
 
 /// A finished job.
@@ -49,6 +56,9 @@ pub struct Finished {
     /// True when the search panicked: the outcome is then `cancelled` (the job goes back to
     /// the queue) and the panic is logged.
     pub panicked: bool,
+    /// Of a coset job solved: its counts and the answers for its samples (the outcome is then
+    /// `solved`, without a solution).
+    pub coset: Option<(CosetCounts, Vec<CosetSample>)>,
 }
 
 /// A map keyed by job id, hashed with foldhash (these maps change once or more per job).
@@ -91,13 +101,14 @@ impl Pool {
         let rx = Arc::new(Mutex::new(rx));
         let shared = Arc::new(Shared::default());
         let done = Arc::new(done);
-        let threads = (0..threads.max(1))
+        let n = threads.max(1);
+        let threads = (0..n)
             .map(|i| {
                 let (tables, rx, shared, done) =
                     (tables.clone(), rx.clone(), shared.clone(), done.clone());
                 std::thread::Builder::new()
                     .name(format!("search-{i}"))
-                    .spawn(move || search_thread(&tables, &rx, &shared, &*done))
+                    .spawn(move || search_thread(&tables, n, &rx, &shared, &*done))
                     .expect("spawning a search thread")
             })
             .collect();
@@ -172,8 +183,11 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// One search thread: takes jobs and runs each (a coset job on a pool of `threads` of its own:
+/// the coordinator leases a worker one coset at a time, and the other threads wait meanwhile).
 fn search_thread(
     tables: &Tables,
+    threads: usize,
     rx: &Mutex<Receiver<Job>>,
     shared: &Shared,
     done: &dyn Fn(Finished),
@@ -203,7 +217,17 @@ fn search_thread(
         // a search that panics must not leave its job in the pool (its progress would renew
         // the lease at every heartbeat, forever) nor take its thread down
         let searched = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            solver.solve(
+            if job.mode.is_coset() {
+                return run_coset(tables, threads, &job, &budget, &|depth| {
+                    if let Some(j) = lock(&shared.jobs).get_mut(&job.id) {
+                        j.progress = Some(Progress {
+                            lower_bound: 0,
+                            nodes: u64::from(depth),
+                        });
+                    }
+                });
+            }
+            let outcome = solver.solve(
                 &job.cube,
                 &job.mode,
                 job.start_lower_bound,
@@ -213,10 +237,11 @@ fn search_thread(
                         j.progress = Some(p);
                     }
                 },
-            )
+            );
+            (outcome, None)
         }));
         let panicked = searched.is_err();
-        let outcome = searched.unwrap_or_else(|panic| {
+        let (outcome, coset) = searched.unwrap_or_else(|panic| {
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
@@ -226,14 +251,17 @@ fn search_thread(
             shared.panics.fetch_add(1, Ordering::Relaxed);
             // the searchers may be half-way through a search: start clean
             solver = Solver::new(tables);
-            Outcome {
-                status: Status::Cancelled,
-                solution: None,
-                solutions: Vec::new(),
-                optimal: false,
-                lower_bound: job.start_lower_bound,
-                nodes: 0,
-            }
+            (
+                Outcome {
+                    status: Status::Cancelled,
+                    solution: None,
+                    solutions: Vec::new(),
+                    optimal: false,
+                    lower_bound: job.start_lower_bound,
+                    nodes: 0,
+                },
+                None,
+            )
         });
         lock(&shared.jobs).remove(&job.id);
         done(Finished {
@@ -243,6 +271,114 @@ fn search_thread(
             asked: job.mode.count(),
             spot_seed: job.spot_seed,
             panicked,
+            coset,
         });
     }
+}
+
+/// Seconds the two-phase search gets on a sample past the exact depths before the
+/// depth-limited search takes over (`cubefleet_search::coset::sample_solution`).
+const SAMPLE_TWO_PHASE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Solves the coset job `job` on `threads` threads: its counts, and for each sample its
+/// lease's seed names the depth the counts put it at with a solution within it (a sample
+/// the coset search left and the positions solved one by one took is answered at the length
+/// of a solution found now); `progress` hears of each depth begun. Cancelled (the budget's
+/// flag) or without memory, the outcome is `cancelled` (the job goes back to the queue).
+fn run_coset(
+    tables: &Tables,
+    threads: usize,
+    job: &Job,
+    budget: &Budget,
+    progress: &(dyn Fn(u32) + Sync),
+) -> (Outcome, Option<(CosetCounts, Vec<CosetSample>)>) {
+    let cancelled = Outcome {
+        status: Status::Cancelled,
+        solution: None,
+        solutions: Vec::new(),
+        optimal: false,
+        lower_bound: 0,
+        nodes: 0,
+    };
+    let (
+        Algorithm::Coset {
+            max_depth,
+            exact_depth,
+        },
+        Some(seed),
+    ) = (job.mode.algorithm(), job.seed)
+    else {
+        return (cancelled, None);
+    };
+    let coset = Coset::of(&job.cube);
+    let drawn = samples(&seed);
+    let options = CosetOptions {
+        max_depth,
+        exact_depth,
+        threads,
+        one_by_one: Some(SAMPLE_TWO_PHASE),
+        cancel: budget.cancel.clone(),
+        samples: drawn.clone(),
+    };
+    let result = match solve_coset(tables, coset, &options, &|stage, depth, _, _| {
+        if stage == Stage::Expand || stage == Stage::Seeds {
+            progress(depth);
+        }
+    }) {
+        Ok(r) => r,
+        Err(e) => {
+            if e != CosetError::Cancelled {
+                tracing::error!(job = job.id, error = %e, "coset not solved; handing it back");
+            }
+            return (cancelled, None);
+        }
+    };
+    let left = result.unsolved_local.as_deref();
+    let mut answers = Vec::with_capacity(drawn.len());
+    for (&local, &depth) in drawn.iter().zip(&result.samples) {
+        // reached by the coset search at `depth`, or solved one by one (past the exact
+        // depths, within the depth searched to), or unsolved
+        let one_by_one = depth.is_none() && left.is_some_and(|l| l.binary_search(&local).is_err());
+        let Some(depth) = depth.or(one_by_one.then_some(max_depth)) else {
+            answers.push(CosetSample {
+                unsolved: true,
+                ..CosetSample::default()
+            });
+            continue;
+        };
+        let exact = result.exact_through;
+        let Some(solution) = sample_solution(
+            tables,
+            coset,
+            local,
+            depth,
+            exact,
+            SAMPLE_TWO_PHASE,
+            budget.cancel.clone(),
+        ) else {
+            return (cancelled, None);
+        };
+        answers.push(CosetSample {
+            unsolved: false,
+            depth: if one_by_one {
+                solution.len() as u32
+            } else {
+                depth
+            },
+            moves: solution.indices(),
+        });
+    }
+    let counts = CosetCounts {
+        number: result.number,
+        counts: result.counts,
+        exact_through: result.exact_through,
+        unsolved: result.unsolved,
+        unsolved_local: result.unsolved_local.unwrap_or_default(),
+        one_by_one: result.one_by_one,
+    };
+    let outcome = Outcome {
+        status: Status::Solved,
+        ..cancelled
+    };
+    (outcome, Some((counts, answers)))
 }

@@ -8,6 +8,7 @@ use cubefleet_proto::{
     CompleteRequest, Completion, HeartbeatRequest, JobProgress, LeaseRequest, RegisterRequest,
     ReleaseRequest,
 };
+use cubefleet_tables::coset::{Coset, SEED_BYTES};
 use cubefleet_tables::{parse_position, CubieCube, InputFormat, MoveSeq};
 use tonic::Status;
 
@@ -91,27 +92,51 @@ impl GrpcCoordinator {
 }
 
 /// The pool job for a leased job: its position, the question its protocol mode asks (read by
-/// the one reading of a wire mode, [`Question::from_wire`]), and where an optimal search
-/// resumes. The one conversion of every leased job, whoever leased it: a value out of range
-/// (any field of the mode, a lower bound above [`MAX_DEPTH`]) is refused with the reason,
-/// which the worker hands back with the job, never a panic in a search thread.
+/// the one reading of a wire mode, [`Question::from_wire`]), where an optimal search resumes,
+/// and of a coset job its coset's number and sample seed (`LeasedJob.coset`,
+/// `sample_seed`). The one conversion of every leased job, whoever leased it: a value out of
+/// range (any field of the mode, a lower bound above [`MAX_DEPTH`], a seed not of 32 bytes, a
+/// coset that is not the position's) is refused with the reason, which the worker hands back
+/// with the job, never a panic in a search thread. So is a coset job when the system says
+/// less memory is available than a coset's solve takes
+/// (`cubefleet_search::coset::check_memory`): the coordinator counts that as a refused
+/// result and leases the coset to another worker.
 pub fn leased_job(
     id: u64,
     cube: CubieCube,
     mode: &cubefleet_proto::Mode,
     lower_bound: u32,
     spot_seed: u64,
+    (coset, seed): (u64, &[u8]),
 ) -> Result<Job, String> {
     let mode = Question::from_wire(mode).map_err(|e| e.to_string())?;
     if lower_bound > MAX_DEPTH {
         return Err(format!("lower bound {lower_bound} is above {MAX_DEPTH}"));
     }
+    let seed = if mode.is_coset() {
+        let seed: [u8; SEED_BYTES] = seed.try_into().map_err(|_| {
+            format!(
+                "sample_seed has {} bytes: a coset job's has {SEED_BYTES}",
+                seed.len()
+            )
+        })?;
+        if Coset::of(&cube).number() != coset || Coset::of(&cube).representative() != cube {
+            return Err(format!(
+                "coset {coset}: the position is not that coset's representative"
+            ));
+        }
+        cubefleet_search::coset::check_memory().map_err(|e| e.to_string())?;
+        Some(seed)
+    } else {
+        None
+    };
     Ok(Job {
         id,
         cube,
         mode,
         start_lower_bound: lower_bound,
         spot_seed,
+        seed,
     })
 }
 
@@ -145,6 +170,10 @@ pub fn completion(f: &Finished) -> Completion {
     } else {
         (Vec::new(), 0, Vec::new())
     };
+    let (coset, coset_samples) = f
+        .coset
+        .clone()
+        .map_or((None, Vec::new()), |(c, s)| (Some(c), s));
     Completion {
         moves: f
             .outcome
@@ -155,6 +184,8 @@ pub fn completion(f: &Finished) -> Completion {
         solutions,
         count,
         spot_solutions,
+        coset,
+        coset_samples,
         ..completion_without_solution(f)
     }
 }
@@ -218,7 +249,8 @@ impl Coordinator for GrpcCoordinator {
                 .map_err(|e| format!("the position does not parse: {e}"))
                 .and_then(|cube| {
                     let mode = j.mode.unwrap_or_default();
-                    leased_job(j.job_id, cube, &mode, j.lower_bound, j.spot_seed)
+                    let coset_of = (j.coset, &j.sample_seed[..]);
+                    leased_job(j.job_id, cube, &mode, j.lower_bound, j.spot_seed, coset_of)
                 });
             match job {
                 Ok(job) => jobs.push(job),
@@ -346,7 +378,7 @@ mod tests {
                         timeout_seconds,
                         ..Default::default()
                     };
-                    match leased_job(1, CubieCube::default(), &mode, bound, 0) {
+                    match leased_job(1, CubieCube::default(), &mode, bound, 0, (0, &[])) {
                         Ok(job) => {
                             assert!(job.mode.timeout().is_none_or(|t| t.as_secs_f64() <= 3.2e7))
                         }
@@ -360,16 +392,16 @@ mod tests {
         }
         assert!(refused > 0);
         let ok = cubefleet_proto::Mode::default();
-        assert!(leased_job(1, CubieCube::default(), &ok, 0, 0).is_ok());
+        assert!(leased_job(1, CubieCube::default(), &ok, 0, 0, (0, &[])).is_ok());
         // a target is read whole (both halves), one of the number of states or more refused
         let to = |to_high, to_low| cubefleet_proto::Mode {
             to_high,
             to_low,
             ..Default::default()
         };
-        let job = leased_job(1, CubieCube::default(), &to(2, 3), 0, 0).expect("a state");
+        let job = leased_job(1, CubieCube::default(), &to(2, 3), 0, 0, (0, &[])).expect("a state");
         assert_eq!(job.mode.target(), 2 << 64 | 3);
-        let e = leased_job(1, CubieCube::default(), &to(u64::MAX, 0), 0, 0).map(|_| ());
+        let e = leased_job(1, CubieCube::default(), &to(u64::MAX, 0), 0, 0, (0, &[])).map(|_| ());
         assert!(e.is_err_and(|e| e.starts_with("mode.to")));
         // a goal is read with its question, a hostile one refused naming its field
         let goal = |kind| cubefleet_proto::Mode {
@@ -382,9 +414,9 @@ mod tests {
             }),
             ..Default::default()
         };
-        let job = leased_job(1, CubieCube::default(), &goal(1), 0, 0).expect("a goal");
+        let job = leased_job(1, CubieCube::default(), &goal(1), 0, 0, (0, &[])).expect("a goal");
         assert_eq!(job.mode.goal().map(|g| g.to_string()), Some("cross".into()));
-        let e = leased_job(1, CubieCube::default(), &goal(99), 0, 0).map(|_| ());
+        let e = leased_job(1, CubieCube::default(), &goal(99), 0, 0, (0, &[])).map(|_| ());
         assert!(e.is_err_and(|e| e.starts_with("mode.goal.kind")));
     }
 

@@ -32,6 +32,7 @@ fn jobs_in_results_out_and_cancel() {
             mode: Question::two_phase(21),
             start_lower_bound: 0,
             spot_seed: 0,
+            seed: None,
         });
     }
     // an impossible target: runs until cancelled
@@ -41,6 +42,7 @@ fn jobs_in_results_out_and_cancel() {
         mode: Question::two_phase(15),
         start_lower_bound: 0,
         spot_seed: 0,
+        seed: None,
     });
     let mut seen = Vec::new();
     for _ in 0..3 {
@@ -84,6 +86,7 @@ fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
         mode: Question::two_phase(21),
         start_lower_bound: 3,
         spot_seed: 0,
+        seed: None,
     });
     let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
     assert_eq!((f.id, f.outcome.status), (1, Status::Cancelled));
@@ -105,6 +108,7 @@ fn a_search_that_panics_gives_its_job_back_and_the_pool_goes_on() {
         mode: Question::two_phase(21),
         start_lower_bound: 0,
         spot_seed: 0,
+        seed: None,
     });
     let f = rx.recv_timeout(Duration::from_secs(60)).expect("a result");
     assert_eq!((f.id, f.outcome.status), (2, Status::Solved));

@@ -90,6 +90,7 @@ async fn a_distant_coordinator_is_called_beside_the_searches() {
             mode: Question::two_phase(20),
             start_lower_bound: 0,
             spot_seed: 0,
+            seed: None,
         })
         .collect();
     let n = jobs.len();
@@ -265,6 +266,7 @@ async fn heartbeats_keep_their_period_and_a_shutdown_hands_back_after_the_grace(
         mode: Question::two_phase(15),
         start_lower_bound: 0,
         spot_seed: 0,
+        seed: None,
     };
     let coordinator = Recording::new(0, vec![job]);
     let shutdown = CancellationToken::new();

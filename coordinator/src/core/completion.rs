@@ -10,7 +10,8 @@
 //! *claim*: stored with its worker and `claimed`, held until the batch's `confirm`
 //! credentials agree, undone by `revoke`.
 
-use cubefleet_proto::{Completion, JobResult, JobState, Mode, ResultStatus};
+use cubefleet_proto::{Completion, CosetCounts, JobResult, JobState, Mode, ResultStatus};
+use cubefleet_tables::coset::SEED_BYTES;
 use cubefleet_tables::CubieCube;
 
 use std::collections::HashSet;
@@ -81,6 +82,9 @@ struct Verified {
     solutions: Vec<String>,
     /// Of a question for several solutions: their count (see [`crate::verify::Checked`]).
     count: u64,
+    /// A coset job's counts (verified as far as they can be: `crate::coset`); boxed, as few
+    /// results have them.
+    coset: Option<Box<CosetCounts>>,
 }
 
 /// Whether a result that passed [`verify`] (`checked`, reported `optimal`) is a claim: all
@@ -122,11 +126,20 @@ fn possible_timeout(
 
 /// Whether two claims on one job agree: the same status and length, and of a question for
 /// several solutions the same list and count; for a timeout or an answer over the target
-/// (whose best solution found may differ from search to search), the same status.
+/// (whose best solution found may differ from search to search), the same status; of a coset,
+/// the same counts, unsolved positions and exact depth.
 fn agrees(a: &Claim, v: &Verified) -> bool {
     a.status == v.status
+        && a.coset == coset_claim(v)
         && (matches!(v.status, ResultStatus::Timeout | ResultStatus::OverTarget)
             || (a.length == v.length && a.count == v.count && a.solutions == v.solutions))
+}
+
+/// What two credentials must agree on of a coset result ([`Claim::coset`]).
+fn coset_claim(v: &Verified) -> Option<(Vec<u64>, u64, u32)> {
+    v.coset
+        .as_ref()
+        .map(|k| (k.counts.clone(), k.unsolved, k.exact_through))
 }
 
 /// The state machine's phase of the job whose record is `job`, given `mem`, what memory says
@@ -161,6 +174,7 @@ impl Verified {
         r.confirmed_by = self.confirmed_by;
         r.solutions = self.solutions;
         r.count = self.count;
+        r.coset = self.coset.map(|c| *c);
         if !self.reason.is_empty() {
             r.error = self.reason;
         }
@@ -186,7 +200,7 @@ impl Core {
         // the modes of the batches concerned, read under the lock once (and which of them
         // keep only the lengths of their results), and the positions the jobs' leases made
         // (a job's position never changes: see `Lease::cube`)
-        let (modes, histogram_only, leased, identity, confirm, standing, held) = {
+        let (modes, histogram_only, leased, identity, confirm, standing, held, seeds) = {
             let st = self.lock();
             let identity = st
                 .workers
@@ -197,6 +211,7 @@ impl Core {
             let mut leased: FastMap<u64, CubieCube> = FastMap::default();
             let mut standing: FastMap<u64, (Phase, Actor)> = FastMap::default();
             let mut held: FastMap<u64, (std::time::Duration, u64)> = FastMap::default();
+            let mut seeds: FastMap<u64, [u8; SEED_BYTES]> = FastMap::default();
             leased.reserve(results.len());
             for c in results {
                 let seq = batch_seq(c.job_id);
@@ -212,13 +227,18 @@ impl Core {
                 if stands.1 == Actor::Holder {
                     if let Some(l) = st.leases.get(&c.job_id) {
                         held.insert(c.job_id, (self.clock.since(l.since), l.spot_seed));
+                        if let Some(seed) = l.seed {
+                            seeds.insert(c.job_id, seed);
+                        }
                         if let Some(cube) = l.cube {
                             leased.insert(c.job_id, cube);
                         }
                     }
                 }
             }
-            (modes, keeps, leased, identity, confirm, standing, held)
+            (
+                modes, keeps, leased, identity, confirm, standing, held, seeds,
+            )
         };
         for _attempt in 0..8 {
             if pending.is_empty() {
@@ -251,7 +271,11 @@ impl Core {
                 }
                 let old = at.and_then(|i| records[i].as_ref());
                 let stands = standing[&c.job_id];
-                let leased = (leased.get(&c.job_id), held.get(&c.job_id).copied());
+                let leased = (
+                    leased.get(&c.job_id),
+                    held.get(&c.job_id).copied(),
+                    seeds.get(&c.job_id),
+                );
                 match self.complete_one(worker, &identity, c, old, stands, leased, mode)? {
                     // a verified result always has the record it was checked against
                     Completed::Verified(mut v) => {
@@ -354,9 +378,10 @@ impl Core {
     /// One step of [`Core::complete`] for result `c` of a job whose batch has `mode` and whose
     /// record, as read, is `job`; `stands` is how the job and `worker` stand in memory (its
     /// phase there, and `worker`'s relation to it), and `leased` the job's position as the
-    /// worker's lease made it from the record (None without a lease: made here from `job`)
-    /// and how long the coordinator saw the lease held with the seed of its spot check (None
-    /// without a lease).
+    /// worker's lease made it from the record (None without a lease: made here from `job`),
+    /// how long the coordinator saw the lease held with the seed of its spot check (None
+    /// without a lease) and, of a coset job, the sample seed drawn at the lease (None without
+    /// one: such a result is refused).
     /// What may happen is the state machine's ([`decide`]); nothing is verified for a worker
     /// that may not report on the job.
     #[allow(clippy::too_many_arguments)]
@@ -367,7 +392,11 @@ impl Core {
         c: &Completion,
         job: Option<&JobRecord>,
         stands: (Phase, Actor),
-        (leased, held): (Option<&CubieCube>, Option<(std::time::Duration, u64)>),
+        (leased, held, seed): (
+            Option<&CubieCube>,
+            Option<(std::time::Duration, u64)>,
+            Option<&[u8; SEED_BYTES]>,
+        ),
         mode: &Mode,
     ) -> Result<Completed, Error> {
         let Some(job) = job else {
@@ -397,6 +426,19 @@ impl Core {
                 return Ok(Completed::GivenUp);
             }
             Ok(_) => {}
+        }
+        let question = question_of(mode);
+        if question.is_coset() {
+            return self.complete_coset(
+                worker,
+                identity,
+                c,
+                job,
+                (phase, actor),
+                seed,
+                leased,
+                &question,
+            );
         }
         let checked = match leased.copied().or_else(|| job.cube()) {
             Some(cube) => verify(
@@ -452,8 +494,70 @@ impl Core {
                     reason,
                     solutions,
                     count,
+                    coset: None,
                 }))
             }
+        }
+    }
+
+    /// [`Core::complete_one`] for a coset job, once the state machine let `worker` report on
+    /// it: verified against the sample seed of the lease ([`crate::coset::verify_coset`]);
+    /// every coset result is a claim (its counts are not checked in full). Without a seed (the
+    /// lease expired, or the coordinator restarted since) it is refused, without counting:
+    /// nothing names the positions it must answer for, and the job is leased again.
+    #[allow(clippy::too_many_arguments)]
+    fn complete_coset(
+        &self,
+        worker: &str,
+        identity: &str,
+        c: &Completion,
+        job: &JobRecord,
+        (phase, actor): (Phase, Actor),
+        seed: Option<&[u8; SEED_BYTES]>,
+        leased: Option<&CubieCube>,
+        question: &cubefleet_proto::question::Question,
+    ) -> Result<Completed, Error> {
+        let Some(seed) = seed else {
+            return Ok(Completed::Rejected(
+                "no lease of this session holds the coset's sample seed (it ended); the \
+                 coset is leased again"
+                    .into(),
+            ));
+        };
+        let checked = match leased.copied().or_else(|| job.cube()) {
+            Some(cube) => crate::coset::verify_coset(&cube, seed, question, c),
+            None => Err("the job has no valid position".into()),
+        };
+        match checked {
+            Err(reason) => {
+                let reason = cut(&reason, MAX_REASON);
+                tracing::warn!(worker, job = c.job_id, ?reason, "coset result rejected");
+                if decide(phase, Event::Wrong, actor) == Ok(Next::Count) {
+                    self.refuse(c.job_id, worker, &reason)?;
+                }
+                Ok(Completed::Rejected(reason))
+            }
+            Ok(counts) => match decide(phase, Event::Claim, actor) {
+                Ok(Next::Store | Next::Claim) => Ok(Completed::Verified(Verified {
+                    status: ResultStatus::Solved,
+                    solution: String::new(),
+                    length: 0,
+                    optimal: false,
+                    lower_bound: 0,
+                    nodes: c.nodes,
+                    millis: c.millis,
+                    worker: identity.to_string(),
+                    session: worker.to_string(),
+                    confirmed_by: Vec::new(),
+                    claim: true,
+                    reason: String::new(),
+                    solutions: Vec::new(),
+                    count: 0,
+                    coset: Some(Box::new(counts)),
+                })),
+                Ok(_) => Ok(Completed::Before),
+                Err(why) => Ok(Completed::Rejected(why.reason().into())),
+            },
         }
     }
 
@@ -485,6 +589,7 @@ impl Core {
                     length: v.length,
                     solutions: v.solutions.clone(),
                     count: v.count,
+                    coset: coset_claim(v),
                 });
                 if disagrees {
                     st.counters.disagreements += 1;

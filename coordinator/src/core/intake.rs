@@ -38,6 +38,14 @@ pub(crate) fn describe(b: &BatchRecord) -> String {
     };
     match b.states() {
         None => "a file batch".into(),
+        Some(States::Cosets {
+            start,
+            end,
+            canonical,
+        }) => format!(
+            "cosets {start}..{end}{}",
+            if canonical { ", canonical only" } else { "" }
+        ),
         Some(States::Range { start, end, step }) => {
             format!("range {start}..{end} step {step}, keep {keep}")
         }
@@ -116,6 +124,15 @@ impl Core {
             Some(States::Sample { count, seed }) => {
                 new.sample_count = count;
                 new.sample_seed = seed;
+            }
+            Some(States::Cosets {
+                start,
+                end,
+                canonical,
+            }) => {
+                new.coset_start = start;
+                new.coset_end = end;
+                new.canonical_only = canonical;
             }
             None => {}
         }
@@ -349,8 +366,14 @@ impl Core {
         line: String,
     ) -> Result<(u64, JobRecord), Error> {
         let id = checked_job_id(batch.seq, index)?;
-        let parsed = (!is_blank_or_comment(&line))
-            .then(|| parse_position(&line, InputFormat::Auto).map_err(|e| e.to_string()));
+        let coset = crate::mode::question_of(&batch.mode.unwrap_or_default()).is_coset();
+        let parsed = (!is_blank_or_comment(&line)).then(|| {
+            if coset {
+                coset_line(&line)
+            } else {
+                parse_position(&line, InputFormat::Auto).map_err(|e| e.to_string())
+            }
+        });
         let mut r = JobResult {
             input: cubefleet_tables::input::cut_line(line),
             ..JobResult::default()
@@ -447,6 +470,18 @@ impl Core {
         }
         Ok(None)
     }
+}
+
+/// The representative of the coset a line of a coset batch names by its number (decimal,
+/// `_` allowed between digits), or why it names none.
+fn coset_line(line: &str) -> Result<CubieCube, String> {
+    let text = line.trim().replace('_', "");
+    let number: u64 = text
+        .parse()
+        .map_err(|_| format!("`{}` is no coset number", shortened(line.trim())))?;
+    cubefleet_tables::coset::Coset::from_number(number)
+        .map(|c| c.representative())
+        .map_err(|e| e.to_string())
 }
 
 /// Whether the stored answer `r` may answer a batch that asks `confirm` credentials to agree

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cubefleet_proto::{JobProgress, JobState, LeasedJob, Mode};
+use cubefleet_tables::coset::{Coset, SEED_BYTES};
 use cubefleet_tables::{CubieCube, FaceletCube};
 use prost::Message;
 use tokio_util::sync::CancellationToken;
@@ -44,6 +45,8 @@ pub struct Leased {
     pub lower_bound: u32,
     /// The seed of the lease's spot check (see `LeasedJob.spot_seed`; 0: none).
     pub spot_seed: u64,
+    /// A coset job: its coset's number and the sample seed drawn for this lease.
+    pub coset: Option<(u64, [u8; SEED_BYTES])>,
 }
 
 impl From<Leased> for LeasedJob {
@@ -54,6 +57,8 @@ impl From<Leased> for LeasedJob {
             mode: Some(j.mode),
             lower_bound: j.lower_bound,
             spot_seed: j.spot_seed,
+            coset: j.coset.map_or(0, |(n, _)| n),
+            sample_seed: j.coset.map_or_else(Vec::new, |(_, seed)| seed.to_vec()),
         }
     }
 }
@@ -121,6 +126,17 @@ impl Core {
         let (max, credential, protocol) = max;
         // jobs whose claim this credential made already wait for another's: passed over
         let mut passed = Vec::new();
+        // a session holds one coset job at a time (a coset's solve takes every thread and
+        // 4.9 GB): one it holds already, or one leased now, passes the others over
+        let mut coset_held = {
+            let st = self.lock();
+            // the leases are looked through only while some batch is of cosets
+            st.batches.values().any(|b| b.coset)
+                && st
+                    .leases
+                    .iter()
+                    .any(|(&id, l)| *l.worker == *worker && st.is_coset_batch(batch_seq(id)))
+        };
         let owner: Arc<str> = worker.into();
         let mut out = Vec::new();
         while out.len() < max as usize {
@@ -168,6 +184,9 @@ impl Core {
             };
             let now = self.clock.now();
             let deadline = now + self.lease_duration;
+            let mut coset_full = false;
+            // the batch of the last job leased, and whether its question counts solutions
+            let mut spot_batch: Option<(u32, bool)> = None;
             for (id, job) in ids.into_iter().zip(views) {
                 // a queued job always has a position; without one its lease simply expires
                 let Some(job) = job.filter(|j| j.state() == JobState::Queued) else {
@@ -178,18 +197,37 @@ impl Core {
                     passed.push(id);
                     continue;
                 }
+                let is_coset = st.is_coset_batch(batch_seq(id));
+                if is_coset && coset_held {
+                    passed.push(id);
+                    coset_full = true;
+                    continue;
+                }
                 if decide(Phase::Queued, Event::Lease, Actor::Session) != Ok(Rule::Lease) {
                     continue;
                 }
                 st.count(id, JobState::Queued, JobState::Leased);
                 let cube = job.cube();
-                let mode = st.mode(batch_seq(id));
-                // drawn now: the worker learns the ranks to return only with its lease
-                let spot_seed = if question_of(&mode).count().is_all() {
+                // drawn now: the worker learns the ranks to return only with its lease (the
+                // batch's question read once for a run of its jobs)
+                let seq = batch_seq(id);
+                let counts = match spot_batch {
+                    Some((s, counts)) if s == seq => counts,
+                    _ => {
+                        let counts = question_of(&st.mode(seq)).count().is_all();
+                        spot_batch = Some((seq, counts));
+                        counts
+                    }
+                };
+                let spot_seed = if counts {
                     rand::random::<u64>().max(1)
                 } else {
                     0
                 };
+                // drawn now, from the system's generator: nothing the worker knew before
+                // this lease names the positions it must answer for
+                let seed = is_coset.then(rand::random::<[u8; SEED_BYTES]>);
+                coset_held |= is_coset;
                 st.lease(
                     id,
                     Lease {
@@ -198,9 +236,11 @@ impl Core {
                         since: now,
                         cube,
                         spot_seed,
+                        seed,
                     },
                 );
                 if let Some(cube) = cube {
+                    let mode = st.mode(seq);
                     out.push(Leased {
                         spot_seed,
                         job_id: id,
@@ -209,8 +249,12 @@ impl Core {
                         // stored by an earlier version may be above the possible
                         lower_bound: possible_bound(&mode, None, job.lower_bound_of(worker)),
                         mode,
+                        coset: seed.map(|seed| (Coset::of(&cube).number(), seed)),
                     });
                 }
+            }
+            if coset_full {
+                break;
             }
         }
         if !passed.is_empty() {

@@ -84,6 +84,10 @@ impl Core {
         for (k, (index, cube)) in (first..).zip(cubes) {
             let r = JobResult {
                 state_index: index.to_string(),
+                // a coset job's line is its coset's number (its position the representative)
+                input: states
+                    .coset(k)
+                    .map_or_else(String::new, |c| c.number().to_string()),
                 ..JobResult::default()
             };
             jobs.push((

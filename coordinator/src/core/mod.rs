@@ -197,6 +197,7 @@ impl Core {
             security: Mutex::new(security::Security::default()),
         };
         let done = core.rebuild()?;
+        core.sum_cosets()?;
         // after the job state, never overwritten by it; ends revocations a crash cut short
         core.load_security()?;
         let core = Arc::new(core);

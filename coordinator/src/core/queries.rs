@@ -48,7 +48,7 @@ impl Core {
                 (range_start, range_end, range_step) = (start.to_string(), end.to_string(), step);
             }
             Some(States::Sample { count, seed }) => (sample_count, sample_seed) = (count, seed),
-            None => {}
+            Some(States::Cosets { .. }) | None => {}
         }
         BatchStatus {
             batch_id: b.batch_id.clone(),
@@ -77,6 +77,10 @@ impl Core {
             length_histogram: m.histogram.clone(),
             cancelled_batch: m.cancelled,
             created_unix_ms: b.created_unix_ms,
+            coset_counts: m.coset_counts.clone(),
+            coset_unsolved: m.coset_unsolved,
+            coset_start: b.coset_start,
+            coset_end: b.coset_end,
         }
     }
 

@@ -18,6 +18,41 @@ use crate::error::Error;
 use crate::record::{batch_seq, line_index, JobRecord};
 
 impl Core {
+    /// Sums the counts of every coset batch's finished cosets into memory (what `status`
+    /// shows): a pass over those batches' records at each open, whose cost is one record per
+    /// coset made (coset jobs take minutes each, so there are few beside other jobs).
+    pub(super) fn sum_cosets(&self) -> Result<(), Error> {
+        let batches: Vec<(u32, u64)> = self
+            .store
+            .batches()?
+            .iter()
+            .filter(|b| crate::mode::question_of(&b.mode.unwrap_or_default()).is_coset())
+            .map(|b| (b.seq, b.stored_lines()))
+            .collect();
+        for (seq, lines) in batches {
+            let (first, end) = (
+                crate::record::job_id(seq, 0),
+                crate::record::job_id(seq, lines),
+            );
+            let mut sums = super::state::BatchMem::default();
+            if first < end {
+                self.store.scan_jobs(first, end - 1, &mut |_, job| {
+                    if job.state() == JobState::Done {
+                        if let Some(c) = &job.r().coset {
+                            sums.sum_coset(c, true);
+                        }
+                    }
+                    true
+                })?;
+            }
+            let mut st = self.lock();
+            let b = st.batch(seq);
+            b.coset_counts = sums.coset_counts;
+            b.coset_unsolved = sums.coset_unsolved;
+        }
+        Ok(())
+    }
+
     /// Rebuilds queue and counters from the store; every unfinished job is queued. The
     /// symmetry index is left to [`Core::build_index_behind`], over the id ranges returned:
     /// they hold every `done` job (after a clean stop, all ids).

@@ -233,6 +233,7 @@ impl Core {
         let r = new.r_mut();
         let had_length = r.has_length();
         let length = r.length;
+        let coset = r.coset.take();
         r.state = JobState::Queued as i32;
         r.set_outcome(ResultStatus::Unspecified);
         r.solution.clear();
@@ -263,6 +264,9 @@ impl Core {
             }
             if was_from_store {
                 b.from_store = b.from_store.saturating_sub(1);
+            }
+            if let Some(c) = &coset {
+                b.sum_coset(c, false);
             }
             b.priority
         };

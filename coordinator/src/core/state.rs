@@ -38,6 +38,10 @@ pub(super) struct Lease {
     /// the ranks of the solutions the answer must include
     /// ([`cubefleet_proto::question::spot_ranks`]); 0 for other jobs.
     pub(super) spot_seed: u64,
+    /// Of a coset job: the sample seed drawn at this lease (the positions the completion must
+    /// answer for; `cubefleet_tables::coset::samples`). Kept with the lease only: a lease that
+    /// ends takes it along, and the next lease draws another.
+    pub(super) seed: Option<[u8; cubefleet_tables::coset::SEED_BYTES]>,
 }
 
 /// Per-batch counters.
@@ -75,6 +79,13 @@ pub(super) struct BatchMem {
     /// Search times of its accepted results (memory only: learnt again after a restart):
     /// what a lease of its jobs is sized by.
     pub(super) search: crate::solve_times::BatchMean,
+    /// Whether its mode is a coset's (one job per coset, one held per session).
+    pub(super) coset: bool,
+    /// Of a coset batch: its finished cosets' counts summed depth by depth, and their
+    /// unsolved positions (memory only: summed again from the records at every open).
+    pub(super) coset_counts: Vec<u64>,
+    /// See `coset_counts`.
+    pub(super) coset_unsolved: u64,
 }
 
 impl BatchMem {
@@ -90,6 +101,22 @@ impl BatchMem {
         self.keep_histogram = b.keeps_histogram();
         self.confirm = b.confirm;
         self.owner.clone_from(&b.owner);
+        self.coset = crate::mode::question_of(&b.mode.unwrap_or_default()).is_coset();
+    }
+
+    /// Adds (or, `add` false, takes back) a finished coset's counts to the batch's sums.
+    pub(super) fn sum_coset(&mut self, c: &cubefleet_proto::CosetCounts, add: bool) {
+        if self.coset_counts.len() < c.counts.len() {
+            self.coset_counts.resize(c.counts.len(), 0);
+        }
+        for (sum, &n) in self.coset_counts.iter_mut().zip(&c.counts) {
+            *sum = if add { *sum + n } else { sum.saturating_sub(n) };
+        }
+        self.coset_unsolved = if add {
+            self.coset_unsolved + c.unsolved
+        } else {
+            self.coset_unsolved.saturating_sub(c.unsolved)
+        };
     }
 
     /// Lines of a range or sample batch not made into jobs yet (and never to be made once it
@@ -175,6 +202,9 @@ pub(super) struct Claim {
     pub(super) solutions: Vec<String>,
     /// See `solutions`.
     pub(super) count: u64,
+    /// Of a coset: its counts, its unsolved positions and the depth they are exact through
+    /// (what two credentials must agree on).
+    pub(super) coset: Option<(Vec<u64>, u64, u32)>,
 }
 
 impl State {
@@ -307,6 +337,14 @@ impl State {
         if r.has_length() {
             self.count_length(batch_seq(id), r.length);
         }
+        if let Some(c) = &r.coset {
+            self.batch(batch_seq(id)).sum_coset(c, true);
+        }
+    }
+
+    /// Whether batch `seq` is a coset batch.
+    pub(super) fn is_coset_batch(&self, seq: u32) -> bool {
+        self.batches.get(&seq).is_some_and(|b| b.coset)
     }
 
     /// Counts a solution of `n` moves in batch `seq`'s histogram.

@@ -175,7 +175,8 @@ fn batch_html(b: &BatchView) -> Markup {
                     span class="eta" { (eta) }
                 }
             }
-            (histogram_html(&b.length_histogram))
+            // a coset batch's chart: positions by depth, summed over its finished cosets
+            (histogram_html(if b.coset_counts.is_empty() { &b.length_histogram } else { &b.coset_counts }))
         }
     }
 }

@@ -72,9 +72,13 @@ type Groups = Box<[u16; 1 << 16]>;
 const FULL: u16 = (1 << SLICE_HALF) - 1;
 
 /// One bit per position of a coset, and the number of bits set in each corner block.
+///
+/// The words are allocated zeroed (`calloc`): the system commits a page only when a bit in it
+/// is set or a block is written, so a solve to a small depth, which touches few blocks, takes
+/// little memory of the 2.4 GB.
 pub(super) struct Bitmap {
     /// Bit `i % 64` of word `i / 64` is local index `i`.
-    words: Vec<AtomicU64>,
+    words: Box<[AtomicU64]>,
     /// Bits set in each block of [`BLOCK_WORDS`] words.
     pop: Vec<AtomicU32>,
 }
@@ -83,12 +87,11 @@ impl Bitmap {
     /// An empty bitmap ([`super::BITMAP_BYTES`]), refused when it cannot be allocated.
     pub(super) fn new() -> Result<Bitmap, CosetError> {
         let n = (COSET_SIZE / 64) as usize;
-        let mut words = Vec::new();
-        words.try_reserve_exact(n).map_err(|_| CosetError::Memory {
-            needed: MEMORY_NEEDED,
-            available: available_memory(),
-        })?;
-        words.resize_with(n, || AtomicU64::new(0));
+        let words =
+            bytemuck::allocation::try_zeroed_slice_box(n).map_err(|()| CosetError::Memory {
+                needed: MEMORY_NEEDED,
+                available: available_memory(),
+            })?;
         let pop = (0..N_CORNERS).map(|_| AtomicU32::new(0)).collect();
         Ok(Bitmap { words, pop })
     }
@@ -112,7 +115,6 @@ impl Bitmap {
     }
 
     /// True when local index `i` is set.
-    #[cfg(test)]
     pub(super) fn get(&self, i: u64) -> bool {
         self.words[(i / 64) as usize].load(Relaxed) >> (i % 64) & 1 == 1
     }
@@ -501,8 +503,8 @@ fn pack(groups: &[u16], words: &mut [u64]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{h_element, h_index};
     use super::*;
+    use cubefleet_tables::coset::{h_element, h_index};
     use rand::{Rng, SeedableRng};
 
     /// The orbits cover every corner permutation once, and `in_orbit` names the neighbour the

@@ -2,30 +2,15 @@
 //! of Rokicki, Kociemba, Davidson and Dethridge ("God's number is 20", 2010), as Kociemba's
 //! "A fast coset solver" describes it.
 //!
-//! # Cosets and their numbers
+//! # Cosets, their numbers and local indices
 //!
-//! A coset is the set of the [`COSET_SIZE`] = 40320 * 40320 * 24 / 2 = 19,508,428,800
-//! positions that share one position's phase-1 coordinates (twist, flip and which four places
-//! hold the slice edges): `{ h * r : h in H }` for its representative `r` (products read "`h`,
-//! then `r`", as [`CubieCube::multiply`]). Its number is `(slice * 2048 + flip) * 2187 + twist`,
-//! `0 <= number <` [`N_COSETS`] = 2,217,093,120 (the phase-1 tables' raw FlipUDSlice times
-//! 2187 plus the twist); coset 0 is H itself. The representative of a number is the solved cube
-//! with that twist, flip and slice placed by the coordinates' setters (the other edges in
-//! increasing order), the first two corners swapped when the edge permutation came out odd.
-//!
-//! # The local index, and which side the moves act on
-//!
-//! Position `q` of the coset of `r` is indexed by `x = r * q⁻¹`, an element of H (`q = x⁻¹ *
-//! r`). A maneuver `m` solves `q` exactly when `r * m = x`: the depth of `q` is the length of
-//! the shortest maneuver that takes `r` to `x`, and one more turn multiplies `x` on the right,
-//! which is what the move tables compute. So the search lives in H and turns act on the right.
-//! [`local_index`](Coset::local_index) is
-//! `(corners(x) * 40320 + ud_edges(x)) * 12 + slice_perm(x) / 2`: `slice_perm < 24` is the
-//! order of the slice edges in the slice, and since the corner and edge permutations of `x`
-//! have equal parity, only one of `2k` and `2k + 1` (opposite parities) occurs for given
-//! corners and U/D edges. The bitmap holds one bit per local index: a block of
-//! [`EDGES_PER_CORNERS`] bits per corner permutation (7560 words), in it a group of 12 bits per
-//! `ud_edges`.
+//! `cubefleet_tables::coset` numbers the cosets and their positions ([`Coset`],
+//! [`COSET_SIZE`], [`N_COSETS`]). Position `q` of the coset of `r` is indexed by `x = r * q⁻¹`,
+//! an element of H: a maneuver `m` solves `q` exactly when `r * m = x`, so the depth of `q` is
+//! the length of the shortest maneuver that takes `r` to `x`, and one more turn multiplies `x`
+//! on the right, which is what the move tables compute. So the search lives in H and turns act
+//! on the right. The bitmap holds one bit per local index: a block of [`EDGES_PER_CORNERS`]
+//! bits per corner permutation (7560 words), in it a group of 12 bits per `ud_edges`.
 //!
 //! # The method
 //!
@@ -54,9 +39,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cubefleet_tables::coord::{N_CORNERS, N_FLIP, N_PERM_4, N_SLICE, N_TWIST, N_UD_EDGES};
 use cubefleet_tables::facelet::FaceletCube;
-use cubefleet_tables::{CubieCube, Tables};
+use cubefleet_tables::Tables;
 
 use bitmap::Bitmap;
 use rayon::prelude::*;
@@ -67,120 +51,16 @@ use crate::{Budget, Status};
 /// The ten turns of H (U, U2, U', R2, F2, D, D2, D', L2, B2), as move numbers.
 pub use cubefleet_tables::movetable::PHASE2_MOVES as H_MOVES;
 
-/// Orders of the slice edges stored per corner permutation and U/D-edge permutation: half of
-/// the 24 (the other half has the wrong parity).
-pub const SLICE_HALF: usize = N_PERM_4 / 2;
-/// Bits of one corner permutation's block: `40320 * 12 = 483,840` (7560 words of 64 bits).
-pub const EDGES_PER_CORNERS: usize = N_UD_EDGES * SLICE_HALF;
-/// Positions of a coset (elements of H): `40320 * 483,840 = 19,508,428,800`.
-pub const COSET_SIZE: u64 = (N_CORNERS * EDGES_PER_CORNERS) as u64;
-/// Cosets of H: `495 * 2048 * 2187 = 2,217,093,120`.
-pub const N_COSETS: u64 = (N_SLICE * N_FLIP * N_TWIST) as u64;
+use cubefleet_tables::coset::slice_parity;
+pub use cubefleet_tables::coset::{
+    Coset, COSET_SAMPLES, COSET_SIZE, EDGES_PER_CORNERS, MAX_LISTED, N_COSETS, SLICE_HALF,
+};
+
 /// Bytes of one bitmap of a coset (one bit per position): 2,438,553,600.
 pub const BITMAP_BYTES: u64 = COSET_SIZE / 8;
 /// Bytes the solver allocates: two bitmaps (the depths so far and the next), 4.88 GB, plus
 /// under 1 MB of counts and move tables.
 pub const MEMORY_NEEDED: u64 = 2 * BITMAP_BYTES + (1 << 20);
-/// Unsolved positions listed one by one in a result ([`CosetResult::unsolved_indices`]) when
-/// there are at most this many.
-pub const MAX_LISTED: u64 = 4096;
-
-/// One coset of H, by its number (see the module's documentation for the numbering).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Coset {
-    number: u64,
-}
-
-impl Coset {
-    /// The coset numbered `number`, refused when `number >= N_COSETS`.
-    pub fn from_number(number: u64) -> Result<Coset, CosetError> {
-        if number < N_COSETS {
-            Ok(Coset { number })
-        } else {
-            Err(CosetError::BadNumber(number))
-        }
-    }
-
-    /// The coset that holds `position`.
-    pub fn of(position: &CubieCube) -> Coset {
-        let number = (position.slice() * N_FLIP + position.flip()) * N_TWIST + position.twist();
-        Coset {
-            number: number as u64,
-        }
-    }
-
-    /// Its number, `< N_COSETS`.
-    pub fn number(self) -> u64 {
-        self.number
-    }
-
-    /// The representative `r` that local indices are taken from: the solved cube with the
-    /// coset's twist, flip and slice, the first two corners swapped when that made the edge
-    /// permutation odd.
-    pub fn representative(self) -> CubieCube {
-        let n = self.number as usize;
-        let (twist, flipslice) = (n % N_TWIST, n / N_TWIST);
-        let mut r = CubieCube::SOLVED;
-        r.set_slice_sorted(flipslice / N_FLIP * N_PERM_4);
-        r.set_flip(flipslice % N_FLIP);
-        r.set_twist(twist);
-        if r.edge_parity() != r.corner_parity() {
-            r.cp.swap(0, 1);
-        }
-        r
-    }
-
-    /// The local index of `position` (`< COSET_SIZE`), `None` when it is not in this coset.
-    pub fn local_index(self, position: &CubieCube) -> Option<u64> {
-        if Coset::of(position) != self {
-            return None;
-        }
-        let x = self.representative().multiply(&position.inverse());
-        h_index(&x)
-    }
-
-    /// The position with local index `index`, `None` when `index >= COSET_SIZE`.
-    pub fn position(self, index: u64) -> Option<CubieCube> {
-        let x = h_element(index)?;
-        Some(x.inverse().multiply(&self.representative()))
-    }
-}
-
-/// The index of an element `x` of H (`(corners * 40320 + ud_edges) * 12 + slice_perm / 2`),
-/// `None` when `x` is not in H.
-fn h_index(x: &CubieCube) -> Option<u64> {
-    if x.twist() != 0 || x.flip() != 0 {
-        return None;
-    }
-    let sp = x.slice_sorted();
-    let ud = x.ud_edges()?;
-    (sp < N_PERM_4).then(|| ((x.corners() * N_UD_EDGES + ud) * SLICE_HALF + sp / 2) as u64)
-}
-
-/// The element of H with index `index` ([`h_index`]), `None` past [`COSET_SIZE`].
-fn h_element(index: u64) -> Option<CubieCube> {
-    if index >= COSET_SIZE {
-        return None;
-    }
-    let i = index as usize;
-    let (corners, edges) = (i / EDGES_PER_CORNERS, i % EDGES_PER_CORNERS);
-    let (ud, half) = (edges / SLICE_HALF, edges % SLICE_HALF);
-    let mut x = CubieCube::SOLVED;
-    x.set_corners(corners);
-    x.set_ud_edges(ud);
-    let wanted = x.corner_parity() ^ x.edge_parity();
-    let sp = 2 * half + usize::from(slice_parity(2 * half) != wanted);
-    let mut slice = CubieCube::SOLVED;
-    slice.set_slice_sorted(sp);
-    x.ep[8..].copy_from_slice(&slice.ep[8..]);
-    Some(x)
-}
-
-/// The parity of the slice edges' order `sp < 24` (a Lehmer code: the parity of the sum of its
-/// digits, which count the inversions).
-const fn slice_parity(sp: usize) -> u8 {
-    ((sp / 6 + sp % 6 / 2 + sp % 2) % 2) as u8
-}
 
 /// What to solve a coset to, and with what.
 #[derive(Clone, Debug)]
@@ -198,6 +78,9 @@ pub struct CosetOptions {
     pub one_by_one: Option<Duration>,
     /// Stop (with [`CosetError::Cancelled`]) when this flag is raised.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Local indices to follow (a coordinator's draws, `cubefleet_tables::coset::samples`):
+    /// [`CosetResult::samples`] says at which depth the search reached each. Empty: none.
+    pub samples: Vec<u64>,
 }
 
 /// A stage of the solver, for progress reports.
@@ -243,13 +126,17 @@ pub struct CosetResult {
     pub unsolved_local: Option<Vec<u64>>,
     /// Seconds the whole solve took.
     pub seconds: f64,
+    /// For each of [`CosetOptions::samples`], in order, the step of the coset search that
+    /// first reached it (the depth the counts put it at: exact through `exact_through`, a depth
+    /// it is solved within beyond); None when the search did not reach it (unsolved, or solved
+    /// one by one). Left out of the JSON when none were asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Option<u32>>,
 }
 
 /// Why a coset was not solved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CosetError {
-    /// No coset has this number.
-    BadNumber(u64),
     /// Not enough memory: bytes needed, and bytes available when known.
     Memory {
         /// What the solver allocates ([`MEMORY_NEEDED`]).
@@ -267,10 +154,6 @@ impl fmt::Display for CosetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let gb = |b: u64| b as f64 / 1e9;
         match self {
-            CosetError::BadNumber(n) => write!(
-                f,
-                "no coset numbered {n}: there are {N_COSETS} cosets, numbered from 0"
-            ),
             CosetError::Memory {
                 needed,
                 available: Some(a),
@@ -346,6 +229,8 @@ pub fn solve_coset(
         let mut counts = Vec::with_capacity(options.max_depth as usize + 1);
         counts.push(seeds::mark(tables, &r, 0, &cur, progress));
         let mut total = counts[0];
+        let mut hits: Vec<Option<u32>> = vec![None; options.samples.len()];
+        follow(&options.samples, &cur, 0, &mut hits);
         for depth in 1..=options.max_depth {
             if cancelled() {
                 return Err(CosetError::Cancelled);
@@ -364,6 +249,7 @@ pub fn solve_coset(
             counts.push(now - total);
             total = now;
             std::mem::swap(&mut cur, &mut next);
+            follow(&options.samples, &cur, depth, &mut hits);
         }
         let mut unsolved = COSET_SIZE - total;
         let mut listed = (unsolved <= MAX_LISTED).then(|| cur.zeros());
@@ -401,8 +287,62 @@ pub fn solve_coset(
             unsolved_indices,
             unsolved_local: listed,
             seconds: start.elapsed().as_secs_f64(),
+            samples: hits,
         })
     })
+}
+
+/// After the step to `depth` (`map` holds every position reached so far): the samples reached
+/// now for the first time get `depth`.
+fn follow(samples: &[u64], map: &Bitmap, depth: u32, hits: &mut [Option<u32>]) {
+    for (hit, &sample) in hits.iter_mut().zip(samples) {
+        if hit.is_none() && map.get(sample) {
+            *hit = Some(depth);
+        }
+    }
+}
+
+/// A solution of the position at local index `local` of `coset` of at most `depth` turns,
+/// checked to solve it: through `exact_through` the shortest (the depth-limited search),
+/// beyond it first the two-phase search within the depth for at most `limit`, then the
+/// depth-limited search. None when none is found (the search was cancelled, or the position
+/// is not within the depth).
+pub fn sample_solution(
+    tables: &Tables,
+    coset: Coset,
+    local: u64,
+    depth: u32,
+    exact_through: u32,
+    limit: Duration,
+    cancel: Option<Arc<AtomicBool>>,
+) -> Option<cubefleet_tables::MoveSeq> {
+    let q = coset.position(local)?;
+    let mut solver = crate::Solver::new(tables);
+    let mut run = |question: crate::Question, deadline: Option<Instant>| {
+        let budget = Budget {
+            deadline,
+            cancel: cancel.clone(),
+        };
+        let out = solver.solve(&q, &question, 0, &budget, &mut |_| {});
+        out.solution
+            .filter(|s| out.status == Status::Solved && s.len() as u32 <= depth)
+    };
+    if depth > exact_through {
+        if let Some(s) = run(
+            crate::Question::two_phase(depth.max(1)),
+            Some(Instant::now() + limit),
+        ) {
+            return Some(s);
+        }
+    }
+    let depth_limited = crate::Question::new(
+        crate::Algorithm::DepthLimited { max_depth: depth },
+        cubefleet_proto::question::Metric::Htm,
+        crate::MoveSet::ALL,
+        None,
+    )
+    .ok()?;
+    run(depth_limited, None)
 }
 
 /// The positions of `coset` with local indices `list`, each searched by the two-phase search
@@ -451,62 +391,14 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    #[test]
-    fn sizes_are_derived() {
-        assert_eq!(COSET_SIZE, 19_508_428_800);
-        assert_eq!(N_COSETS, 2_217_093_120);
-        assert_eq!(
-            COSET_SIZE as u128 * N_COSETS as u128,
-            cubefleet_tables::index::N_STATES
-        );
-        assert_eq!(EDGES_PER_CORNERS % 64, 0);
-    }
-
-    #[test]
-    fn slice_parity_is_the_permutations() {
-        for sp in 0..N_PERM_4 {
-            let mut c = CubieCube::SOLVED;
-            c.set_slice_sorted(sp);
-            assert_eq!(slice_parity(sp), c.edge_parity(), "{sp}");
-            assert_ne!(slice_parity(sp & !1), slice_parity(sp | 1));
-        }
-    }
-
-    /// Numbers round-trip through representatives, which are valid cubes of their coset.
-    #[test]
-    fn numbers_round_trip() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(47);
-        let numbers = [
-            0,
-            1,
-            N_COSETS - 1,
-            2187 * 2048,
-            2187 * 2048 * 494 + 2047 * 2187 + 5,
-        ];
-        for n in numbers
-            .into_iter()
-            .chain((0..2000).map(|_| rand::Rng::random_range(&mut rng, 0..N_COSETS)))
-        {
-            let c = Coset::from_number(n).expect("in range");
-            let r = c.representative();
-            cubefleet_tables::facelet::validate(&r).expect("a real cube");
-            assert_eq!(Coset::of(&r), c);
-            assert_eq!(c.local_index(&r), Some(0));
-        }
-        assert!(Coset::from_number(N_COSETS).is_err());
-        assert_eq!(Coset::of(&CubieCube::SOLVED).number(), 0);
-        assert!(Coset::from_number(0)
-            .expect("H")
-            .representative()
-            .is_solved());
-    }
-
     /// The positions left at the last depth are solved one by one within it (real tables).
     #[test]
     fn positions_left_are_solved_one_by_one() {
         let dir = cubefleet_testkit::tables_dir();
         let tables = Tables::load_or_build(&dir, &|_, _, _| {}).expect("tables build and load");
-        let q = CubieCube::from_moves(&cubefleet_tables::MoveSeq::parse("R U F").expect("moves").0);
+        let q = cubefleet_tables::CubieCube::from_moves(
+            &cubefleet_tables::MoveSeq::parse("R U F").expect("moves").0,
+        );
         let coset = Coset::of(&q);
         let mut rng = rand::rngs::StdRng::seed_from_u64(9);
         let list: Vec<u64> = std::iter::once(coset.local_index(&q).expect("its own coset"))
@@ -519,6 +411,7 @@ mod tests {
             threads: 2,
             one_by_one: Some(limit),
             cancel: None,
+            samples: Vec::new(),
         };
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
@@ -538,8 +431,10 @@ mod tests {
     fn results_round_trip_through_json() {
         let r = CosetResult {
             number: 7,
-            representative: FaceletCube::from_cubie(&Coset { number: 7 }.representative())
-                .to_string(),
+            representative: FaceletCube::from_cubie(
+                &Coset::from_number(7).expect("a coset").representative(),
+            )
+            .to_string(),
             size: COSET_SIZE,
             max_depth: 2,
             counts: vec![0, 0, 3],
@@ -549,6 +444,7 @@ mod tests {
             unsolved_indices: None,
             unsolved_local: None,
             seconds: 1.5,
+            samples: Vec::new(),
         };
         let text = serde_json::to_string(&r).expect("serialises");
         assert!(text.contains("\"size\":19508428800"));
@@ -556,32 +452,6 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<CosetResult>(&text).expect("reads"),
             r
-        );
-    }
-
-    /// position -> local index -> position, and local index -> position -> local index, on
-    /// random positions and indices; a position of another coset has no local index.
-    #[test]
-    fn local_indices_round_trip() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        for _ in 0..2000 {
-            let q = CubieCube::random(&mut rng);
-            let coset = Coset::of(&q);
-            let i = coset.local_index(&q).expect("its own coset");
-            assert!(i < COSET_SIZE);
-            assert_eq!(coset.position(i), Some(q));
-            let j = rand::Rng::random_range(&mut rng, 0..COSET_SIZE);
-            let p = coset.position(j).expect("in range");
-            cubefleet_tables::facelet::validate(&p).expect("a real cube: parities agree");
-            assert_eq!(coset.local_index(&p), Some(j));
-            let other = Coset::from_number((coset.number() + 1) % N_COSETS).expect("in range");
-            assert_eq!(other.local_index(&q), None);
-        }
-        assert_eq!(
-            Coset::from_number(5)
-                .expect("in range")
-                .position(COSET_SIZE),
-            None
         );
     }
 }

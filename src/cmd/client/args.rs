@@ -1,9 +1,14 @@
-//! The client commands' arguments: what a batch is made of (a file, a range, a sample), and
+//! The client commands' arguments: what a batch is made of (a file, a range, a sample,
+//! cosets), and
 //! the flags of `submit`, `status`, `results`, `cancel`, `revoke` and `lookup`.
 
 use std::path::PathBuf;
 
+use cubefleet_proto::question::{
+    Algorithm, Metric, MoveSet, Question, DEFAULT_EXACT_DEPTH, MAX_COSET_DEPTH,
+};
 use cubefleet_proto::{batch, BatchSpec, Keep};
+use cubefleet_tables::coset::N_COSETS;
 use cubefleet_tables::states::{parse_range, States};
 
 use super::super::connect::ConnectArgs;
@@ -19,10 +24,10 @@ pub(crate) enum KeepArg {
     Histogram,
 }
 
-/// What a batch is made of: a file of positions, a range of state indices, or a uniform
-/// sample of states (exactly one of them).
+/// What a batch is made of: a file of positions, a range of state indices, a uniform sample
+/// of states, a range of cosets or a file of coset numbers (exactly one of them).
 #[derive(clap::Args, Clone, Debug)]
-#[command(group(clap::ArgGroup::new("input").required(true).args(["file", "range", "sample"])))]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["file", "range", "sample", "cosets", "cosets_file"])))]
 pub(crate) struct InputArgs {
     /// File of positions, one per line (`-` for stdin with `submit`).
     pub(crate) file: Option<PathBuf>,
@@ -43,6 +48,40 @@ pub(crate) struct InputArgs {
     /// lengths only; every solution is still verified first).
     #[arg(long, value_enum, default_value = "all")]
     pub(crate) keep: KeepArg,
+    /// A coset batch: every coset of H numbered START..END (END exclusive, at most
+    /// 2217093120; see `cubefleet coset`), one job each, every position of a coset solved at
+    /// once to --max-depth (default 20); or `canonical` for every canonical coset.
+    #[arg(long, value_name = "START..END|canonical", value_parser = cosets_flag)]
+    pub(crate) cosets: Option<(u64, u64, bool)>,
+    /// With --cosets START..END: only the canonical cosets (the least of their class under
+    /// the 16 symmetries that fix H).
+    #[arg(long, requires = "cosets")]
+    pub(crate) canonical: bool,
+    /// A coset batch from a file of coset numbers, one per line.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cosets_file: Option<PathBuf>,
+    /// Of a coset batch: its counts are exact through this depth (the phase-1 search's;
+    /// default 13), beyond it they count positions solved within each depth.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_COSET_DEPTH)))]
+    pub(crate) exact_depth: Option<u32>,
+}
+
+/// `--cosets START..END` or `--cosets canonical` (every coset, canonical only).
+fn cosets_flag(text: &str) -> Result<(u64, u64, bool), String> {
+    if text.trim() == "canonical" {
+        return Ok((0, N_COSETS, true));
+    }
+    let (a, b) = text
+        .trim()
+        .split_once("..")
+        .ok_or_else(|| format!("cosets `{text}`: give START..END or canonical"))?;
+    let number = |t: &str, what: &str| {
+        t.trim()
+            .replace('_', "")
+            .parse::<u64>()
+            .map_err(|_| format!("cosets `{text}`: {what} is no number"))
+    };
+    Ok((number(a, "START")?, number(b, "END")?, false))
 }
 
 /// `--range START..END`, read (the range as a whole is checked with its step later).
@@ -54,11 +93,63 @@ impl InputArgs {
     /// The states of a range or sample batch (None for a file), checked: a bad range is
     /// refused with the reason.
     pub(crate) fn states(&self) -> anyhow::Result<Option<States>> {
+        if let Some((start, end, canonical)) = self.cosets {
+            return Ok(Some(States::cosets(
+                start,
+                end,
+                canonical || self.canonical,
+            )?));
+        }
         Ok(match (self.range, self.sample) {
             (Some((start, end)), _) => Some(States::range(start, end, self.step.unwrap_or(1))?),
             (None, Some(count)) => Some(States::sample(count, self.seed.unwrap_or(0))?),
             (None, None) => None,
         })
+    }
+
+    /// The file of lines to submit: positions, or coset numbers (`--cosets-file`).
+    pub(crate) fn lines(&self) -> Option<&PathBuf> {
+        self.file.as_ref().or(self.cosets_file.as_ref())
+    }
+
+    /// Whether this is a coset batch (`--cosets`, `--cosets-file`).
+    fn is_cosets(&self) -> bool {
+        self.cosets.is_some() || self.cosets_file.is_some()
+    }
+
+    /// The question of the batch: a coset batch's (to `--max-depth`, default 20, exact through
+    /// `--exact-depth`), which takes no other search flag; else the mode flags' with a time
+    /// budget of `timeout` seconds ([`ModeArgs::question`]).
+    pub(crate) fn question(
+        &self,
+        mode: &ModeArgs,
+        timeout: Option<f64>,
+    ) -> anyhow::Result<Question> {
+        if !self.is_cosets() {
+            if self.exact_depth.is_some() {
+                anyhow::bail!("--exact-depth goes with --cosets or --cosets-file");
+            }
+            return mode.question(timeout);
+        }
+        if mode.optimal
+            || mode.to.is_some()
+            || mode.max_length != cubefleet_proto::DEFAULT_MAX_LENGTH
+        {
+            anyhow::bail!(
+                "a coset batch takes --max-depth and --exact-depth only (no --optimal, \
+                 --max-length or --to)"
+            );
+        }
+        Question::new(
+            Algorithm::Coset {
+                max_depth: mode.max_depth.unwrap_or(MAX_COSET_DEPTH),
+                exact_depth: self.exact_depth.unwrap_or(DEFAULT_EXACT_DEPTH),
+            },
+            mode.metric.map_or(Metric::Htm, Metric::from),
+            mode.moves.unwrap_or(MoveSet::ALL),
+            timeout,
+        )
+        .map_err(|e| anyhow::anyhow!(e.for_flags()))
     }
 
     /// `spec` with the range or sample definition and `keep` of these flags
@@ -74,7 +165,7 @@ impl InputArgs {
 
     /// A name for the batch: the file, or the definition.
     pub(crate) fn name(&self) -> anyhow::Result<String> {
-        Ok(match (self.states()?, &self.file) {
+        Ok(match (self.states()?, self.lines()) {
             (Some(s), _) => batch::describe(&s),
             (None, Some(f)) => f.display().to_string(),
             (None, None) => String::new(),

@@ -2,6 +2,7 @@
 //! lines `1000k..1000k + 999` (in line order, the last one possibly shorter); each gives its
 //! first and last state index, its lines, how many were solved in each length, left unsolved,
 //! and over the target. JSON lines, or CSV (RFC 4180, through the `csv` crate) with a header.
+//! A coset batch gives a row per coset instead ([`export_cosets`]): its counts by depth.
 
 use std::io::Write;
 
@@ -142,6 +143,22 @@ pub(crate) async fn export_chunks(
     format: ResultsFormat,
     out: &mut dyn Write,
 ) -> anyhow::Result<u64> {
+    let status = client
+        .batches
+        .clone()
+        .get_batch(cubefleet_proto::BatchRef {
+            batch_id: batch.to_string(),
+        })
+        .await?
+        .into_inner();
+    let coset = status
+        .mode
+        .as_ref()
+        .and_then(|m| cubefleet_proto::question::Question::from_wire(m).ok())
+        .is_some_and(|q| q.is_coset());
+    if coset {
+        return export_cosets(client, batch, format, out).await;
+    }
     let mut stream = results_stream(client, batch, None).await?;
     let mut sink = ChunkSink::new(format, out)?;
     let (mut chunker, mut written) = (Chunker::default(), 0);
@@ -157,6 +174,69 @@ pub(crate) async fn export_chunks(
     }
     sink.finish()?;
     Ok(written)
+}
+
+/// The columns of `results --chunks --format csv` of a coset batch, in order (`counts` as
+/// `depth:count` pairs, as the lengths of chunks).
+const COSET_CSV_HEADER: [&str; 6] = [
+    "coset",
+    "status",
+    "counts",
+    "exact_through",
+    "unsolved",
+    "worker",
+];
+
+/// Writes a coset batch's row per coset, in line order: its JSON result line (`coset`,
+/// `counts`, `exact_through`, `unsolved`, `unsolved_indices`, `worker`, ...), or CSV with a
+/// header. Returns the rows written.
+async fn export_cosets(
+    client: &Client,
+    batch: &str,
+    format: ResultsFormat,
+    out: &mut dyn Write,
+) -> anyhow::Result<u64> {
+    let csv = match format {
+        ResultsFormat::Jsonl => false,
+        ResultsFormat::Csv => true,
+        ResultsFormat::Parquet => {
+            anyhow::bail!("--chunks writes jsonl or csv; parquet is for the results")
+        }
+    };
+    let mut stream = results_stream(client, batch, None).await?;
+    if csv {
+        out.write_all(&csv_record(&COSET_CSV_HEADER.map(String::from))?)?;
+    }
+    let mut written = 0;
+    while let Some(r) = stream.next().await {
+        let line = cubefleet_search::ResultLine::from(r?);
+        if csv {
+            let coset = line.coset.as_ref();
+            out.write_all(&csv_record(&[
+                line.input.clone(),
+                line.status.name().to_string(),
+                coset.map_or_else(String::new, |c| histogram_text(&c.counts)),
+                coset.map_or_else(String::new, |c| c.exact_through.to_string()),
+                coset.map_or_else(String::new, |c| c.unsolved.to_string()),
+                line.worker.clone().unwrap_or_default(),
+            ])?)?;
+        } else {
+            serde_json::to_writer(&mut *out, &line)?;
+            out.write_all(b"\n")?;
+        }
+        written += 1;
+    }
+    out.flush()?;
+    Ok(written)
+}
+
+/// One CSV record (RFC 4180 quoting) ending in `\n`.
+fn csv_record(fields: &[String]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    w.write_record(fields)?;
+    w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Groups results given in line order into chunks of [`CHUNK`] lines.

@@ -78,7 +78,7 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     runtime()?
         .block_on(async move {
             let client = args.connect.connect().await?;
-            let asked = args.mode.question(args.timeout)?.to_wire();
+            let asked = args.input.question(&args.mode, args.timeout)?.to_wire();
             let spec = args.input.define(BatchSpec {
                 batch_id: args.batch_id.clone().unwrap_or_default(),
                 name: match &args.name {
@@ -90,7 +90,7 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
                 confirm: args.confirm,
                 ..BatchSpec::default()
             })?;
-            let r = match &args.input.file {
+            let r = match args.input.lines() {
                 Some(file) => {
                     // checked against the batch's when --batch-id names one that exists
                     let spec = BatchSpec {
@@ -120,7 +120,7 @@ pub(crate) fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
             let mut out = crate::output::Stdout::new();
             writeln!(out, "{}", r.batch_id)?;
             out.flush()?;
-            if args.input.file.is_some() {
+            if args.input.lines().is_some() {
                 eprintln!(
                     "stored {} lines ({} invalid, {} answered from the store)",
                     r.total, r.invalid, r.from_store

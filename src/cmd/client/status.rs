@@ -25,7 +25,8 @@ pub(super) fn histogram_text(counts: &[u64]) -> String {
     parts.join(" ")
 }
 
-/// What `status` adds for a range or sample batch: its definition and the jobs made.
+/// What `status` adds for a range or sample batch: its definition and the jobs made; for a
+/// coset batch the cosets made and their positions by depth, summed.
 fn definition_text(v: &BatchView) -> String {
     let states = match v.kind.as_str() {
         "range" => format!(
@@ -33,6 +34,15 @@ fn definition_text(v: &BatchView) -> String {
             v.range_start, v.range_end, v.range_step
         ),
         "sample" => format!("sample {} seed {}", v.sample_count, v.sample_seed),
+        "cosets" => {
+            return format!(
+                "  made {} of {} cosets; positions by depth {}, unsolved {}",
+                v.made,
+                v.total,
+                histogram_text(&v.coset_counts),
+                v.coset_unsolved.unwrap_or(0)
+            )
+        }
         _ => return String::new(),
     };
     let keep = if v.keep == "histogram" {

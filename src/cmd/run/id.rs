@@ -11,8 +11,9 @@
 use cubefleet_coordinator::range::States;
 use sha2::Digest;
 
-/// The bytes that name a definition: `range START..END step STEP keep KEPT` or
-/// `sample COUNT seed SEED keep KEPT`, numbers in decimal, `KEPT` `histogram` when
+/// The bytes that name a definition: `range START..END step STEP keep KEPT`,
+/// `sample COUNT seed SEED keep KEPT` or `cosets START..END canonical true|false`, numbers in
+/// decimal, `KEPT` `histogram` when
 /// `histogram_only` (`--keep histogram`) else `all`. Fixed: a change here changes the id of
 /// every range and sample batch in existing stores.
 fn definition_bytes(states: &States, histogram_only: bool) -> Vec<u8> {
@@ -22,6 +23,11 @@ fn definition_bytes(states: &States, histogram_only: bool) -> Vec<u8> {
             format!("range {start}..{end} step {step} keep {kept}")
         }
         States::Sample { count, seed } => format!("sample {count} seed {seed} keep {kept}"),
+        States::Cosets {
+            start,
+            end,
+            canonical,
+        } => format!("cosets {start}..{end} canonical {canonical}"),
     }
     .into_bytes()
 }
