@@ -26,11 +26,12 @@ def parquet_rows(path):
     rows = table.to_pylist()
     # the JSON line leaves out the optional fields it does not know, `claimed` when false,
     # `confirmed_by` when empty, `moves` when every turn was allowed, `to` without a target and
-    # `goal` without a goal
+    # `goal` without a goal, `solutions` and `count` for one solution
     for r in rows:
         for optional, none in (("lower_bound", None), ("nodes", None), ("state_index", None),
                                ("worker", None), ("claimed", False), ("confirmed_by", []),
-                               ("moves", None), ("to", None), ("goal", None)):
+                               ("moves", None), ("to", None), ("goal", None),
+                               ("solutions", None), ("count", None)):
             if r[optional] == none:
                 del r[optional]
     return rows

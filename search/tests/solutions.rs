@@ -138,6 +138,7 @@ fn sequences(
     start: &State,
     step: &dyn Fn(&State, usize) -> State,
 ) -> Vec<(Vec<usize>, State)> {
+    #[allow(clippy::too_many_arguments)]
     fn go(
         set: &[usize],
         metric: Metric,

@@ -124,6 +124,9 @@ fn possible_timeout(
     }
 }
 
+/// How long the coordinator saw a lease held, with the seed of its spot check (0: none).
+type Held = (std::time::Duration, u64);
+
 /// Whether two claims on one job agree: the same status and length, and of a question for
 /// several solutions the same list and count; for a timeout or an answer over the target
 /// (whose best solution found may differ from search to search), the same status; of a coset,
@@ -210,7 +213,7 @@ impl Core {
             let mut confirm = FastMap::default();
             let mut leased: FastMap<u64, CubieCube> = FastMap::default();
             let mut standing: FastMap<u64, (Phase, Actor)> = FastMap::default();
-            let mut held: FastMap<u64, (std::time::Duration, u64)> = FastMap::default();
+            let mut held: FastMap<u64, Held> = FastMap::default();
             let mut seeds: FastMap<u64, [u8; SEED_BYTES]> = FastMap::default();
             leased.reserve(results.len());
             for c in results {
@@ -392,11 +395,7 @@ impl Core {
         c: &Completion,
         job: Option<&JobRecord>,
         stands: (Phase, Actor),
-        (leased, held, seed): (
-            Option<&CubieCube>,
-            Option<(std::time::Duration, u64)>,
-            Option<&[u8; SEED_BYTES]>,
-        ),
+        (leased, held, seed): (Option<&CubieCube>, Option<Held>, Option<&[u8; SEED_BYTES]>),
         mode: &Mode,
     ) -> Result<Completed, Error> {
         let Some(job) = job else {
