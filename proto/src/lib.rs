@@ -45,12 +45,12 @@ pub use defaults::{DEFAULT_MAX_LENGTH, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 /// - 7: a mode may ask for a partial goal (`Mode.goal`, [`question::GOAL_PROTOCOL`]); a
 ///   coordinator leases such a job only to a worker of this revision or later, since an older
 ///   one would drop the field and solve the whole cube.
-/// - 7: a mode may ask for several solutions, every optimal one or their count
+/// - 7 (also): a mode may ask for several solutions, every optimal one or their count
 ///   (`Mode.solutions`, `Mode.all_solutions`, [`question::SOLUTIONS_PROTOCOL`]); completions
 ///   carry them (`Completion.solutions`, `count`, `spot_solutions`), a lease may name a spot
 ///   check (`LeasedJob.spot_seed`); a coordinator leases such a job only to a worker of this
 ///   revision or later, since an older one would answer with one solution.
-/// - 7: a mode may ask for a whole coset (`Mode.coset`, [`question::COSET_PROTOCOL`]): the
+/// - 7 (also): a mode may ask for a whole coset (`Mode.coset`, [`question::COSET_PROTOCOL`]): the
 ///   lease carries the coset and a sample seed (`LeasedJob.coset`, `sample_seed`), the
 ///   completion the counts and the samples' answers (`Completion.coset`, `coset_samples`); a
 ///   coordinator leases such a job only to a worker of this revision or later.
