@@ -42,6 +42,11 @@
 //!   revoked name pending once (key `revoked_unswept`, see `core::security`), since a
 //!   version-5 revocation cut short left no mark.
 //!
+//! - 7: a batch may be a coset batch (`BatchRecord` fields `coset_start`, `coset_end`,
+//!   `canonical_only`) and a question may ask for a goal, several solutions or a coset: a
+//!   cubefleet of version 6 would read a coset batch as a file batch of no lines, so it
+//!   refuses the store; a version-6 store is upgraded in place (nothing else changes).
+//!
 //! A store with a version newer than [`FORMAT_VERSION`] is refused ([`Error::NewerStore`]).
 //!
 //! This file holds the version check an open makes, the upgrades and the migration from
@@ -56,7 +61,7 @@ use crate::error::Error;
 use crate::record::{BatchRecord, MAX_BATCH_SEQ};
 
 /// The store format this version writes (see the module doc for what each version is).
-pub(crate) const FORMAT_VERSION: u32 = 6;
+pub(crate) const FORMAT_VERSION: u32 = 7;
 
 /// Key in `meta` set (to 1) by an upgrade from a version before 6: every revoked name's pass
 /// over the jobs is run again at this open (`core::security`), which sets it to 0.
@@ -93,9 +98,12 @@ pub(super) fn check(
             }
             if (2..FORMAT_VERSION).contains(&found) {
                 // version 2 holds no summary, version 3 no tagged block, version 4 no
-                // provenance, version 5 no pending revocation: each is a store of this
-                // version as it is, but for the revocations it may have cut short
-                meta.insert(REVOKED_UNSWEPT_KEY, &[1u8])?;
+                // provenance, version 5 no pending revocation, version 6 no coset batch: each
+                // is a store of this version as it is, but for the revocations one before 6
+                // may have cut short
+                if found < 6 {
+                    meta.insert(REVOKED_UNSWEPT_KEY, &[1u8])?;
+                }
                 meta.insert(VERSION_KEY, &FORMAT_VERSION.to_be_bytes())?;
                 db.flush()?;
                 tracing::info!(from = found, version = FORMAT_VERSION, "store upgraded");

@@ -5,7 +5,7 @@ use std::path::Path;
 use prost::Message;
 
 use super::block::Block;
-use super::format::{be_u32, FORMAT_VERSION, NEXT_SEQ_KEY, VERSION_KEY};
+use super::format::{be_u32, FORMAT_VERSION, NEXT_SEQ_KEY, REVOKED_UNSWEPT_KEY, VERSION_KEY};
 use super::*;
 use crate::record::job_id;
 use crate::record::MAX_BATCH_SEQ;
@@ -547,6 +547,42 @@ fn stores_of_versions_2_to_4_are_upgraded_and_a_summary_is_taken_once() {
         assert_eq!(store.take_summary().expect("take"), None, "taken once");
         drop(store);
         assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
+    }
+}
+
+/// A version-6 store (before coset batches) is upgraded in place, its jobs kept, and no
+/// revocation marked unswept (version 6 cut none short unmarked); a version-5 one is marked.
+#[test]
+fn stores_of_versions_5_and_6_are_upgraded_and_only_5_sweeps_revocations_again() {
+    for version in [5u32, 6] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        {
+            let db = sled::open(dir.path()).expect("open");
+            let jobs = [(job_id(1, 0), record("R U", JobState::Queued))];
+            db.open_tree("job_blocks")
+                .expect("tree")
+                .insert(job_id(1, 0).to_be_bytes(), Block::encode(&jobs))
+                .expect("insert");
+            let meta = db.open_tree("meta").expect("tree");
+            meta.insert(VERSION_KEY, &version.to_be_bytes())
+                .expect("insert");
+            meta.insert(NEXT_SEQ_KEY, &2u32.to_be_bytes())
+                .expect("insert");
+            db.flush().expect("flush");
+        }
+        let store = open_retrying(dir.path(), "upgraded");
+        let job = store.job(job_id(1, 0)).expect("read").expect("kept");
+        assert_eq!(job.r().input, "R U");
+        drop(store);
+        assert_eq!(version_in(dir.path()), Some(FORMAT_VERSION));
+        let db = sled::open(dir.path()).expect("open");
+        let unswept = db
+            .open_tree("meta")
+            .expect("tree")
+            .get(REVOKED_UNSWEPT_KEY)
+            .expect("read")
+            .is_some_and(|v| v.as_ref() == [1u8]);
+        assert_eq!(unswept, version == 5, "version {version}");
     }
 }
 
